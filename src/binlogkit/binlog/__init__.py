@@ -1,0 +1,1 @@
+"""The binlog format: pure decoding and encoding, no I/O."""

@@ -1,0 +1,65 @@
+"""Events that steer the log rather than change data: ROTATE, STOP and XID."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from binlogkit.binlog.constants import EventType
+from binlogkit.binlog.context import DecodeContext, FormatContext
+from binlogkit.binlog.events.base import Body, Event, register
+from binlogkit.binlog.header import EventHeader
+from binlogkit.errors import DecodeError
+from binlogkit.wire import ByteReader, ByteWriter
+
+
+@register(EventType.ROTATE)
+@dataclass(frozen=True, slots=True)
+class RotateEvent(Event):
+    """Names the next binlog file and the position to continue at (absent in format v1)."""
+
+    position: int
+    next_file: str
+
+    @classmethod
+    def decode(cls, header: EventHeader, body: Body, ctx: DecodeContext) -> RotateEvent:
+        r = ByteReader(body)
+        has_position = ctx.fmt.post_header_length(EventType.ROTATE, 8) >= 8
+        position = r.u64("position") if has_position else 4
+        return cls(header, position, r.rest().decode("utf-8", "surrogateescape"))
+
+    def encode_body(self, fmt: FormatContext) -> bytes:
+        w = ByteWriter()
+        if fmt.post_header_length(EventType.ROTATE, 8) >= 8:
+            w.u64(self.position)
+        w.bytes(self.next_file.encode("utf-8", "surrogateescape"))
+        return w.getvalue()
+
+
+@register(EventType.STOP)
+@dataclass(frozen=True, slots=True)
+class StopEvent(Event):
+    """Written when the server shuts down; the file ends here."""
+
+    @classmethod
+    def decode(cls, header: EventHeader, body: Body, ctx: DecodeContext) -> StopEvent:
+        if len(body):
+            raise DecodeError(f"STOP event carries {len(body)} unexpected bytes")
+        return cls(header)
+
+    def encode_body(self, fmt: FormatContext) -> bytes:
+        return b""
+
+
+@register(EventType.XID)
+@dataclass(frozen=True, slots=True)
+class XidEvent(Event):
+    """Commits a transaction of a transactional engine; ``xid`` is the server's transaction id."""
+
+    xid: int
+
+    @classmethod
+    def decode(cls, header: EventHeader, body: Body, ctx: DecodeContext) -> XidEvent:
+        return cls(header, ByteReader(body).u64("xid"))
+
+    def encode_body(self, fmt: FormatContext) -> bytes:
+        return self.xid.to_bytes(8, "little")

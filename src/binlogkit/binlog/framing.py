@@ -1,0 +1,263 @@
+"""The event-data stream: cuts a byte stream into whole events and verifies their checksums.
+
+Sans-I/O: feed bytes with :meth:`EventFramer.receive_data` (``b""`` marks the
+end of input) and pull :class:`Frame` values with :meth:`EventFramer.next_frame`,
+which answers :data:`NEED_DATA` when it must see more bytes first and
+:data:`END` when the input ended cleanly between two events.
+
+The framer follows the format itself: it reads START_EVENT_V3 and
+FORMAT_DESCRIPTION events to learn the header length and checksum algorithm
+of the events after them.
+"""
+
+from __future__ import annotations
+
+import enum
+import struct
+import zlib
+from dataclasses import dataclass
+
+from binlogkit.binlog.constants import (
+    MAGIC,
+    V1_HEADER_LENGTH,
+    V4_HEADER_LENGTH,
+    ChecksumAlg,
+    EventFlag,
+    EventType,
+    event_type_name,
+)
+from binlogkit.binlog.context import DecodeContext, FormatContext
+from binlogkit.binlog.header import EventHeader
+from binlogkit.errors import (
+    BinlogError,
+    ChecksumError,
+    DecodeError,
+    EncryptedBinlogError,
+    NotABinlogError,
+    TruncatedError,
+)
+
+_U32 = struct.Struct("<I")
+_SIZE_OFFSET = 9
+_FLAGS_OFFSET = 17
+_V1_START_EVENT_SIZE = V1_HEADER_LENGTH + 56
+MYSQL_ENCRYPTED_MAGIC = b"\xfdbin"
+
+
+class Signal(enum.Enum):
+    """What a sans-I/O reader answers when it has no event to give."""
+
+    NEED_DATA = "need data"
+    END = "end of input"
+
+
+NEED_DATA = Signal.NEED_DATA
+END = Signal.END
+
+
+@dataclass(frozen=True, slots=True)
+class Frame:
+    """One whole event as read: its header, its bytes and the format it is written in.
+
+    ``error`` is set (instead of raised) for a frame whose checksum failed when
+    the caller chose to skip corrupt events.
+    """
+
+    header: EventHeader
+    raw: bytes
+    fmt: FormatContext
+    checksum_length: int
+    error: BinlogError | None = None
+
+    @property
+    def body(self) -> memoryview:
+        """The bytes between the common header and the checksum."""
+        return memoryview(self.raw)[self.fmt.header_length : len(self.raw) - self.checksum_length]
+
+
+def event_crc32(raw: bytes | bytearray) -> int:
+    """The CRC32 of an event without its checksum.
+
+    A format description is summed with its BINLOG_IN_USE flag clear: the
+    server sets and clears that flag in place, without summing again.
+    """
+    if raw[4] == EventType.FORMAT_DESCRIPTION and raw[_FLAGS_OFFSET] & EventFlag.BINLOG_IN_USE:
+        raw = bytearray(raw)
+        raw[_FLAGS_OFFSET] &= ~EventFlag.BINLOG_IN_USE
+    return zlib.crc32(memoryview(raw)[: len(raw) - 4])
+
+
+def crc32_ok(raw: bytes) -> bool:
+    return event_crc32(raw) == _U32.unpack_from(raw, len(raw) - 4)[0]
+
+
+class EventFramer:
+    """Frames events from a byte stream that starts at ``offset`` of ``file``.
+
+    ``expect_magic``: the stream starts with the 4-byte binlog magic (a file
+    read from its start). ``fmt``: the format in force when the stream starts
+    elsewhere (after a seek, or a replication stream that sends its own FDE).
+    """
+
+    def __init__(
+        self,
+        *,
+        file: str | None = None,
+        offset: int = 0,
+        expect_magic: bool = True,
+        verify_checksum: bool = True,
+        skip_corrupt: bool = False,
+        fmt: FormatContext | None = None,
+    ) -> None:
+        self.file = file
+        self.fmt = fmt or FormatContext()
+        self.verify_checksum = verify_checksum
+        self.skip_corrupt = skip_corrupt
+        self._buf = bytearray()
+        self._start = 0
+        self._offset = offset
+        self._need_magic = expect_magic
+        self._first_event = True
+        self._eof = False
+        self._encrypted_from: int | None = None
+
+    @property
+    def offset(self) -> int:
+        """The input offset of the next event (or of the magic, before it is read)."""
+        return self._offset
+
+    def receive_data(self, data: bytes | bytearray | memoryview) -> None:
+        """Add input bytes; an empty ``data`` says the input has ended."""
+        if not data:
+            self._eof = True
+            return
+        if self._start > 1 << 20 and self._start * 2 > len(self._buf):
+            del self._buf[: self._start]
+            self._start = 0
+        self._buf += data
+
+    def seek(self, offset: int) -> None:
+        """Forget buffered bytes; the next bytes received start at ``offset``."""
+        self._buf.clear()
+        self._start = 0
+        self._offset = offset
+        self._need_magic = False
+        self._eof = False
+
+    def _truncated(self, what: str) -> TruncatedError:
+        return TruncatedError(
+            f"input ends inside {what} ({len(self._buf) - self._start} bytes left)",
+            file=self.file,
+            offset=self._offset,
+            hint="the file may still be written (read it in follow mode) or was cut short",
+        )
+
+    def next_frame(self) -> Frame | Signal:
+        buf = self._buf
+        avail = len(buf) - self._start
+        if self._need_magic:
+            if avail < 4:
+                if self._eof:
+                    raise self._truncated("the 4-byte binlog magic")
+                return NEED_DATA
+            magic = bytes(buf[self._start : self._start + 4])
+            if magic == MYSQL_ENCRYPTED_MAGIC:
+                raise EncryptedBinlogError(
+                    "MySQL encrypted binlog (8.0.14+ binlog_encryption)",
+                    file=self.file,
+                    offset=0,
+                    hint="decrypt it with the server's keyring first",
+                )
+            if magic != MAGIC:
+                raise NotABinlogError(
+                    f"not a binlog: starts with {magic.hex()} instead of fe62696e",
+                    file=self.file,
+                    offset=self._offset,
+                )
+            self._need_magic = False
+            self._start += 4
+            self._offset += 4
+            avail -= 4
+        if avail < V1_HEADER_LENGTH:
+            if self._eof:
+                if avail == 0:
+                    return END
+                raise self._truncated("an event header")
+            return NEED_DATA
+        start = self._start
+        size = _U32.unpack_from(buf, start + _SIZE_OFFSET)[0]
+        type_code = buf[start + 4]
+        if self._encrypted_from is not None:
+            raise EncryptedBinlogError(
+                "MariaDB encrypted binlog: events after START_ENCRYPTION are encrypted",
+                file=self.file,
+                offset=self._offset,
+                hint="give the key file (encrypted binlogs are read by the storage layer)",
+            )
+        if self._first_event and type_code == EventType.START_V3 and size == _V1_START_EVENT_SIZE:
+            header_length = V1_HEADER_LENGTH
+        elif type_code == EventType.FORMAT_DESCRIPTION:
+            header_length = V4_HEADER_LENGTH
+        else:
+            header_length = self.fmt.header_length
+        if size < header_length:
+            raise DecodeError(
+                f"event size {size} is smaller than the {header_length}-byte header",
+                file=self.file,
+                offset=self._offset,
+                event_type=event_type_name(type_code),
+            )
+        if avail < size:
+            if self._eof:
+                raise self._truncated(f"a {size}-byte {event_type_name(type_code)} event")
+            return NEED_DATA
+        raw = bytes(buf[start : start + size])
+        header = EventHeader.decode(raw, 0, header_length, offset=self._offset, file=self.file)
+        fmt, checksum_length, next_fmt = self._formats_of(header, raw)
+        error = None
+        if checksum_length and self.verify_checksum and not crc32_ok(raw):
+            error = ChecksumError(
+                "CRC32 mismatch",
+                file=self.file,
+                offset=self._offset,
+                event_type=header.type_name,
+                hint="the file is corrupt; skip corrupt events or disable checksum verification",
+            )
+            if not self.skip_corrupt:
+                raise error
+        self._start = start + size
+        self._offset += size
+        self._first_event = False
+        if next_fmt is not None:
+            self.fmt = next_fmt
+        if type_code == EventType.MARIADB_START_ENCRYPTION:
+            self._encrypted_from = self._offset
+        return Frame(header, raw, fmt, checksum_length, error)
+
+    def _formats_of(
+        self, header: EventHeader, raw: bytes
+    ) -> tuple[FormatContext, int, FormatContext | None]:
+        """The format of this event, its checksum length, and the format it starts, if any."""
+        # Imported here: the event modules import this package's context and header.
+        from binlogkit.binlog.events.format_description import (
+            FormatDescriptionEvent,
+            StartEventV3,
+            fde_checksum_alg,
+        )
+
+        if header.type_code == EventType.FORMAT_DESCRIPTION:
+            try:
+                alg = fde_checksum_alg(raw, V4_HEADER_LENGTH)
+                own = FormatContext(checksum=ChecksumAlg.OFF if alg is None else ChecksumAlg.CRC32)
+                checksum_length = own.checksum_length
+                body = memoryview(raw)[V4_HEADER_LENGTH : len(raw) - checksum_length]
+                fde = FormatDescriptionEvent.decode(header, body, DecodeContext(own))
+            except BinlogError as err:
+                raise err.locate(file=self.file, offset=self._offset, event_type=header.type_name)
+            return fde.own_context(), checksum_length, fde.context()
+        if header.type_code == EventType.START_V3 and self._first_event:
+            body = memoryview(raw)[len(raw) - 56 :]
+            start = StartEventV3.decode(header, body, DecodeContext(self.fmt))
+            fmt = start.context()
+            return fmt, 0, fmt
+        return self.fmt, self.fmt.checksum_length, None

@@ -1,0 +1,1 @@
+"""Rows: column types, row plans and row images."""

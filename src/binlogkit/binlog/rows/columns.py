@@ -1,0 +1,114 @@
+"""Column types: what a table map says about a column, and the registry of value codecs.
+
+Each column type has one :class:`ColumnCodec` subclass, registered with
+:func:`column_codec`, that knows three things:
+
+- its table-map metadata: how many bytes, and what they mean (``read_meta`` /
+  ``write_meta``);
+- how to decode one value from a row image (``decoder``), chosen once per
+  column when a table map's row plan is built, never per row;
+- how to encode a value back (``encoder``), the exact mirror.
+
+A value decoder is ``fn(buf, pos) -> (value, next_pos)``; an encoder is
+``fn(value, out: bytearray) -> None``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from binlogkit.binlog.constants import ColumnType
+from binlogkit.binlog.context import DecodeOptions
+from binlogkit.wire import ByteReader, ByteWriter
+
+ValueDecoder = Callable[[bytes, int], tuple[Any, int]]
+ValueEncoder = Callable[[Any, bytearray], None]
+
+
+@dataclass(frozen=True, slots=True)
+class ColumnInfo:
+    """Everything known about one column of a table map.
+
+    ``type`` is the type code as the rows data is laid out (for ENUM and SET
+    columns logged as STRING this is ENUM/SET, and ``binlog_type`` keeps the
+    code the table map wrote). ``meta`` is the parsed metadata (its meaning
+    depends on the type). The optional fields come from the table map's
+    optional metadata and are None when the binlog does not carry them.
+    """
+
+    index: int
+    type: int
+    binlog_type: int
+    meta: int
+    nullable: bool
+    name: str | None = None
+    unsigned: bool | None = None
+    charset: int | None = None
+    enum_values: tuple[bytes, ...] | None = None
+    set_values: tuple[bytes, ...] | None = None
+    geometry_type: int | None = None
+    visible: bool | None = None
+    primary_key: bool = False
+
+    @property
+    def key(self) -> str:
+        """The column's name, or a stable positional name (``@1``, ``@2`` ...) without one."""
+        return self.name if self.name is not None else f"@{self.index + 1}"
+
+
+class ColumnCodec:
+    """Base of the per-type codecs; subclasses override what their type needs."""
+
+    meta_length: ClassVar[int] = 0
+    """Bytes of table-map metadata this type takes."""
+
+    @classmethod
+    def read_meta(cls, r: ByteReader) -> int:
+        """Read this type's table-map metadata; the default reads ``meta_length`` bytes LE."""
+        return r.uint(cls.meta_length, "column metadata") if cls.meta_length else 0
+
+    @classmethod
+    def write_meta(cls, meta: int, w: ByteWriter) -> None:
+        if cls.meta_length:
+            w.uint(meta, cls.meta_length)
+
+    @classmethod
+    def decoder(cls, col: ColumnInfo, options: DecodeOptions) -> ValueDecoder:
+        raise NotImplementedError
+
+    @classmethod
+    def encoder(cls, col: ColumnInfo, options: DecodeOptions) -> ValueEncoder:
+        raise NotImplementedError
+
+
+COLUMN_CODECS: dict[int, type[ColumnCodec]] = {}
+"""Column type code → codec; filled at import time by :func:`column_codec`."""
+
+
+def column_codec(*types: ColumnType) -> Callable[[type[ColumnCodec]], type[ColumnCodec]]:
+    """Class decorator: make the class the codec of the given column types."""
+
+    def mark(cls: type[ColumnCodec]) -> type[ColumnCodec]:
+        for code in types:
+            if code in COLUMN_CODECS:
+                raise RuntimeError(f"column type {code} registered twice")
+            COLUMN_CODECS[code] = cls
+        return cls
+
+    return mark
+
+
+def real_type(binlog_type: int, meta: int) -> int:
+    """The type a column's row data is laid out in.
+
+    ENUM and SET columns are logged as STRING with the real type in the high
+    byte of the metadata; CHAR columns longer than 255 bytes borrow two bits of
+    that byte for their length, so only a byte with both 0x30 bits set is a type.
+    """
+    if binlog_type == ColumnType.STRING:
+        high = meta >> 8
+        if high & 0x30 == 0x30 and high in (ColumnType.ENUM, ColumnType.SET):
+            return high
+    return binlog_type

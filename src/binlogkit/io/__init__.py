@@ -1,0 +1,1 @@
+"""Everything that touches files, sockets and streams around the pure decoder."""
