@@ -106,6 +106,8 @@ class BinlogDecoder:
         self.tables: dict[int, Event] = {}
         self._ctx = DecodeContext(self.framer.fmt, self.options, self.tables)  # type: ignore[arg-type]
         self._pending: deque[Event] = deque()
+        self.last_frame: Frame | None = None
+        """The frame of the event ``next_event`` returned last (the raw bytes, for dumps)."""
 
     @property
     def fmt(self) -> FormatContext:
@@ -130,6 +132,7 @@ class BinlogDecoder:
         frame = self.framer.next_frame()
         if isinstance(frame, Signal):
             return frame
+        self.last_frame = frame
         if frame.fmt is not self._ctx.fmt and frame.header.type_code not in _FORMAT_EVENTS:
             self._ctx = DecodeContext(frame.fmt, self.options, self._ctx.tables)
         if frame.error is not None:
