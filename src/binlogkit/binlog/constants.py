@@ -117,7 +117,7 @@ class Flavor(IntEnum):
 
 
 class ColumnType(IntEnum):
-    """Column type codes as they appear in TABLE_MAP events."""
+    """Column type codes as they appear in TABLE_MAP events (MySQL, and MariaDB's 140-141)."""
 
     DECIMAL = 0
     TINY = 1
@@ -140,6 +140,10 @@ class ColumnType(IntEnum):
     DATETIME2 = 18
     TIME2 = 19
     TYPED_ARRAY = 20
+    BLOB_COMPRESSED = 140
+    """MariaDB 10.3+: a BLOB/TEXT column declared COMPRESSED."""
+    VARCHAR_COMPRESSED = 141
+    """MariaDB 10.3+: a VARCHAR/VARBINARY column declared COMPRESSED."""
     VECTOR = 242
     INVALID = 243
     BOOL = 244

@@ -9,7 +9,7 @@ description arrives. :class:`DecodeContext` bundles it with the caller's
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import tzinfo
 from typing import TYPE_CHECKING, Literal
@@ -42,6 +42,23 @@ _OLD_POST_HEADER = {
 }
 
 
+# Some MySQL 5.1/5.2 pre-releases (the "a_drop5" and "a_drop6" trees of the
+# row-based replication work) numbered types 16-22 differently: TABLE_MAP was
+# 16, their rows events 17-19, XID 20, BEGIN/EXECUTE_LOAD_QUERY 21 and 22.
+# MySQL's Format_description_event recognises them by these version patterns.
+_PERMUTED_VERSION = re.compile(r"^5\.(1\.[1-5]-a_drop5|1\.4-a_drop6|2\.[0-2]-a_drop6)")
+_PERMUTED_TYPES = {
+    16: EventType.TABLE_MAP,
+    17: EventType.PRE_GA_WRITE_ROWS,
+    18: EventType.PRE_GA_UPDATE_ROWS,
+    19: EventType.PRE_GA_DELETE_ROWS,
+    20: EventType.XID,
+    21: EventType.BEGIN_LOAD_QUERY,
+    22: EventType.EXECUTE_LOAD_QUERY,
+}
+_UNPERMUTED_TYPES = {int(code): raw for raw, code in _PERMUTED_TYPES.items()}
+
+
 def parse_version(server_version: str) -> tuple[int, int, int]:
     """The leading ``major.minor.patch`` of a server version string, ``(0, 0, 0)`` if absent."""
     m = _VERSION.match(server_version.encode("ascii", "replace"))
@@ -72,6 +89,12 @@ class FormatContext:
     post_header_lengths: bytes = b""
     checksum: ChecksumAlg = ChecksumAlg.OFF
     created: int = 0
+    permuted_types: bool = field(init=False, repr=False, compare=False)
+    """Whether the server numbered types 16-22 the pre-release way (see ``type_code``)."""
+
+    def __post_init__(self) -> None:
+        permuted = _PERMUTED_VERSION.match(self.server_version) is not None
+        object.__setattr__(self, "permuted_types", permuted)
 
     @property
     def flavor(self) -> Flavor:
@@ -85,9 +108,30 @@ class FormatContext:
     def checksum_length(self) -> int:
         return 4 if self.checksum == ChecksumAlg.CRC32 else 0
 
+    def type_code(self, written: int) -> int:
+        """Today's type code of an event whose header says ``written``.
+
+        Identical except for a few MySQL 5.1/5.2 pre-releases ("-a_drop5", "-a_drop6")
+        that numbered TABLE_MAP, their rows events, XID and the LOAD DATA events
+        16-22 in another order.
+        """
+        if self.permuted_types:
+            return _PERMUTED_TYPES.get(written, written)
+        return written
+
+    def written_type_code(self, type_code: int) -> int:
+        """The code a header holds for today's ``type_code``: the inverse of :meth:`type_code`."""
+        if self.permuted_types:
+            return _UNPERMUTED_TYPES.get(type_code, type_code)
+        return type_code
+
     def post_header_length(self, type_code: int, default: int = 0) -> int:
-        """The post-header length announced for ``type_code``, else ``default``."""
-        index = type_code - 1
+        """The post-header length announced for ``type_code``, else ``default``.
+
+        ``type_code`` is today's code; the lengths are looked up in the order the
+        server wrote them.
+        """
+        index = self.written_type_code(type_code) - 1
         if 0 <= index < len(self.post_header_lengths):
             return self.post_header_lengths[index]
         return default
@@ -123,6 +167,8 @@ class DecodeOptions:
     - ``raw_values``: row values as the binlog stores them (ints and bytes)
       instead of Python date/Decimal/str objects.
     - ``timezone``: the zone TIMESTAMP columns are given in (default UTC).
+    - ``tables``: a predicate on (schema, table); TABLE_MAP and rows events of
+      tables it rejects are dropped by the decoder, their rows never read.
     """
 
     verify_checksum: bool = True
@@ -130,6 +176,7 @@ class DecodeOptions:
     on_corrupt: Literal["error", "skip"] = "error"
     raw_values: bool = False
     timezone: tzinfo | None = None
+    tables: Callable[[str, str], bool] | None = None
 
     def __post_init__(self) -> None:
         if self.on_unknown not in ("error", "pass"):

@@ -16,10 +16,12 @@ import struct
 import zlib
 from collections import deque
 from collections.abc import Iterable
+from dataclasses import replace
 
 from binlogkit.binlog.constants import EventType
 from binlogkit.binlog.context import DecodeContext, DecodeOptions, FormatContext
 from binlogkit.binlog.events import EVENT_CODECS, Event, OpaqueEvent, SkippedEvent
+from binlogkit.binlog.events.rows import table_filter_keeps
 from binlogkit.binlog.framing import END, NEED_DATA, EventFramer, Frame, Signal, event_crc32
 from binlogkit.errors import BinlogError, DecodeError, UnknownEventError
 
@@ -28,7 +30,14 @@ log = logging.getLogger(__name__)
 # What malformed input can make a codec's own parsing raise; turned into DecodeError.
 _MALFORMED = (struct.error, IndexError, ValueError, KeyError, OverflowError, zlib.error)
 
-__all__ = ["END", "NEED_DATA", "BinlogDecoder", "decode_frame", "encode_event"]
+__all__ = ["END", "NEED_DATA", "OPAQUE_TYPES", "BinlogDecoder", "decode_frame", "encode_event"]
+
+OPAQUE_TYPES = frozenset({EventType.UNKNOWN})
+"""Known type codes that deliberately have no codec and are handled like unknown ones.
+
+UNKNOWN (0) is never written by a server: one in a binlog means damage (or a
+zero-filled tail), so it stops the reader unless unknown events are passed on.
+"""
 
 
 def decode_frame(frame: Frame, ctx: DecodeContext) -> Event:
@@ -53,7 +62,8 @@ def decode_frame(frame: Frame, ctx: DecodeContext) -> Event:
     try:
         return codec.decode(header, frame.body, ctx)
     except BinlogError as err:
-        raise err.locate(file=header.file, offset=header.offset, event_type=header.type_name)
+        err.locate(file=header.file, offset=header.offset, event_type=header.type_name)
+        raise
     except _MALFORMED as err:
         raise DecodeError(
             f"malformed event body: {err}",
@@ -67,11 +77,14 @@ def encode_event(event: Event, fmt: FormatContext) -> bytes:
     """The whole event as bytes: header (with the size recomputed), body, checksum."""
     if isinstance(event, SkippedEvent):
         return event.raw
-    if event.header.type_code == EventType.FORMAT_DESCRIPTION:
+    header = event.header
+    if header.type_code == EventType.FORMAT_DESCRIPTION:
         fmt = event.own_context()  # type: ignore[attr-defined]
+    elif fmt.permuted_types:
+        header = replace(header, type_code=fmt.written_type_code(header.type_code))
     body = event.encode_body(fmt)
     size = fmt.header_length + len(body) + fmt.checksum_length
-    raw = event.header.encode(fmt.header_length, size) + body
+    raw = header.encode(fmt.header_length, size) + body
     if fmt.checksum_length:
         raw += event_crc32(raw + b"\0\0\0\0").to_bytes(4, "little")
     return raw
@@ -107,7 +120,10 @@ class BinlogDecoder:
         self._ctx = DecodeContext(self.framer.fmt, self.options, self.tables)  # type: ignore[arg-type]
         self._pending: deque[Event] = deque()
         self.last_frame: Frame | None = None
-        """The frame of the event ``next_event`` returned last (the raw bytes, for dumps)."""
+        """The frame of the event ``next_event`` returned last (the raw bytes, for dumps).
+
+        None for an event expanded from a TRANSACTION_PAYLOAD, which has no frame of its own.
+        """
 
     @property
     def fmt(self) -> FormatContext:
@@ -126,9 +142,22 @@ class BinlogDecoder:
         self._pending.clear()
 
     def next_event(self) -> Event | Signal:
-        """The next decoded event, or NEED_DATA / END."""
+        """The next decoded event, or NEED_DATA / END.
+
+        Events of tables that ``options.tables`` rejects are skipped here.
+        """
+        keep = self.options.tables
+        while True:
+            event = self._next_any()
+            if keep is None or isinstance(event, Signal) or table_filter_keeps(event, keep):
+                return event
+
+    def _next_any(self) -> Event | Signal:
         if self._pending:
-            return self._pending.popleft()
+            event = self._pending.popleft()
+            self.last_frame = None
+            self._after(event)
+            return event
         frame = self.framer.next_frame()
         if isinstance(frame, Signal):
             return frame
@@ -140,6 +169,7 @@ class BinlogDecoder:
             return SkippedEvent(frame.header, frame.raw, frame.error)
         try:
             event = decode_frame(frame, self._ctx)
+            inner = self._expand(event)
         except UnknownEventError:
             raise
         except BinlogError as err:
@@ -148,7 +178,27 @@ class BinlogDecoder:
             log.warning("skipping undecodable event: %s", err)
             return SkippedEvent(frame.header, frame.raw, err)
         self._after(event)
+        self._pending.extend(inner)
         return event
+
+    def _expand(self, event: Event) -> list[Event]:
+        """The events inside ``event`` (a TRANSACTION_PAYLOAD), decoded in the current context."""
+        expand = getattr(event, "inner_events", None)
+        if expand is None:
+            return []
+        header = event.header
+        try:
+            return list(expand(self._ctx))
+        except BinlogError as err:
+            err.locate(file=header.file, offset=header.offset, event_type=header.type_name)
+            raise
+        except _MALFORMED as err:
+            raise DecodeError(
+                f"malformed inner events: {err}",
+                file=header.file,
+                offset=header.offset,
+                event_type=header.type_name,
+            ) from err
 
     def _after(self, event: Event) -> None:
         """Keep the state that later events depend on."""
@@ -157,9 +207,6 @@ class BinlogDecoder:
             self._ctx = DecodeContext(self.framer.fmt, self.options, self._ctx.tables)
         elif code == EventType.TABLE_MAP:
             self.tables[event.table_id] = event  # type: ignore[attr-defined]
-        expand = getattr(event, "inner_events", None)
-        if expand is not None:
-            self._pending.extend(expand(self._ctx))
 
     def events(self, chunks: Iterable[bytes]) -> Iterable[Event]:
         """Decode a whole input given as chunks; ends with END, raises on truncation."""

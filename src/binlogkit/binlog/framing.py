@@ -15,7 +15,7 @@ from __future__ import annotations
 import enum
 import struct
 import zlib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from binlogkit.binlog.constants import (
     MAGIC,
@@ -40,7 +40,9 @@ from binlogkit.errors import (
 _U32 = struct.Struct("<I")
 _SIZE_OFFSET = 9
 _FLAGS_OFFSET = 17
-_V1_START_EVENT_SIZE = V1_HEADER_LENGTH + 56
+_START_V3_BODY = 56
+_V1_START_EVENT_SIZE = V1_HEADER_LENGTH + _START_V3_BODY
+_FORMAT_EVENTS = (EventType.START_V3, EventType.FORMAT_DESCRIPTION)
 MYSQL_ENCRYPTED_MAGIC = b"\xfdbin"
 
 
@@ -88,15 +90,20 @@ def event_crc32(raw: bytes | bytearray) -> int:
 
 
 def crc32_ok(raw: bytes) -> bool:
-    return event_crc32(raw) == _U32.unpack_from(raw, len(raw) - 4)[0]
+    stored: int = _U32.unpack_from(raw, len(raw) - 4)[0]
+    return event_crc32(raw) == stored
 
 
 class EventFramer:
     """Frames events from a byte stream that starts at ``offset`` of ``file``.
 
     ``expect_magic``: the stream starts with the 4-byte binlog magic (a file
-    read from its start). ``fmt``: the format in force when the stream starts
+    read from its start), so its first event must be a START_EVENT_V3 or a
+    FORMAT_DESCRIPTION. ``fmt``: the format in force when the stream starts
     elsewhere (after a seek, or a replication stream that sends its own FDE).
+
+    Frame headers carry today's type codes: for the few pre-release servers
+    that numbered types differently, :meth:`FormatContext.type_code` maps them.
     """
 
     def __init__(
@@ -117,6 +124,7 @@ class EventFramer:
         self._start = 0
         self._offset = offset
         self._need_magic = expect_magic
+        self._need_format = expect_magic
         self._first_event = True
         self._eof = False
         self._encrypted_from: int | None = None
@@ -142,6 +150,7 @@ class EventFramer:
         self._start = 0
         self._offset = offset
         self._need_magic = False
+        self._need_format = False
         self._eof = False
 
     def _truncated(self, what: str) -> TruncatedError:
@@ -194,6 +203,16 @@ class EventFramer:
                 offset=self._offset,
                 hint="give the key file (encrypted binlogs are read by the storage layer)",
             )
+        if self._first_event and self._need_format and type_code not in _FORMAT_EVENTS:
+            raise DecodeError(
+                f"the first event is {event_type_name(type_code)} (size {size}), "
+                "not a format description, so the format of this binlog is unknown",
+                file=self.file,
+                offset=self._offset,
+                event_type=event_type_name(type_code),
+                hint="the file is damaged or not a binlog; a binlog starts with "
+                "START_EVENT_V3 or FORMAT_DESCRIPTION right after the magic bytes",
+            )
         if self._first_event and type_code == EventType.START_V3 and size == _V1_START_EVENT_SIZE:
             header_length = V1_HEADER_LENGTH
         elif type_code == EventType.FORMAT_DESCRIPTION:
@@ -214,6 +233,16 @@ class EventFramer:
         raw = bytes(buf[start : start + size])
         header = EventHeader.decode(raw, 0, header_length, offset=self._offset, file=self.file)
         fmt, checksum_length, next_fmt = self._formats_of(header, raw)
+        if size < header_length + checksum_length:
+            raise DecodeError(
+                f"event size {size} leaves no room for the {header_length}-byte header "
+                f"and the {checksum_length}-byte checksum",
+                file=self.file,
+                offset=self._offset,
+                event_type=header.type_name,
+            )
+        if fmt.permuted_types:
+            header = replace(header, type_code=fmt.type_code(type_code))
         error = None
         if checksum_length and self.verify_checksum and not crc32_ok(raw):
             error = ChecksumError(
@@ -253,10 +282,19 @@ class EventFramer:
                 body = memoryview(raw)[V4_HEADER_LENGTH : len(raw) - checksum_length]
                 fde = FormatDescriptionEvent.decode(header, body, DecodeContext(own))
             except BinlogError as err:
-                raise err.locate(file=self.file, offset=self._offset, event_type=header.type_name)
+                err.locate(file=self.file, offset=self._offset, event_type=header.type_name)
+                raise
             return fde.own_context(), checksum_length, fde.context()
         if header.type_code == EventType.START_V3 and self._first_event:
-            body = memoryview(raw)[len(raw) - 56 :]
+            length = header.event_size - _START_V3_BODY
+            if length not in (V1_HEADER_LENGTH, V4_HEADER_LENGTH):
+                raise DecodeError(
+                    f"START_EVENT_V3 of {header.event_size} bytes: neither a v1 nor a v3 event",
+                    file=self.file,
+                    offset=self._offset,
+                    event_type=header.type_name,
+                )
+            body = memoryview(raw)[length:]
             start = StartEventV3.decode(header, body, DecodeContext(self.fmt))
             fmt = start.context()
             return fmt, 0, fmt

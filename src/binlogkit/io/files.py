@@ -13,19 +13,27 @@ from pathlib import Path
 from types import TracebackType
 from typing import BinaryIO
 
-from binlogkit.binlog.constants import EventType
+from binlogkit.binlog.constants import EventFlag, EventType
 from binlogkit.binlog.context import DecodeOptions
 from binlogkit.binlog.decoder import BinlogDecoder
 from binlogkit.binlog.events import Event, RotateEvent
-from binlogkit.binlog.framing import Signal
+from binlogkit.binlog.framing import END, Signal
 from binlogkit.errors import BinlogError
 
 log = logging.getLogger(__name__)
 
 Source = str | os.PathLike[str] | Sequence[str | os.PathLike[str]]
 
-_NUMBERED = re.compile(r"\.\d{6,}$")
+_NUMBERED = re.compile(r"\.(\d{6,})$")
 CHUNK_SIZE = 1 << 20
+
+
+def _binlog_order(path: str) -> tuple[str, int, str]:
+    """Sort key that puts ``name.999999`` before ``name.1000000``."""
+    m = _NUMBERED.search(path)
+    if m is None:
+        return (path, -1, path)
+    return (path[: m.start()], int(m[1]), path)
 
 
 def resolve_sources(source: Source) -> list[str]:
@@ -34,7 +42,8 @@ def resolve_sources(source: Source) -> list[str]:
     A path is itself; ``-`` is stdin; an ``.index`` file lists its binlogs
     (relative to its own folder); a directory holds the binlogs named in its
     index file, or else every ``name.NNNNNN`` file in it; a glob pattern is
-    expanded and sorted; a list is each of these in turn.
+    expanded; a list is each of these in turn. Directory and glob matches are
+    ordered by name and then by number (``.999999`` before ``.1000000``).
     """
     if not isinstance(source, str | os.PathLike):
         return [path for item in source for path in resolve_sources(item)]
@@ -46,7 +55,9 @@ def resolve_sources(source: Source) -> list[str]:
         indexes = sorted(path.glob("*.index"))
         if indexes:
             return resolve_sources(str(indexes[0]))
-        found = sorted(str(p) for p in path.iterdir() if _NUMBERED.search(p.name))
+        found = sorted(
+            (str(p) for p in path.iterdir() if _NUMBERED.search(p.name)), key=_binlog_order
+        )
         if not found:
             raise BinlogError(f"no binlog files (name.NNNNNN) in directory {text}")
         return found
@@ -54,7 +65,7 @@ def resolve_sources(source: Source) -> list[str]:
         names = [line.strip() for line in path.read_text().splitlines() if line.strip()]
         return [str(path.parent / Path(name).name) for name in names]
     if glob.has_magic(text):
-        found = sorted(glob.glob(text))
+        found = sorted(glob.glob(text), key=_binlog_order)
         if not found:
             raise BinlogError(f"no files match {text}")
         return found
@@ -66,10 +77,13 @@ def resolve_sources(source: Source) -> list[str]:
 class BinlogReader:
     """Iterates the decoded events of one or more binlog inputs; a context manager.
 
-    ``start_position`` seeks the first file there after reading its format
-    description. ``follow`` keeps reading a file that is still being written:
-    at its end it waits ``poll_interval`` seconds for more bytes, and after a
-    ROTATE it goes on with the next file. Without ``follow`` a partial last
+    ``start_position`` starts the first input there: the events up to its
+    format description are read to learn the format, and only the events at
+    ``start_position`` and after are given. ``follow`` keeps reading a file that
+    is still being written: at its end (or inside a partial last event) it
+    waits ``poll_interval`` seconds for more bytes; a file that ends with a
+    STOP or a (non-artificial) ROTATE is done, and after a ROTATE it goes on
+    with the file it names, once that exists. Without ``follow`` a partial last
     event is a :class:`~binlogkit.errors.TruncatedError` naming file and offset.
     """
 
@@ -124,59 +138,104 @@ class BinlogReader:
             path = queue.pop(0)
             rotated_to: str | None = None
             for event in self._read_one(path, self.start_position if first else None):
-                if event.header.type_code == EventType.ROTATE and self.follow:
-                    rotated_to = event.next_file  # type: ignore[attr-defined]
+                if _ends_file(event):
+                    rotated_to = getattr(event, "next_file", None)
                 yield event
             first = False
-            if rotated_to and not queue and path != "-":
+            if self.follow and rotated_to and not queue and path != "-":
                 queue.append(str(Path(path).parent / rotated_to))
 
     def _read_one(self, path: str, start: int | None) -> Iterator[Event]:
         self.file = path
         name = "<stdin>" if path == "-" else path
+        if path != "-" and self.follow:
+            while not os.path.exists(path):
+                time.sleep(self.poll_interval)
         self._stream = sys.stdin.buffer if path == "-" else open(path, "rb")  # noqa: SIM115
         decoder = BinlogDecoder(file=name, options=self.options)
         try:
             if start is not None and start > 4:
-                yield from self._until_format(decoder)
-                self._stream.seek(start)
-                decoder.seek(start)
+                self._seek_past_format(decoder, start)
             yield from self._pump(decoder)
         finally:
             self.close()
 
-    def _until_format(self, decoder: BinlogDecoder) -> Iterator[Event]:
-        """Read up to and including the format description, so a seek can follow."""
-        assert self._stream is not None
-        while True:
-            chunk = self._stream.read(4096)
+    def _seek_past_format(self, decoder: BinlogDecoder, start: int) -> None:
+        """Read the format description (the first event), then continue the input at ``start``."""
+        stream = self._stream
+        assert stream is not None
+        seen = bytearray()
+        while isinstance(first := decoder.next_event(), Signal):
+            if first is END:
+                raise BinlogError(
+                    f"start position {start}: the input has no events", file=decoder.framer.file
+                )
+            chunk = stream.read(4096)
+            seen += chunk
             decoder.receive_data(chunk)
-            while not isinstance(event := decoder.next_event(), Signal):
-                yield event
-                if event.header.type_code in (EventType.FORMAT_DESCRIPTION, EventType.START_V3):
-                    return
-            if not chunk:
-                return
+        if first.header.end > start:
+            raise BinlogError(
+                f"start position {start} is inside the format description "
+                f"at {first.header.offset}..{first.header.end}",
+                file=decoder.framer.file,
+                offset=start,
+                hint="start at an event boundary (a Pos or End_log_pos value)",
+            )
+        decoder.seek(start)
+        if start <= len(seen):
+            decoder.receive_data(seen[start:])
+            return
+        if stream.seekable():
+            size = stream.seek(0, os.SEEK_END)
+            stream.seek(start)
+        else:
+            size = len(seen) + _discard(stream, start - len(seen))
+        if size < start and not self.follow:
+            raise BinlogError(
+                f"start position {start} is past the end of the input ({size} bytes)",
+                file=decoder.framer.file,
+                offset=start,
+            )
 
     def _pump(self, decoder: BinlogDecoder) -> Iterator[Event]:
-        assert self._stream is not None
         stream = self._stream
+        assert stream is not None
+        done = False
         while True:
             chunk = stream.read(self.chunk_size)
-            if not chunk:
-                if not self.follow:
-                    decoder.receive_data(b"")
-            else:
+            if chunk:
                 decoder.receive_data(chunk)
-            stopped = False
+            elif not self.follow:
+                decoder.receive_data(b"")
             while not isinstance(event := decoder.next_event(), Signal):
+                done = _ends_file(event)
                 yield event
-                if isinstance(event, RotateEvent) or event.header.type_code == EventType.STOP:
-                    stopped = self.follow
             if not chunk:
-                if not self.follow or stopped:
+                if not self.follow or done:
                     return
                 time.sleep(self.poll_interval)
+
+
+_FORMAT_EVENTS = (EventType.FORMAT_DESCRIPTION, EventType.START_V3)
+
+
+def _ends_file(event: Event) -> bool:
+    """A STOP, or a ROTATE the server wrote to close the file (not a relay log's artificial one)."""
+    header = event.header
+    if header.type_code == EventType.STOP:
+        return True
+    return isinstance(event, RotateEvent) and not header.flags & EventFlag.ARTIFICIAL
+
+
+def _discard(stream: BinaryIO, count: int) -> int:
+    """Read and drop up to ``count`` bytes of a stream that cannot seek; returns how many."""
+    done = 0
+    while done < count:
+        chunk = stream.read(min(count - done, CHUNK_SIZE))
+        if not chunk:
+            break
+        done += len(chunk)
+    return done
 
 
 def open_binlog(

@@ -112,3 +112,8 @@ def real_type(binlog_type: int, meta: int) -> int:
         if high & 0x30 == 0x30 and high in (ColumnType.ENUM, ColumnType.SET):
             return high
     return binlog_type
+
+
+# Register every column type's codec (the types package imports this module for
+# ColumnCodec and column_codec, which exist by now).
+from binlogkit.binlog.rows import types as _types  # noqa: E402, F401

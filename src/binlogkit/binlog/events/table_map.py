@@ -1,0 +1,578 @@
+"""TABLE_MAP: the column layout that every rows event of a table refers to.
+
+The event names a table, lists its column types, their per-type metadata and
+nullability, and (MySQL 8.0.1+, MariaDB 10.5+) optional metadata in TLV form:
+signedness, charsets, names, ENUM/SET strings, geometry types, the primary
+key, column visibility, vector dimensions.
+
+The event keeps the metadata block and the optional-metadata bytes exactly as
+read, so re-encoding is exact by construction; both are parsed on first use
+(:attr:`TableMapEvent.columns`, :attr:`TableMapEvent.metadata`). A filtered-out
+table never pays for that parse.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from enum import IntEnum
+from typing import TYPE_CHECKING, Any
+
+import binlogkit.binlog.rows.types  # noqa: F401  (registers the column codecs)
+from binlogkit.binlog.constants import ColumnType, EventType
+from binlogkit.binlog.context import DecodeContext, DecodeOptions, FormatContext
+from binlogkit.binlog.events.base import Body, Event, register
+from binlogkit.binlog.header import EventHeader
+from binlogkit.binlog.rows.columns import COLUMN_CODECS, ColumnInfo, real_type
+from binlogkit.errors import DecodeError, EncodeError
+from binlogkit.wire import ByteReader, ByteWriter
+
+if TYPE_CHECKING:
+    from binlogkit.binlog.rows.plan import RowPlan
+
+__all__ = [
+    "CHARACTER_TYPES",
+    "NUMERIC_TYPES",
+    "OptionalMetadata",
+    "OptionalMetadataType",
+    "TableMapEvent",
+    "decode_optional_field",
+    "encode_optional_field",
+    "encode_optional_metadata",
+    "split_optional_metadata",
+]
+
+TABLE_MAP_HEADER_LENGTH = 8
+"""Post-header of TABLE_MAP: 6-byte table id and 2-byte flags (6 = 4-byte id, before 5.1.4)."""
+
+
+class OptionalMetadataType(IntEnum):
+    """Type codes of the optional metadata TLV fields (MySQL's Optional_metadata_field_type)."""
+
+    SIGNEDNESS = 1
+    DEFAULT_CHARSET = 2
+    COLUMN_CHARSET = 3
+    COLUMN_NAME = 4
+    SET_STR_VALUE = 5
+    ENUM_STR_VALUE = 6
+    GEOMETRY_TYPE = 7
+    SIMPLE_PRIMARY_KEY = 8
+    PRIMARY_KEY_WITH_PREFIX = 9
+    ENUM_AND_SET_DEFAULT_CHARSET = 10
+    ENUM_AND_SET_COLUMN_CHARSET = 11
+    COLUMN_VISIBILITY = 12
+    VECTOR_DIMENSIONALITY = 13
+
+
+NUMERIC_TYPES = frozenset(
+    {
+        ColumnType.TINY,
+        ColumnType.SHORT,
+        ColumnType.INT24,
+        ColumnType.LONG,
+        ColumnType.LONGLONG,
+        ColumnType.NEWDECIMAL,
+        ColumnType.FLOAT,
+        ColumnType.DOUBLE,
+    }
+)
+"""Binlog types that get one SIGNEDNESS bit each (the servers' is_numeric_type)."""
+
+CHARACTER_TYPES = frozenset(
+    {
+        ColumnType.STRING,
+        ColumnType.VAR_STRING,
+        ColumnType.VARCHAR,
+        ColumnType.BLOB,
+        ColumnType.GEOMETRY,
+        ColumnType.VECTOR,
+    }
+)
+"""Real types that get a DEFAULT_CHARSET / COLUMN_CHARSET entry (is_character_type).
+
+ENUM and SET columns (logged as STRING) are not among them: they have their
+own ENUM_AND_SET_* charset fields. GEOMETRY counts as a BLOB (the servers'
+"base class is blob for geom type"); VECTOR is MySQL 9's.
+"""
+
+ENUM_SET_TYPES = frozenset({ColumnType.ENUM, ColumnType.SET})
+
+
+# --- optional metadata: one parser and one writer per field type -----------------------------
+
+
+def _read_ints(data: bytes) -> tuple[int, ...]:
+    r = ByteReader(data)
+    out = []
+    while not r.at_end():
+        out.append(r.packed_length("optional metadata integer"))
+    return tuple(out)
+
+
+def _write_ints(values: Iterable[int]) -> bytes:
+    w = ByteWriter()
+    for value in values:
+        w.packed_int(value)
+    return w.getvalue()
+
+
+def _read_pairs(data: bytes) -> tuple[tuple[int, int], ...]:
+    values = _read_ints(data)
+    if len(values) % 2:
+        raise DecodeError("optional metadata pair list has an odd number of integers")
+    return tuple(zip(values[::2], values[1::2], strict=True))
+
+
+def _write_pairs(pairs: Iterable[tuple[int, int]]) -> bytes:
+    return _write_ints(v for pair in pairs for v in pair)
+
+
+def _read_bits(data: bytes) -> tuple[bool, ...]:
+    """A bitmap with the first bit in the high bit of the first byte (padding bits kept)."""
+    return tuple(bool(byte & (0x80 >> bit)) for byte in data for bit in range(8))
+
+
+def _write_bits(bits: Sequence[bool]) -> bytes:
+    out = bytearray((len(bits) + 7) // 8)
+    for i, bit in enumerate(bits):
+        if bit:
+            out[i >> 3] |= 0x80 >> (i & 7)
+    return bytes(out)
+
+
+def _read_default_charset(data: bytes) -> tuple[int, tuple[tuple[int, int], ...]]:
+    values = _read_ints(data)
+    if not values or len(values) % 2 == 0:
+        raise DecodeError("default charset field needs a default and (index, collation) pairs")
+    rest = values[1:]
+    return values[0], tuple(zip(rest[::2], rest[1::2], strict=True))
+
+
+def _write_default_charset(value: tuple[int, Sequence[tuple[int, int]]]) -> bytes:
+    default, pairs = value
+    return _write_ints([default]) + _write_pairs(pairs)
+
+
+def _read_strings(data: bytes) -> tuple[bytes, ...]:
+    r = ByteReader(data)
+    out = []
+    while not r.at_end():
+        out.append(r.packed_bytes("column name"))
+    return tuple(out)
+
+
+def _write_strings(values: Iterable[bytes]) -> bytes:
+    w = ByteWriter()
+    for value in values:
+        w.packed_bytes(value)
+    return w.getvalue()
+
+
+def _read_names(data: bytes) -> tuple[str, ...]:
+    return tuple(name.decode("utf-8", "surrogateescape") for name in _read_strings(data))
+
+
+def _write_names(names: Iterable[str]) -> bytes:
+    return _write_strings(name.encode("utf-8", "surrogateescape") for name in names)
+
+
+def _read_str_values(data: bytes) -> tuple[tuple[bytes, ...], ...]:
+    r = ByteReader(data)
+    out = []
+    while not r.at_end():
+        count = r.packed_length("value count")
+        out.append(tuple(r.packed_bytes("ENUM/SET value") for _ in range(count)))
+    return tuple(out)
+
+
+def _write_str_values(columns: Iterable[Sequence[bytes]]) -> bytes:
+    w = ByteWriter()
+    for values in columns:
+        w.packed_int(len(values))
+        for value in values:
+            w.packed_bytes(value)
+    return w.getvalue()
+
+
+_T = OptionalMetadataType
+_FIELD_CODECS: dict[int, tuple[Callable[[bytes], Any], Callable[[Any], bytes]]] = {
+    _T.SIGNEDNESS: (_read_bits, _write_bits),
+    _T.DEFAULT_CHARSET: (_read_default_charset, _write_default_charset),
+    _T.COLUMN_CHARSET: (_read_ints, _write_ints),
+    _T.COLUMN_NAME: (_read_names, _write_names),
+    _T.SET_STR_VALUE: (_read_str_values, _write_str_values),
+    _T.ENUM_STR_VALUE: (_read_str_values, _write_str_values),
+    _T.GEOMETRY_TYPE: (_read_ints, _write_ints),
+    _T.SIMPLE_PRIMARY_KEY: (_read_ints, _write_ints),
+    _T.PRIMARY_KEY_WITH_PREFIX: (_read_pairs, _write_pairs),
+    _T.ENUM_AND_SET_DEFAULT_CHARSET: (_read_default_charset, _write_default_charset),
+    _T.ENUM_AND_SET_COLUMN_CHARSET: (_read_ints, _write_ints),
+    _T.COLUMN_VISIBILITY: (_read_bits, _write_bits),
+    _T.VECTOR_DIMENSIONALITY: (_read_ints, _write_ints),
+}
+
+
+def decode_optional_field(field_type: int, data: bytes) -> Any:
+    """The value of one optional metadata field; unknown types give their bytes back."""
+    codec = _FIELD_CODECS.get(field_type)
+    return data if codec is None else codec[0](data)
+
+
+def encode_optional_field(field_type: int, value: Any) -> bytes:
+    """The mirror of :func:`decode_optional_field`."""
+    codec = _FIELD_CODECS.get(field_type)
+    return bytes(value) if codec is None else codec[1](value)
+
+
+def split_optional_metadata(raw: bytes) -> tuple[tuple[int, bytes], ...]:
+    """The (type, value bytes) TLV fields of an optional metadata block, in order."""
+    r = ByteReader(raw)
+    fields = []
+    while not r.at_end():
+        field_type = r.u8("optional metadata type")
+        fields.append((field_type, r.packed_bytes("optional metadata field")))
+    return tuple(fields)
+
+
+def encode_optional_metadata(fields: Iterable[tuple[int, Any]]) -> bytes:
+    """TLV bytes for (type, value) pairs, values as :func:`decode_optional_field` gives them."""
+    w = ByteWriter()
+    for field_type, value in fields:
+        w.u8(field_type)
+        w.packed_bytes(encode_optional_field(field_type, value))
+    return w.getvalue()
+
+
+@dataclass(frozen=True, slots=True)
+class OptionalMetadata:
+    """The parsed optional metadata of a table map; None where the binlog did not carry a field.
+
+    Per-column lists follow the servers' rules: ``signedness`` has one bit per
+    numeric column, the charset fields one entry per character column (or per
+    ENUM/SET column for the ``enum_set_*`` ones), ``set_values`` and
+    ``enum_values`` one tuple per SET / ENUM column, ``geometry_types`` one per
+    GEOMETRY column and ``vector_dimensions`` one per VECTOR column, all in
+    column order. ``default_charset`` is (default collation, ((index among
+    those columns, collation), ...)). ``unknown`` keeps fields of types this
+    library does not know.
+    """
+
+    signedness: tuple[bool, ...] | None = None
+    default_charset: tuple[int, tuple[tuple[int, int], ...]] | None = None
+    column_charsets: tuple[int, ...] | None = None
+    column_names: tuple[str, ...] | None = None
+    set_values: tuple[tuple[bytes, ...], ...] | None = None
+    enum_values: tuple[tuple[bytes, ...], ...] | None = None
+    geometry_types: tuple[int, ...] | None = None
+    simple_primary_key: tuple[int, ...] | None = None
+    primary_key_with_prefix: tuple[tuple[int, int], ...] | None = None
+    enum_set_default_charset: tuple[int, tuple[tuple[int, int], ...]] | None = None
+    enum_set_column_charsets: tuple[int, ...] | None = None
+    column_visibility: tuple[bool, ...] | None = None
+    vector_dimensions: tuple[int, ...] | None = None
+    unknown: tuple[tuple[int, bytes], ...] = ()
+
+    @classmethod
+    def parse(cls, raw: bytes) -> OptionalMetadata:
+        values: dict[str, Any] = {}
+        unknown = []
+        for field_type, data in split_optional_metadata(raw):
+            name = _FIELD_NAMES.get(field_type)
+            if name is None:
+                unknown.append((field_type, data))
+            elif name not in values:  # the servers use the first of a repeated type
+                values[name] = decode_optional_field(field_type, data)
+        return cls(**values, unknown=tuple(unknown))
+
+    @property
+    def primary_key(self) -> tuple[tuple[int, int], ...]:
+        """(column index, prefix length) of each primary key part; prefix 0 is the whole column."""
+        if self.primary_key_with_prefix is not None:
+            return self.primary_key_with_prefix
+        return tuple((index, 0) for index in self.simple_primary_key or ())
+
+
+_FIELD_NAMES: dict[int, str] = {
+    _T.SIGNEDNESS: "signedness",
+    _T.DEFAULT_CHARSET: "default_charset",
+    _T.COLUMN_CHARSET: "column_charsets",
+    _T.COLUMN_NAME: "column_names",
+    _T.SET_STR_VALUE: "set_values",
+    _T.ENUM_STR_VALUE: "enum_values",
+    _T.GEOMETRY_TYPE: "geometry_types",
+    _T.SIMPLE_PRIMARY_KEY: "simple_primary_key",
+    _T.PRIMARY_KEY_WITH_PREFIX: "primary_key_with_prefix",
+    _T.ENUM_AND_SET_DEFAULT_CHARSET: "enum_set_default_charset",
+    _T.ENUM_AND_SET_COLUMN_CHARSET: "enum_set_column_charsets",
+    _T.COLUMN_VISIBILITY: "column_visibility",
+    _T.VECTOR_DIMENSIONALITY: "vector_dimensions",
+}
+
+
+def _charsets(
+    indexes: Sequence[int],
+    per_column: tuple[int, ...] | None,
+    default: tuple[int, tuple[tuple[int, int], ...]] | None,
+) -> dict[int, int]:
+    """Column index → collation for the columns ``indexes`` (counted among themselves)."""
+    if per_column is not None:
+        return dict(zip(indexes, per_column, strict=False))
+    if default is None:
+        return {}
+    collation, exceptions = default
+    out = dict.fromkeys(indexes, collation)
+    for k, coll in exceptions:
+        if k < len(indexes):
+            out[indexes[k]] = coll
+    return out
+
+
+def _nth(values: Sequence[Any] | None, n: int) -> Any:
+    return values[n] if values is not None and n < len(values) else None
+
+
+# --- the event ---------------------------------------------------------------------------------
+
+
+@register(EventType.TABLE_MAP)
+@dataclass(frozen=True, slots=True)
+class TableMapEvent(Event):
+    """Maps a table id to a table and its columns, for the rows events that follow.
+
+    ``column_types`` has one type code per column, ``metadata`` is the raw
+    per-column metadata block (None in tables maps of MySQL 5.1 before it
+    existed), ``null_bitmap`` has bit *i* (low bit first) set when column *i*
+    may be NULL, and ``optional_metadata`` is the raw TLV block. Use
+    :attr:`columns` for everything resolved per column.
+    """
+
+    table_id: int
+    flags: int
+    schema: str
+    table_name: str
+    column_types: bytes
+    metadata: bytes | None
+    null_bitmap: bytes
+    optional_metadata: bytes = b""
+    _cache: dict[Any, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
+
+    @property
+    def column_count(self) -> int:
+        return len(self.column_types)
+
+    @classmethod
+    def decode(cls, header: EventHeader, body: Body, ctx: DecodeContext) -> TableMapEvent:
+        r = ByteReader(body)
+        table_id = r.uint(_table_id_length(ctx.fmt), "table id")
+        flags = r.u16("flags")
+        schema = _read_name(r, "schema name")
+        table = _read_name(r, "table name")
+        count = r.packed_length("column count")
+        types = r.bytes(count, "column types")
+        if r.at_end():
+            event = cls(header, table_id, flags, schema, table, types, None, b"")
+        else:
+            metadata = r.packed_bytes("column metadata")
+            null_bitmap = r.bytes((count + 7) // 8, "null bitmap")
+            event = cls(
+                header, table_id, flags, schema, table, types, metadata, null_bitmap, r.rest()
+            )
+        # Servers log the same table map again in every transaction: share what was parsed.
+        previous = ctx.tables.get(table_id)
+        if previous is not None and previous.same_layout(event):
+            object.__setattr__(event, "_cache", previous._cache)
+        return event
+
+    def same_layout(self, other: TableMapEvent) -> bool:
+        """Whether ``other`` describes the same table the same way (its parsed state is ours)."""
+        return (
+            self.column_types == other.column_types
+            and self.metadata == other.metadata
+            and self.null_bitmap == other.null_bitmap
+            and self.optional_metadata == other.optional_metadata
+            and self.table_name == other.table_name
+            and self.schema == other.schema
+        )
+
+    def encode_body(self, fmt: FormatContext) -> bytes:
+        w = ByteWriter()
+        w.uint(self.table_id, _table_id_length(fmt))
+        w.u16(self.flags)
+        _write_name(w, self.schema)
+        _write_name(w, self.table_name)
+        w.packed_int(len(self.column_types))
+        w.bytes(self.column_types)
+        if self.metadata is not None:
+            w.packed_bytes(self.metadata)
+            w.bytes(self.null_bitmap)
+            w.bytes(self.optional_metadata)
+        elif self.null_bitmap or self.optional_metadata:
+            raise EncodeError("a table map without a metadata block has no null bitmap either")
+        return w.getvalue()
+
+    @classmethod
+    def build(
+        cls,
+        header: EventHeader,
+        table_id: int,
+        schema: str,
+        table_name: str,
+        columns: Sequence[ColumnInfo],
+        *,
+        flags: int = 1,
+        optional_fields: Iterable[tuple[int, Any]] = (),
+    ) -> TableMapEvent:
+        """A table map from column descriptions (metadata written by the column codecs).
+
+        ``optional_fields`` are (:class:`OptionalMetadataType`, value) pairs in
+        the order to write them, values in the form :class:`OptionalMetadata` has.
+        """
+        w = ByteWriter()
+        nulls = bytearray((len(columns) + 7) // 8)
+        for i, col in enumerate(columns):
+            COLUMN_CODECS[col.binlog_type].write_meta(col.meta, w)
+            if col.nullable:
+                nulls[i >> 3] |= 1 << (i & 7)
+        return cls(
+            header,
+            table_id,
+            flags,
+            schema,
+            table_name,
+            bytes(col.binlog_type for col in columns),
+            w.getvalue(),
+            bytes(nulls),
+            encode_optional_metadata(optional_fields),
+        )
+
+    # --- parsed views, computed once -----------------------------------------------------------
+
+    @property
+    def column_metas(self) -> tuple[int, ...]:
+        """Each column's metadata as its column codec reads it (0 without a metadata block)."""
+        metas: tuple[int, ...] | None = self._cache.get("metas")
+        if metas is None:
+            metas = self._parse_metas()
+            self._cache["metas"] = metas
+        return metas
+
+    def _parse_metas(self) -> tuple[int, ...]:
+        if self.metadata is None:
+            return (0,) * len(self.column_types)
+        r = ByteReader(self.metadata)
+        metas = []
+        for i, code in enumerate(self.column_types):
+            codec = COLUMN_CODECS.get(code)
+            if codec is None:
+                raise DecodeError(
+                    f"table {self.qualified_name}: column {i + 1} has unknown type {code}"
+                )
+            metas.append(codec.read_meta(r))
+        if not r.at_end():
+            raise DecodeError(
+                f"table {self.qualified_name}: {r.remaining} bytes of column metadata left over"
+            )
+        return tuple(metas)
+
+    @property
+    def metadata_fields(self) -> OptionalMetadata:
+        """The optional metadata, parsed."""
+        parsed: OptionalMetadata | None = self._cache.get("optional")
+        if parsed is None:
+            parsed = OptionalMetadata.parse(self.optional_metadata)
+            self._cache["optional"] = parsed
+        return parsed
+
+    @property
+    def qualified_name(self) -> str:
+        return f"`{self.schema}`.`{self.table_name}`"
+
+    @property
+    def columns(self) -> tuple[ColumnInfo, ...]:
+        """Every column with its type, metadata and what the optional metadata says of it."""
+        columns: tuple[ColumnInfo, ...] | None = self._cache.get("columns")
+        if columns is None:
+            columns = self._resolve_columns()
+            self._cache["columns"] = columns
+        return columns
+
+    def _resolve_columns(self) -> tuple[ColumnInfo, ...]:
+        metas = self.column_metas
+        opt = self.metadata_fields
+        types = [real_type(code, meta) for code, meta in zip(self.column_types, metas, strict=True)]
+        numeric = [i for i, code in enumerate(self.column_types) if code in NUMERIC_TYPES]
+        character = [i for i, t in enumerate(types) if t in CHARACTER_TYPES]
+        enum_set = [i for i, t in enumerate(types) if t in ENUM_SET_TYPES]
+        charsets = _charsets(character, opt.column_charsets, opt.default_charset)
+        charsets.update(
+            _charsets(enum_set, opt.enum_set_column_charsets, opt.enum_set_default_charset)
+        )
+        unsigned = (
+            dict(zip(numeric, opt.signedness, strict=False)) if opt.signedness is not None else {}
+        )
+        ordinal = _ordinals(types)
+        primary = {index for index, _ in opt.primary_key}
+        columns = []
+        for i, (code, meta, typ) in enumerate(zip(self.column_types, metas, types, strict=True)):
+            nullable = bool(self.null_bitmap[i >> 3] >> (i & 7) & 1) if self.null_bitmap else True
+            nth = ordinal[i]
+            columns.append(
+                ColumnInfo(
+                    index=i,
+                    type=typ,
+                    binlog_type=code,
+                    meta=meta,
+                    nullable=nullable,
+                    name=_nth(opt.column_names, i),
+                    unsigned=unsigned.get(i),
+                    charset=charsets.get(i),
+                    enum_values=_nth(opt.enum_values, nth) if typ == ColumnType.ENUM else None,
+                    set_values=_nth(opt.set_values, nth) if typ == ColumnType.SET else None,
+                    geometry_type=(
+                        _nth(opt.geometry_types, nth) if typ == ColumnType.GEOMETRY else None
+                    ),
+                    visible=_nth(opt.column_visibility, i),
+                    primary_key=i in primary,
+                )
+            )
+        return tuple(columns)
+
+    def plan(self, options: DecodeOptions) -> RowPlan:
+        """The row plan for these columns and options, compiled once and kept."""
+        key = ("plan", options)
+        plan: RowPlan | None = self._cache.get(key)
+        if plan is None:
+            from binlogkit.binlog.rows.plan import RowPlan
+
+            plan = RowPlan(self, options)
+            self._cache[key] = plan
+        return plan
+
+
+def _ordinals(types: Sequence[int]) -> list[int]:
+    """For each column, how many columns of its real type come before it."""
+    seen: dict[int, int] = {}
+    out = []
+    for t in types:
+        out.append(seen.get(t, 0))
+        seen[t] = out[-1] + 1
+    return out
+
+
+def _table_id_length(fmt: FormatContext) -> int:
+    return 4 if fmt.post_header_length(EventType.TABLE_MAP, TABLE_MAP_HEADER_LENGTH) == 6 else 6
+
+
+def _read_name(r: ByteReader, what: str) -> str:
+    raw = r.bytes(r.u8(what), what)
+    if r.u8(what) != 0:
+        raise DecodeError(f"{what} is not NUL-terminated")
+    return raw.decode("utf-8", "surrogateescape")
+
+
+def _write_name(w: ByteWriter, name: str) -> None:
+    raw = name.encode("utf-8", "surrogateescape")
+    if len(raw) > 255:
+        raise EncodeError(f"name longer than 255 bytes: {name!r}")
+    w.u8(len(raw))
+    w.cstring(raw)

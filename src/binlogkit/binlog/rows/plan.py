@@ -1,0 +1,461 @@
+"""Row plans: how to read and write the row images of one table map, compiled once.
+
+A :class:`RowPlan` holds one value decoder per column, chosen from the column
+type, metadata, signedness and charset when the plan is built (once per table
+map and options, cached on the table map). For each columns-present bitmap it
+builds an :class:`ImagePlan`: the present columns' keys and decoders as one
+tuple and the size of the NULL bitmap, so decoding a row is one loop over
+offsets into ``bytes`` with no lookups.
+
+Row image layout (all rows events): a NULL bitmap with one bit per present
+column, low bit first, then the values of the present non-NULL columns. The
+pre-GA rows events of MySQL 5.1.0-5.1.17 (``legacy``) instead start with the
+table's record NULL bytes: bit 0 is the record's "deleted" bit (always 1),
+then one bit per nullable column, unused bits set.
+
+PARTIAL_UPDATE_ROWS puts a shared image between the before and after images:
+``value_options`` (packed integer, bit 0 = PARTIAL_JSON_UPDATES) and, with
+that bit, one bit per JSON column of the table saying its after-image value
+is a list of JSON diffs rather than a document.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from binlogkit.binlog.constants import ColumnType
+from binlogkit.binlog.context import DecodeOptions
+from binlogkit.binlog.rows.columns import COLUMN_CODECS, ColumnInfo, ValueDecoder, ValueEncoder
+from binlogkit.binlog.rows.json_diff import (
+    apply_json_diffs,
+    read_json_diff_vector,
+    write_json_diff_vector,
+)
+from binlogkit.errors import DecodeError, EncodeError
+
+if TYPE_CHECKING:
+    from binlogkit.binlog.events.table_map import TableMapEvent
+
+__all__ = ["PARTIAL_JSON_UPDATES", "ImagePlan", "PartialRowChange", "RowChange", "RowPlan"]
+
+PARTIAL_JSON_UPDATES = 1
+"""Bit 0 of binlog_row_value_options: JSON columns may be logged as diffs."""
+
+Row = dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class RowChange:
+    """One changed row: ``before`` and ``after`` map column keys to values.
+
+    An insert has no ``before``, a delete no ``after``. A column missing from
+    a dict was not logged (MINIMAL or NOBLOB images); a logged NULL is None.
+    """
+
+    before: Row | None
+    after: Row | None
+
+
+@dataclass(frozen=True, slots=True)
+class PartialRowChange(RowChange):
+    """A row of PARTIAL_UPDATE_ROWS: also the shared image's options and the JSON diffs.
+
+    ``diffs`` maps the key of each JSON column logged as diffs to its diffs.
+    ``after`` holds the full new document of such a column when the before
+    image has the old one to apply the diffs to, else the diffs themselves.
+    """
+
+    value_options: int = 0
+    diffs: Mapping[str, Any] = field(default_factory=dict)
+
+
+def _bits(bitmap: bytes, width: int) -> list[int]:
+    """Indexes of the set bits among the first ``width`` (low bit first)."""
+    return [i for i in range(width) if bitmap[i >> 3] >> (i & 7) & 1]
+
+
+def _read_packed(buf: bytes, pos: int) -> tuple[int, int]:
+    first = buf[pos]
+    if first < 0xFB:
+        return first, pos + 1
+    size = {0xFC: 2, 0xFD: 3, 0xFE: 8}.get(first)
+    if size is None:
+        raise DecodeError(f"invalid packed integer prefix {first:#x} in row data")
+    end = pos + 1 + size
+    if end > len(buf):
+        raise DecodeError("row data ends inside a packed integer")
+    return int.from_bytes(buf[pos + 1 : end], "little"), end
+
+
+def _write_packed(value: int, out: bytearray) -> None:
+    if value < 0xFB:
+        out.append(value)
+    elif value <= 0xFFFF:
+        out.append(0xFC)
+        out += value.to_bytes(2, "little")
+    elif value <= 0xFFFFFF:
+        out.append(0xFD)
+        out += value.to_bytes(3, "little")
+    else:
+        out.append(0xFE)
+        out += value.to_bytes(8, "little")
+
+
+class ImagePlan:
+    """Reads and writes row images that carry a given set of columns."""
+
+    __slots__ = (
+        "_enc_items",
+        "_plan",
+        "indexes",
+        "items",
+        "json_slots",
+        "keys",
+        "legacy_bits",
+        "null_bytes",
+        "pad_mask",
+    )
+
+    def __init__(self, plan: RowPlan, indexes: Sequence[int], legacy: bool) -> None:
+        self._plan = plan
+        self.indexes = tuple(indexes)
+        self.keys = tuple(plan.keys[i] for i in indexes)
+        self.items: tuple[tuple[str, ValueDecoder], ...] = tuple(
+            (plan.keys[i], plan.decoders[i]) for i in indexes
+        )
+        self._enc_items: tuple[tuple[str, ValueEncoder], ...] | None = None
+        self.json_slots = tuple(
+            (n, plan.json_ordinal[i]) for n, i in enumerate(indexes) if plan.json_ordinal[i] >= 0
+        )
+        self.legacy_bits: tuple[int | None, ...] | None = None
+        if legacy:
+            # Record NULL bytes: bit 0 is the "deleted" bit, then nullable columns in order.
+            nullable = [c.index for c in plan.columns[: plan.width_limit] if c.nullable]
+            self.null_bytes = (len(nullable) + 1 + 7) // 8
+            bit_of = {index: n + 1 for n, index in enumerate(nullable)}
+            self.legacy_bits = tuple(bit_of.get(i) for i in indexes)
+            used = len(nullable) + 1
+        else:
+            self.null_bytes = (len(indexes) + 7) // 8
+            used = len(indexes)
+        self.pad_mask = ((1 << (8 * self.null_bytes)) - 1) ^ ((1 << used) - 1)
+        """The unused bits of the NULL bitmap."""
+
+    def decode(self, buf: bytes, pos: int) -> tuple[Row, int]:
+        """One image at ``buf[pos:]``: the row and the offset after it."""
+        end = pos + self.null_bytes
+        nulls = int.from_bytes(buf[pos:end], "little")
+        pos = end
+        row: Row = {}
+        if self.legacy_bits is not None:
+            for (key, dec), bit in zip(self.items, self.legacy_bits, strict=True):
+                if bit is not None and nulls >> bit & 1:
+                    row[key] = None
+                else:
+                    row[key], pos = dec(buf, pos)
+        elif not nulls:
+            for key, dec in self.items:
+                row[key], pos = dec(buf, pos)
+        else:
+            for key, dec in self.items:
+                if nulls & 1:
+                    row[key] = None
+                else:
+                    row[key], pos = dec(buf, pos)
+                nulls >>= 1
+        return row, pos
+
+    def decode_partial(self, buf: bytes, pos: int, partial: int) -> tuple[Row, Row, int]:
+        """An after image whose JSON columns with a bit in ``partial`` hold diffs."""
+        diff_slots = {n for n, ordinal in self.json_slots if partial >> ordinal & 1}
+        if not diff_slots:
+            whole, pos = self.decode(buf, pos)
+            return whole, {}, pos
+        end = pos + self.null_bytes
+        nulls = int.from_bytes(buf[pos:end], "little")
+        pos = end
+        row: Row = {}
+        diffs: Row = {}
+        for n, (key, dec) in enumerate(self.items):
+            if nulls >> n & 1:
+                row[key] = None
+            elif n in diff_slots:
+                row[key], pos = read_json_diff_vector(buf, pos)
+                diffs[key] = row[key]
+            else:
+                row[key], pos = dec(buf, pos)
+        return row, diffs, pos
+
+    def padding(self, buf: bytes, pos: int) -> bool | None:
+        """Whether the image at ``pos`` sets its NULL bitmap's unused bits (None: it has none)."""
+        if not self.pad_mask:
+            return None
+        nulls = int.from_bytes(buf[pos : pos + self.null_bytes], "little")
+        return nulls & self.pad_mask == self.pad_mask
+
+    def encode(
+        self,
+        row: Mapping[str, Any],
+        out: bytearray,
+        diffs: Mapping[str, Any] = {},
+        pad: bool = False,
+    ) -> None:
+        """Append the image of ``row`` (which must have exactly this image's keys).
+
+        ``pad`` sets the unused bits of the NULL bitmap, as MySQL 5.x and MariaDB
+        do (MySQL 8 clears them); pre-GA record NULL bytes always have them set.
+        """
+        if len(row) != len(self.keys):
+            _missing_or_extra(self.keys, row)
+        items = self._enc_items
+        if items is None:
+            enc = self._plan.encoders
+            items = self._enc_items = tuple((self._plan.keys[i], enc[i]) for i in self.indexes)
+        start = len(out)
+        out += bytes(self.null_bytes)  # filled in below
+        nulls = 0
+        bits = self.legacy_bits
+        try:
+            if bits is None and not diffs:
+                bit = 1
+                for key, enc_one in items:
+                    value = row[key]
+                    if value is None:
+                        nulls |= bit
+                    else:
+                        enc_one(value, out)
+                    bit <<= 1
+            else:
+                for n, (key, enc_one) in enumerate(items):
+                    value = row[key]
+                    if value is None:
+                        nbit = n if bits is None else bits[n]
+                        if nbit is None:
+                            raise EncodeError(f"column {key} is NOT NULL in the table map")
+                        nulls |= 1 << nbit
+                    elif key in diffs:
+                        write_json_diff_vector(diffs[key], out)
+                    else:
+                        enc_one(value, out)
+        except KeyError:
+            _missing_or_extra(self.keys, row)
+        if bits is not None:
+            nulls |= 1 | self.pad_mask
+        elif pad:
+            nulls |= self.pad_mask
+        out[start : start + self.null_bytes] = nulls.to_bytes(self.null_bytes, "little")
+
+
+def _missing_or_extra(keys: Sequence[str], row: Mapping[str, Any]) -> None:
+    missing = [k for k in keys if k not in row]
+    extra = [k for k in row if k not in keys]
+    raise EncodeError(
+        f"row does not match the logged columns: missing {missing or 'none'}, "
+        f"not logged {extra or 'none'}"
+    )
+
+
+class RowPlan:
+    """Everything needed to read and write the rows of one table map, for one set of options."""
+
+    __slots__ = (
+        "_encoders",
+        "_images",
+        "columns",
+        "decoders",
+        "json_count",
+        "json_ordinal",
+        "keys",
+        "options",
+        "table",
+        "width_limit",
+    )
+
+    def __init__(self, table: TableMapEvent, options: DecodeOptions) -> None:
+        self.table = table
+        self.options = options
+        self.columns: tuple[ColumnInfo, ...] = table.columns
+        self.width_limit = len(self.columns)
+        self.keys = tuple(col.key for col in self.columns)
+        self.decoders: tuple[ValueDecoder, ...] = tuple(
+            _codec(col).decoder(col, options) for col in self.columns
+        )
+        self._encoders: tuple[ValueEncoder, ...] | None = None
+        ordinal = []
+        count = 0
+        for col in self.columns:
+            if col.binlog_type == ColumnType.JSON:
+                ordinal.append(count)
+                count += 1
+            else:
+                ordinal.append(-1)
+        self.json_ordinal = tuple(ordinal)
+        self.json_count = count
+        self._images: dict[tuple[bytes, int, bool], ImagePlan] = {}
+
+    @property
+    def encoders(self) -> tuple[ValueEncoder, ...]:
+        if self._encoders is None:
+            self._encoders = tuple(_codec(c).encoder(c, self.options) for c in self.columns)
+        return self._encoders
+
+    def image(self, present: bytes, width: int, legacy: bool = False) -> ImagePlan:
+        """The image plan for a columns-present bitmap of ``width`` columns."""
+        key = (present, width, legacy)
+        plan = self._images.get(key)
+        if plan is None:
+            if width > len(self.columns):
+                raise DecodeError(
+                    f"rows event has {width} columns, table map of "
+                    f"{self.table.qualified_name} has {len(self.columns)}"
+                )
+            plan = self._images[key] = ImagePlan(self, _bits(present, width), legacy)
+        return plan
+
+    # --- whole rows sections -------------------------------------------------------------------
+
+    def decode_rows(
+        self,
+        data: bytes,
+        width: int,
+        before: bytes | None,
+        after: bytes | None,
+        *,
+        partial: bool = False,
+        legacy: bool = False,
+    ) -> tuple[RowChange, ...]:
+        """Every row of a rows section; ``before``/``after`` are the present bitmaps it has."""
+        end = len(data)
+        pos = 0
+        out: list[RowChange] = []
+        append = out.append
+        bi = None if before is None else self.image(before, width, legacy).decode
+        if after is None:
+            assert bi is not None
+            while pos < end:
+                row, pos = bi(data, pos)
+                append(RowChange(row, None))
+        elif bi is None:
+            ai = self.image(after, width, legacy).decode
+            while pos < end:
+                row, pos = ai(data, pos)
+                append(RowChange(None, row))
+        elif not partial:
+            ai = self.image(after, width, legacy).decode
+            while pos < end:
+                old, pos = bi(data, pos)
+                new, pos = ai(data, pos)
+                append(RowChange(old, new))
+        else:
+            image = self.image(after, width)
+            while pos < end:
+                old, pos = bi(data, pos)
+                change, pos = self._decode_partial_after(data, pos, old, image)
+                append(change)
+        if pos != end:
+            raise DecodeError(f"last row image runs {pos - end} bytes past the rows data")
+        return tuple(out)
+
+    def _decode_partial_after(
+        self, data: bytes, pos: int, old: Row, image: ImagePlan
+    ) -> tuple[PartialRowChange, int]:
+        """The shared image and after image of one PARTIAL_UPDATE_ROWS row."""
+        options, pos = _read_packed(data, pos)
+        partial = 0
+        if options & PARTIAL_JSON_UPDATES:
+            nbytes = (self.json_count + 7) // 8
+            partial = int.from_bytes(data[pos : pos + nbytes], "little")
+            pos += nbytes
+        new, diffs, pos = image.decode_partial(data, pos, partial)
+        if diffs and not self.options.raw_values:
+            for key, diff in diffs.items():
+                base = old.get(key)
+                if base is not None:
+                    new[key] = apply_json_diffs(base, diff)
+        return PartialRowChange(old, new, options, diffs), pos
+
+    def encode_rows(
+        self,
+        rows: Iterable[RowChange],
+        width: int,
+        before: bytes | None,
+        after: bytes | None,
+        *,
+        partial: bool = False,
+        legacy: bool = False,
+        pad: bool = False,
+    ) -> bytes:
+        """The rows section for ``rows``: the mirror of :meth:`decode_rows`.
+
+        ``pad`` sets the unused bits of the NULL bitmaps (see :meth:`null_padding`).
+        """
+        out = bytearray()
+        bi = None if before is None else self.image(before, width, legacy)
+        ai = None if after is None else self.image(after, width, legacy)
+        for change in rows:
+            if bi is not None:
+                if change.before is None:
+                    raise EncodeError("this rows event needs a before image for every row")
+                bi.encode(change.before, out, pad=pad)
+            if ai is not None:
+                if change.after is None:
+                    raise EncodeError("this rows event needs an after image for every row")
+                if partial:
+                    self._encode_shared(change, out)
+                    diffs = change.diffs if isinstance(change, PartialRowChange) else {}
+                    ai.encode(change.after, out, diffs, pad)
+                else:
+                    ai.encode(change.after, out, pad=pad)
+        return bytes(out)
+
+    def null_padding(
+        self,
+        data: bytes,
+        width: int,
+        before: bytes | None,
+        after: bytes | None,
+        *,
+        partial: bool = False,
+    ) -> bool:
+        """Whether a rows section sets the unused bits of its NULL bitmaps.
+
+        MySQL 5.x and MariaDB set them, MySQL 8 clears them; the first image
+        that has such bits tells (False when none has).
+        """
+        pos = 0
+        images = [self.image(bitmap, width) for bitmap in (before, after) if bitmap is not None]
+        for n, image in enumerate(images):
+            if pos >= len(data):
+                break
+            pad = image.padding(data, pos)
+            if pad is not None:
+                return pad
+            if n + 1 < len(images):
+                _, pos = image.decode(data, pos)
+                if partial:
+                    options, pos = _read_packed(data, pos)
+                    if options & PARTIAL_JSON_UPDATES:
+                        pos += (self.json_count + 7) // 8
+        return False
+
+    def _encode_shared(self, change: RowChange, out: bytearray) -> None:
+        options = change.value_options if isinstance(change, PartialRowChange) else 0
+        diffs = change.diffs if isinstance(change, PartialRowChange) else {}
+        _write_packed(options, out)
+        if options & PARTIAL_JSON_UPDATES:
+            bits = 0
+            for key, ordinal in zip(self.keys, self.json_ordinal, strict=True):
+                if ordinal >= 0 and key in diffs:
+                    bits |= 1 << ordinal
+            out += bits.to_bytes((self.json_count + 7) // 8, "little")
+        elif diffs:
+            raise EncodeError("JSON diffs need value_options with PARTIAL_JSON_UPDATES")
+
+
+def _codec(col: ColumnInfo) -> Any:
+    codec = COLUMN_CODECS.get(col.type)
+    if codec is None:
+        raise DecodeError(f"no codec for column {col.key} of type {col.type}")
+    return codec

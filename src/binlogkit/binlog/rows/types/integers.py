@@ -1,0 +1,100 @@
+"""TINYINT, SMALLINT, MEDIUMINT, INT and BIGINT: little-endian two's complement.
+
+Values are ``int``. A column is read unsigned when the table map's signedness
+metadata says so (``ColumnInfo.unsigned`` is True); without that metadata
+(binlog_row_metadata=MINIMAL, older servers) the binlog cannot tell, and the
+value is read signed, as stored. Raw mode gives the same ints.
+"""
+
+from __future__ import annotations
+
+import struct
+from operator import index
+from typing import Any
+
+from binlogkit.binlog.constants import ColumnType
+from binlogkit.binlog.context import DecodeOptions
+from binlogkit.binlog.rows.columns import (
+    ColumnCodec,
+    ColumnInfo,
+    ValueDecoder,
+    ValueEncoder,
+    column_codec,
+)
+from binlogkit.binlog.rows.types._base import fixed_decoder, fixed_encoder, truncated, unencodable
+
+# type code → (struct code signed, struct code unsigned, SQL name)
+_FORMATS: dict[int, tuple[str, str, str]] = {
+    ColumnType.TINY: ("b", "B", "TINYINT"),
+    ColumnType.SHORT: ("h", "H", "SMALLINT"),
+    ColumnType.LONG: ("i", "I", "INT"),
+    ColumnType.LONGLONG: ("q", "Q", "BIGINT"),
+}
+
+
+@column_codec(ColumnType.TINY, ColumnType.SHORT, ColumnType.LONG, ColumnType.LONGLONG)
+class IntegerCodec(ColumnCodec):
+    """The 1, 2, 4 and 8 byte integers."""
+
+    @classmethod
+    def _struct(cls, col: ColumnInfo) -> tuple[struct.Struct, str]:
+        signed, unsigned, name = _FORMATS[col.type]
+        code = unsigned if col.unsigned else signed
+        return struct.Struct("<" + code), ("UNSIGNED " if col.unsigned else "") + name
+
+    @classmethod
+    def decoder(cls, col: ColumnInfo, options: DecodeOptions) -> ValueDecoder:
+        fmt, name = cls._struct(col)
+        return fixed_decoder(col, fmt, name)
+
+    @classmethod
+    def encoder(cls, col: ColumnInfo, options: DecodeOptions) -> ValueEncoder:
+        fmt, name = cls._struct(col)
+        return fixed_encoder(col, fmt, name)
+
+
+_INT24 = struct.Struct("<HB")
+
+
+@column_codec(ColumnType.INT24)
+class Int24Codec(ColumnCodec):
+    """MEDIUMINT: three bytes."""
+
+    @classmethod
+    def decoder(cls, col: ColumnInfo, options: DecodeOptions) -> ValueDecoder:
+        unpack = _INT24.unpack_from
+        what = "MEDIUMINT"
+
+        if col.unsigned:
+
+            def decode_unsigned(buf: bytes, pos: int) -> tuple[Any, int]:
+                try:
+                    low, high = unpack(buf, pos)
+                except struct.error:
+                    raise truncated(col, what, 3, buf, pos) from None
+                return low | high << 16, pos + 3
+
+            return decode_unsigned
+
+        def decode_signed(buf: bytes, pos: int) -> tuple[Any, int]:
+            try:
+                low, high = unpack(buf, pos)
+            except struct.error:
+                raise truncated(col, what, 3, buf, pos) from None
+            value = low | high << 16
+            return (value - 0x1000000 if high & 0x80 else value), pos + 3
+
+        return decode_signed
+
+    @classmethod
+    def encoder(cls, col: ColumnInfo, options: DecodeOptions) -> ValueEncoder:
+        signed = not col.unsigned
+
+        def encode(value: Any, out: bytearray) -> None:
+            try:
+                out += index(value).to_bytes(3, "little", signed=signed)
+            except (OverflowError, TypeError, ValueError):
+                kind = "a signed" if signed else "an unsigned"
+                raise unencodable(col, value, f"not {kind} MEDIUMINT") from None
+
+        return encode

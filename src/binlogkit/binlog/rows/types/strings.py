@@ -1,0 +1,167 @@
+"""CHAR, VARCHAR, BINARY, VARBINARY, and the BLOB and TEXT family.
+
+Layouts: every value is its bytes led by their length, little-endian.
+
+- VARCHAR / VARBINARY (type 15): the metadata (2 bytes, little-endian) is the
+  column's maximum length in bytes; the length takes 1 byte below 256, else 2.
+- CHAR / BINARY (type 254, STRING): the metadata is 2 bytes, the real type then
+  the length, and for CHAR columns over 255 bytes the length's two high bits
+  are folded, inverted, into bits 4-5 of the type byte. Same 1-or-2-byte rule.
+  The server strips CHAR values of their trailing pad (spaces; NULs for
+  BINARY) before logging them. CHAR values are given as logged, as SELECT
+  gives them; BINARY values (collation 63 known from the table map) get their
+  NULs back, padded to the column width as SELECT gives them, and lose them
+  again when encoded. Raw mode gives what was logged.
+- VAR_STRING (type 253): a pre-5.0 VARCHAR, logged like CHAR.
+- BLOB / TEXT (types 249-252; servers log all four as 252): the metadata byte is
+  the size of the length (1 TINY, 2 plain, 3 MEDIUM, 4 LONG).
+
+Values: ``str`` decoded with the column's charset when the table map names it
+(binlog_row_metadata=FULL) and Python has a codec for it (see
+:mod:`~binlogkit.binlog.rows.charsets`); ``bytes`` for binary columns
+(collation 63), when the charset is unknown or has no codec, and for a value
+that is not valid in its charset (kept intact instead of guessed). Raw mode
+gives ``bytes`` always. Encoders take ``str`` (encoded with the column's
+charset) or ``bytes`` (written as they are).
+
+MariaDB's INET6 and UUID columns are logged as BINARY(16) (INET4 as
+BINARY(4)) and come out as the stored 16 (4) bytes; MariaDB's JSON is a LONGTEXT.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, ClassVar
+
+from binlogkit.binlog.constants import ColumnType
+from binlogkit.binlog.context import DecodeOptions
+from binlogkit.binlog.rows.charsets import BINARY_COLLATION, TextCodec, text_codec
+from binlogkit.binlog.rows.columns import (
+    ColumnCodec,
+    ColumnInfo,
+    ValueDecoder,
+    ValueEncoder,
+    column_codec,
+)
+from binlogkit.binlog.rows.types._base import prefixed_decoder, prefixed_encoder, unencodable
+from binlogkit.wire import ByteReader, ByteWriter
+
+
+def string_max_length(meta: int) -> int:
+    """The maximum byte length of a CHAR (STRING) column from its table-map metadata."""
+    if meta >= 256:
+        high, low = meta >> 8, meta & 0xFF
+        if high & 0x30 != 0x30:
+            return low | ((high & 0x30) ^ 0x30) << 4
+        return low
+    return meta
+
+
+def text_converter(col: ColumnInfo, options: DecodeOptions) -> Callable[[bytes], Any]:
+    """bytes → the column's value: ``str`` in a known charset, else ``bytes``."""
+    codec = None if options.raw_values else text_codec(col.charset)
+    if codec is None:
+        return bytes
+    decode = codec.decode
+
+    def convert(data: bytes) -> str | bytes:
+        try:
+            return decode(data)
+        except UnicodeDecodeError:
+            return bytes(data)
+
+    return convert
+
+
+def text_to_bytes(col: ColumnInfo, options: DecodeOptions) -> Callable[[Any], bytes]:
+    """The mirror of :func:`text_converter`: ``str`` in the column's charset, or ``bytes``."""
+    codec: TextCodec | None = None if options.raw_values else text_codec(col.charset)
+
+    def to_bytes(value: Any) -> bytes:
+        if isinstance(value, bytes | bytearray | memoryview):
+            return bytes(value)
+        if isinstance(value, str) and codec is not None:
+            try:
+                return codec.encode(value)
+            except UnicodeEncodeError as exc:
+                raise unencodable(col, value, f"not valid in {codec.charset}: {exc}") from None
+        raise unencodable(col, value, "a text column takes bytes, or str when its charset is known")
+
+    return to_bytes
+
+
+class _StringCodec(ColumnCodec):
+    """Shared by the string types: a length prefix whose size the subclass derives."""
+
+    @classmethod
+    def prefix_size(cls, col: ColumnInfo) -> int:
+        raise NotImplementedError
+
+    @classmethod
+    def decoder(cls, col: ColumnInfo, options: DecodeOptions) -> ValueDecoder:
+        return prefixed_decoder(
+            col, cls.prefix_size(col), ColumnType(col.type).name, text_converter(col, options)
+        )
+
+    @classmethod
+    def encoder(cls, col: ColumnInfo, options: DecodeOptions) -> ValueEncoder:
+        return prefixed_encoder(
+            col, cls.prefix_size(col), ColumnType(col.type).name, text_to_bytes(col, options)
+        )
+
+
+@column_codec(ColumnType.VARCHAR)
+class VarcharCodec(_StringCodec):
+    meta_length: ClassVar[int] = 2
+
+    @classmethod
+    def prefix_size(cls, col: ColumnInfo) -> int:
+        return 1 if col.meta < 256 else 2
+
+
+@column_codec(ColumnType.STRING, ColumnType.VAR_STRING)
+class CharCodec(_StringCodec):
+    meta_length: ClassVar[int] = 2
+
+    @classmethod
+    def read_meta(cls, r: ByteReader) -> int:
+        return r.uint_be(2, "CHAR metadata")
+
+    @classmethod
+    def write_meta(cls, meta: int, w: ByteWriter) -> None:
+        w.uint_be(meta, 2)
+
+    @classmethod
+    def prefix_size(cls, col: ColumnInfo) -> int:
+        return 1 if string_max_length(col.meta) < 256 else 2
+
+    @classmethod
+    def decoder(cls, col: ColumnInfo, options: DecodeOptions) -> ValueDecoder:
+        if col.charset != BINARY_COLLATION or options.raw_values:
+            return super().decoder(col, options)
+        width = string_max_length(col.meta)
+
+        def padded(data: bytes) -> bytes:
+            return bytes(data).ljust(width, b"\0")
+
+        return prefixed_decoder(col, cls.prefix_size(col), "BINARY", padded)
+
+    @classmethod
+    def encoder(cls, col: ColumnInfo, options: DecodeOptions) -> ValueEncoder:
+        if col.charset != BINARY_COLLATION or options.raw_values:
+            return super().encoder(col, options)
+        to_bytes = text_to_bytes(col, options)
+
+        def stripped(value: Any) -> bytes:
+            return to_bytes(value).rstrip(b"\0")
+
+        return prefixed_encoder(col, cls.prefix_size(col), "BINARY", stripped)
+
+
+@column_codec(ColumnType.TINY_BLOB, ColumnType.BLOB, ColumnType.MEDIUM_BLOB, ColumnType.LONG_BLOB)
+class BlobCodec(_StringCodec):
+    meta_length: ClassVar[int] = 1
+
+    @classmethod
+    def prefix_size(cls, col: ColumnInfo) -> int:
+        return col.meta

@@ -1,0 +1,1 @@
+"""Processing decoded events: row changes, transactions, filters."""

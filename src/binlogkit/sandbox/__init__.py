@@ -1,0 +1,10 @@
+"""Throwaway MariaDB servers and a deterministic workload, for tests and the demo."""
+
+from binlogkit.sandbox.server import (
+    DEFAULT_OPTIONS,
+    MariaDBSandbox,
+    SandboxError,
+    mariadbd_path,
+)
+
+__all__ = ["DEFAULT_OPTIONS", "MariaDBSandbox", "SandboxError", "mariadbd_path"]

@@ -1,0 +1,197 @@
+"""The corpus files, an independent walk over their event headers, and their damage.
+
+The walk reads only the common header's ``event_size`` field, straight from the
+format's definition, so the tests can derive event offsets and the offsets of
+deliberate damage from the files themselves instead of from binlogkit's output.
+"""
+
+from __future__ import annotations
+
+import struct
+import zlib
+from dataclasses import dataclass
+from pathlib import Path
+
+from conftest import CORPUS, corpus_manifest
+
+from binlogkit.errors import ChecksumError, DecodeError, EncryptedBinlogError, TruncatedError
+
+MAGIC = b"\xfebin"
+MYSQL_ENCRYPTED_MAGIC = b"\xfdbin"
+START_V3 = 1
+QUERY = 2
+INCIDENT = 26
+FORMAT_DESCRIPTION = 15
+START_ENCRYPTION = 164
+_HEADER = struct.Struct("<IBII")
+
+
+@dataclass(frozen=True)
+class Walked:
+    """One event as the header walk sees it."""
+
+    offset: int
+    type_code: int
+    size: int
+    flags: int
+
+    @property
+    def end(self) -> int:
+        return self.offset + self.size
+
+
+@dataclass(frozen=True)
+class Walk:
+    """All whole events of a file, and where (and why) the walk stopped early, if it did."""
+
+    events: tuple[Walked, ...]
+    stop: int | None = None
+    reason: str = ""
+
+
+def corpus_files() -> list[str]:
+    """Every binlog of the corpus (relative to it): the manifest's and the local MariaDB's."""
+    files = [row["file"] for row in corpus_manifest()]
+    local = CORPUS / "local-mariadb-10.11"
+    if local.is_dir():
+        files += sorted(
+            str(p.relative_to(CORPUS))
+            for p in local.glob("*/mysql-bin.[0-9]*")
+            if p.name.rsplit(".", 1)[-1].isdigit()
+        )
+    return files
+
+
+def manifest_row(name: str) -> dict[str, str]:
+    """The manifest row of a file; local MariaDB files get a v4 row of their own."""
+    for row in corpus_manifest():
+        if row["file"] == name:
+            return row
+    return {"file": name, "binlog_ver": "4", "anomalies": "", "note": ""}
+
+
+def header_length(name: str) -> int:
+    """13 for binlog format v1 (MySQL 3.23), else 19 (the manifest names the version)."""
+    return 13 if manifest_row(name)["binlog_ver"] == "1" else 19
+
+
+def read(name: str) -> bytes:
+    return (CORPUS / name).read_bytes()
+
+
+def path(name: str) -> Path:
+    return CORPUS / name
+
+
+def walk(data: bytes, header_len: int = 19) -> Walk:
+    """Follow the ``event_size`` fields from offset 4 to the end of ``data``."""
+    if data[:4] != MAGIC:
+        return Walk((), 0, "no binlog magic")
+    events: list[Walked] = []
+    offset = 4
+    while offset < len(data):
+        if len(data) - offset < header_len:
+            return Walk(tuple(events), offset, "partial header")
+        _, code, _, size = _HEADER.unpack_from(data, offset)
+        flags = struct.unpack_from("<H", data, offset + 17)[0] if header_len == 19 else 0
+        if size < header_len:
+            return Walk(tuple(events), offset, "size smaller than the header")
+        if offset + size > len(data):
+            return Walk(tuple(events), offset, "partial event")
+        events.append(Walked(offset, code, size, flags))
+        offset += size
+    return Walk(tuple(events))
+
+
+def walk_file(name: str) -> Walk:
+    return walk(read(name), header_length(name))
+
+
+@dataclass(frozen=True)
+class Damage:
+    """What a damaged file must raise, and where."""
+
+    error: type[Exception]
+    offset: int
+    why: str
+
+
+def _query_lengths_overflow(
+    data: bytes, offset: int, size: int, header_len: int, post: int
+) -> bool:
+    """Whether a QUERY event's db and status-variable lengths point past its end.
+
+    Post-header: thread id (4), exec time (4), db length (1), error code (2) and,
+    from v4 on, the status-variable block length (2); then the status
+    variables, the db name and its NUL, then the query.
+    """
+    body = data[offset + header_len : offset + size]
+    if len(body) < post:
+        return True
+    db_len = body[8]
+    status_len = struct.unpack_from("<H", body, 11)[0] if post >= 13 else 0
+    return post + status_len + db_len + 1 > len(body)
+
+
+def _query_layout(data: bytes, w: Walk, hlen: int) -> tuple[int, int]:
+    """The common header and QUERY post-header lengths: from the FDE (v4), else (hlen, 11).
+
+    FDE body: binlog version (2), server version (50), created (4), header
+    length (1), then one post-header length per type code from 1 on.
+    """
+    first = w.events[0]
+    if first.type_code != FORMAT_DESCRIPTION:
+        return hlen, 11
+    body = first.offset + 19
+    return data[body + 56], data[body + 57 + QUERY - 1]
+
+
+def crc32_stream(data: bytes, w: Walk) -> bool:
+    """Whether events carry a CRC32: the FDE ends with algorithm 1 and a CRC32 that matches."""
+    if not w.events or w.events[0].type_code != FORMAT_DESCRIPTION:
+        return False
+    fde = w.events[0]
+    return data[fde.end - 5] == 1 and crc32_ok(data, fde)
+
+
+def crc32_ok(data: bytes, e: Walked) -> bool:
+    """The event's CRC32 matches (an FDE is summed with its BINLOG_IN_USE flag clear)."""
+    raw = bytearray(data[e.offset : e.end])
+    if e.type_code == FORMAT_DESCRIPTION:
+        raw[17] &= ~1
+    return zlib.crc32(raw[:-4]) == struct.unpack_from("<I", raw, len(raw) - 4)[0]
+
+
+def _bad_incident(data: bytes, e: Walked, header_len: int) -> bool:
+    """An INCIDENT whose number is not 1 (LOST_EVENTS, the only kind defined)."""
+    return struct.unpack_from("<H", data, e.offset + header_len)[0] != 1
+
+
+def damage_of(name: str) -> Damage | None:
+    """How a corpus file is damaged, derived from its bytes; None for an intact file.
+
+    The first damage in file order counts: events after START_ENCRYPTION, a
+    CRC32 mismatch, a QUERY whose lengths overflow it, an INCIDENT of an
+    undefined kind, a file that ends inside an event.
+    """
+    data = read(name)
+    if data[:4] == MYSQL_ENCRYPTED_MAGIC:
+        return Damage(EncryptedBinlogError, 0, "MySQL 8.0 encrypted binlog (\\xfdbin magic)")
+    hlen = header_length(name)
+    w = walk(data, hlen)
+    if w.events and w.events[0].type_code not in (START_V3, FORMAT_DESCRIPTION):
+        return Damage(DecodeError, 4, "first event is not a format description")
+    qhlen, post = _query_layout(data, w, hlen) if w.events else (hlen, 0)
+    crc = crc32_stream(data, w)
+    for e in w.events:
+        if e.type_code == START_ENCRYPTION:
+            return Damage(EncryptedBinlogError, e.end, "MariaDB events after START_ENCRYPTION")
+        if crc and not crc32_ok(data, e):
+            return Damage(ChecksumError, e.offset, "CRC32 mismatch")
+        if e.type_code == QUERY and _query_lengths_overflow(data, e.offset, e.size, qhlen, post):
+            return Damage(DecodeError, e.offset, "QUERY whose lengths point past its end")
+        if e.type_code == INCIDENT and _bad_incident(data, e, qhlen):
+            return Damage(DecodeError, e.offset, "INCIDENT with an undefined incident number")
+    if w.stop is not None:
+        return Damage(TruncatedError, w.stop, f"file ends inside an event ({w.reason})")
+    return None
