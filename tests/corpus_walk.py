@@ -7,12 +7,13 @@ deliberate damage from the files themselves instead of from binlogkit's output.
 
 from __future__ import annotations
 
+import re
 import struct
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
-from conftest import CORPUS, corpus_manifest
+from corpus_files import CORPUS, corpus_manifest
 
 from binlogkit.errors import ChecksumError, DecodeError, EncryptedBinlogError, TruncatedError
 
@@ -195,3 +196,20 @@ def damage_of(name: str) -> Damage | None:
     if w.stop is not None:
         return Damage(TruncatedError, w.stop, f"file ends inside an event ({w.reason})")
     return None
+
+
+def reference_dump_stop(name: str) -> int | None:
+    """Where ``mariadb-binlog -vv`` gave up on a local MariaDB file, if it did.
+
+    The variant's NOTE.txt records the tool's exit code per file; for rc=1 the
+    event it could not decode is the last ``# at N`` its dump printed (the rows
+    of MariaDB's pre-10.1 fractional TIME columns, logged without their width).
+    """
+    file = CORPUS / name
+    if not name.startswith("local-mariadb-10.11/"):
+        return None
+    note = (file.parent / "NOTE.txt").read_text()
+    if not re.search(rf"^{re.escape(file.name)}:.*rc=1", note, re.M):
+        return None
+    dump = (file.parent / f"{file.name}.decoded.txt").read_text(errors="replace")
+    return int(re.findall(r"^# at (\d+)$", dump, re.M)[-1])

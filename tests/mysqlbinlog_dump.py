@@ -264,9 +264,9 @@ class Checker:
                     rb"^# Encryption scheme: (\d+), key_version: (\d+), nonce: (\w+)",
                     printed.lines[0],
                 )
-                got = (event.scheme, event.key_version, event.nonce.hex().encode())
+                enc = (event.scheme, event.key_version, event.nonce.hex().encode())
                 self.check(
-                    m is not None and got == (int(m[1]), int(m[2]), m[3]), "encryption", printed
+                    m is not None and enc == (int(m[1]), int(m[2]), m[3]), "encryption", printed
                 )
 
     def query(self, printed: DumpEvent, event: QueryEvent) -> None:
@@ -280,7 +280,8 @@ class Checker:
             self.check((s.xid or 0) == info["xid"], "xid", printed, s.xid)
         if q.fraction is not None:
             fraction = s.hrnow if s.hrnow is not None else s.microseconds
-            self.check(f"{fraction:06d}" == q.fraction, "fraction", printed, fraction)
+            ok = fraction is not None and f"{fraction:06d}" == q.fraction
+            self.check(ok, "fraction", printed, fraction)
         if q.db is not None:
             self.check(event.db.encode() == q.db, "db", printed, event.db)
         self.settings(printed, event, q.settings)
@@ -321,8 +322,8 @@ class Checker:
             self.check(ok, "lc_time_names", printed, s.lc_time_names)
         if "collation_database" in values:
             text = values["collation_database"]
-            want = 0 if text == b"DEFAULT" else int(text)
-            self.check((s.charset_database or 0) == want, "collation_database", printed)
+            collation = 0 if text == b"DEFAULT" else int(text)
+            self.check((s.charset_database or 0) == collation, "collation_database", printed)
         if "time_zone" in values:
             ok = s.time_zone == values["time_zone"].strip(b"'").decode()
             self.check(ok, "time_zone", printed, s.time_zone)

@@ -17,15 +17,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import CORPUS, corpus_manifest
+from corpus_files import CORPUS, corpus_manifest
 
 import binlogkit
 from binlogkit.binlog.constants import ColumnType as T
 from binlogkit.binlog.context import DecodeOptions
-from binlogkit.binlog.rows.charsets import text_codec
+from binlogkit.binlog.rows.charsets import BINARY_COLLATION, text_codec
 from binlogkit.binlog.rows.columns import COLUMN_CODECS, ColumnCodec, ColumnInfo, ValueDecoder
 from binlogkit.binlog.rows.types import Compressed, Geometry, InvalidDateTime
 from binlogkit.binlog.rows.types.bit import bit_width
+from binlogkit.binlog.rows.types.strings import string_max_length
 
 pytestmark = pytest.mark.corpus
 
@@ -110,6 +111,10 @@ def _as_printed(col: ColumnInfo, value: Any) -> bytes:
             value = sum(1 << members.index(m) for m in value)
         stored = value.to_bytes(col.meta & 0xFF, "little")
         return ("b'" + "".join(f"{b:08b}" for b in stored) + "'").encode()
+    if t == T.STRING and col.charset == BINARY_COLLATION:
+        # The server logs BINARY values without their trailing NULs; we give them back.
+        assert isinstance(value, bytes) and len(value) == string_max_length(col.meta)
+        return _quoted(value.rstrip(b"\0"))
     if t in (T.STRING, T.VARCHAR, T.VAR_STRING, T.BLOB):
         return _quoted(value if isinstance(value, bytes) else _codec(col).encode(value))
     if t == T.GEOMETRY:

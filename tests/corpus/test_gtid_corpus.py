@@ -20,7 +20,7 @@ from dataclasses import dataclass, field, replace
 
 import pytest
 import zstandard
-from conftest import CORPUS
+from corpus_files import CORPUS
 from corpus_walk import corpus_files, damage_of, read, walk_file
 
 from binlogkit.binlog.constants import ChecksumAlg, EventType

@@ -10,10 +10,11 @@ frame of their own; the payload event itself is compared.
 from __future__ import annotations
 
 import pytest
-from corpus_walk import corpus_files, damage_of, read
+from corpus_walk import corpus_files, damage_of, read, reference_dump_stop
 
 from binlogkit import BinlogDecoder, BinlogError, encode_event
 from binlogkit.binlog.events import Event
+from binlogkit.binlog.events.rows import RowsEvent
 from binlogkit.binlog.framing import Frame, Signal
 
 pytestmark = pytest.mark.corpus
@@ -44,13 +45,19 @@ def _events_with_frames(data: bytes, name: str) -> list[tuple[Event, Frame]]:
 @pytest.mark.parametrize("name", FILES)
 def test_every_event_reencodes_byte_exact(corpus_dir: object, name: str) -> None:
     data = read(name)
+    stop = reference_dump_stop(name)
+    unreadable: set[tuple[str, str]] = set()
     for event, frame in _events_with_frames(data, name):
         where = f"{name} at {frame.header.offset} ({event.type_name})"
         assert frame.raw == data[frame.header.offset : frame.header.end]
         assert encode_event(event, frame.fmt) == frame.raw, where
-        rows = getattr(event, "rows", None)
-        if rows is not None:
-            decoded = list(rows)
+        if isinstance(event, RowsEvent):
+            table = (event.schema, event.table_name)
+            if frame.header.offset == stop:
+                unreadable.add(table)
+            if table in unreadable:
+                continue  # rows nobody can read; test_corpus_decode checks their error
+            decoded = list(event.rows)
             assert encode_event(event, frame.fmt) == frame.raw, f"{where}, after reading rows"
             _reencode_from_values(event, decoded, frame, where)
 

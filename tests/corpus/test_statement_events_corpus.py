@@ -21,7 +21,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import CORPUS, corpus_manifest
+from corpus_files import CORPUS, corpus_manifest
 from mysqlbinlog_dump import Checker, decode_all, parse_dump
 
 from binlogkit.binlog.events.informational import RowsQueryEvent

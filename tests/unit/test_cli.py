@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from conftest import CORPUS
+from corpus_files import CORPUS
 from mysqlbinlog_dump import DumpEvent, parse_dump
 
 from binlogkit import jsonenc

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import copy
 import math
+import pickle
 import struct
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -231,6 +233,15 @@ def test_nested_container_updated_in_place() -> None:
     assert decode_jsonb(encode_jsonb(decoded)) == {"k": ["XY", "dez"]}
 
 
+@pytest.mark.parametrize("data", [AFTER_456, AFTER_REMOVE_B, b"", b"\x06\x05\x00"])
+def test_values_survive_pickle_and_copy(data: bytes) -> None:
+    """Values cross process boundaries (Spark executors) and stay byte-exact."""
+    value = decode_jsonb(data)
+    for other in (pickle.loads(pickle.dumps(value)), copy.deepcopy(value), copy.copy(value)):
+        assert same(other, value) or other is EMPTY_JSON is value
+        assert encode_jsonb(other) == data
+
+
 def test_large_container_that_fits_small_keeps_its_layout() -> None:
     data = bytes.fromhex("02 0100 0700 050100")  # [1], small
     assert type(decode_jsonb(data)) is list
@@ -436,6 +447,108 @@ def test_mutated_documents(value: Any, flips: list[tuple[int, int]]) -> None:
     assert decode_jsonb(encode_jsonb(decoded)) == decoded or _has_nan(decoded)
 
 
+def _fits(value: int, signed: bool, width: int) -> bool:
+    bits = 8 * width
+    return -(1 << (bits - 1)) <= value < (1 << (bits - 1)) if signed else 0 <= value < (1 << bits)
+
+
+def _scrambled_varlen(size: int, draw: Any) -> bytes:
+    """A variable-length size, sometimes padded with needless zero groups."""
+    out = bytearray()
+    while True:
+        out.append(size & 0x7F)
+        size >>= 7
+        if not size:
+            break
+        out[-1] |= 0x80
+    for _ in range(draw(st.integers(0, 5 - len(out)))):
+        out[-1] |= 0x80
+        out.append(0)
+    return bytes(out)
+
+
+def _scrambled(value: Any, draw: Any) -> tuple[int, bytes]:
+    """(type, data) of ``value`` in a legal but non-canonical layout, as in-place updates leave.
+
+    Containers get random formats, gaps of stale bytes, keys and values in any
+    order; scalars get wider types and padded sizes.
+    """
+    if value is None or isinstance(value, bool):
+        return 0x04, bytes([0 if value is None else 1 if value else 2])
+    if isinstance(value, int):
+        signed = type(value) is int and value < 2**63
+        widths = [w for w in (2, 4, 8) if _fits(value, signed, w)]
+        width = draw(st.sampled_from(widths))
+        t = {2: 0x05, 4: 0x07, 8: 0x09}[width] + (0 if signed else 1)
+        return t, value.to_bytes(width, "little", signed=signed)
+    if isinstance(value, float):
+        return 0x0B, struct.pack("<d", value)
+    if isinstance(value, str):
+        data = value.encode()
+        return 0x0C, _scrambled_varlen(len(data), draw) + data
+    if isinstance(value, JsonOpaque):
+        size = _scrambled_varlen(len(value.data), draw)
+        return 0x0F, bytes([value.mysql_type]) + size + value.data
+    is_object = isinstance(value, dict)
+    keys = [k.encode() for k in value] if is_object else []
+    children = [_scrambled(v, draw) for v in (value.values() if is_object else value)]
+    if is_object and draw(st.booleans()):
+        order = draw(st.permutations(range(len(children))))
+        keys = [keys[i] for i in order]
+        children = [children[i] for i in order]
+    for large in (draw(st.booleans()), True):
+        osz = 4 if large else 2
+        inline = {0x04, 0x05, 0x06} | ({0x07, 0x08} if large else set())
+        header = 2 * osz + len(children) * ((osz + 2 if is_object else 0) + osz + 1)
+        chunks = [(("key", i), k) for i, k in enumerate(keys)]
+        chunks += [(("value", i), d) for i, (t, d) in enumerate(children) if t not in inline]
+        chunks = [chunks[i] for i in draw(st.permutations(range(len(chunks))))]
+        offsets: dict[tuple[str, int], int] = {}
+        region = bytearray()
+        for name, data in chunks:
+            region += draw(st.binary(max_size=3))
+            offsets[name] = header + len(region)
+            region += data
+        region += draw(st.binary(max_size=3))
+        size = header + len(region)
+        if size <= (0xFFFFFFFF if large else 0xFFFF):
+            break
+
+    def pack(n: int) -> bytes:
+        return n.to_bytes(osz, "little")
+
+    out = bytearray(pack(len(children)) + pack(size))
+    for i, k in enumerate(keys):
+        out += pack(offsets["key", i]) + len(k).to_bytes(2, "little")
+    for i, (t, data) in enumerate(children):
+        if t in inline:
+            field = data[:osz] + draw(st.binary(min_size=osz, max_size=osz))[len(data) :]
+            out += bytes([t]) + field
+        else:
+            out += bytes([t]) + pack(offsets["value", i])
+    t = (0x00 if is_object else 0x02) + (1 if large else 0)
+    return t, bytes(out + region)
+
+
+def _sorted_keys(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _sorted_keys(value[k]) for k in sorted(value)}
+    if isinstance(value, list):
+        return [_sorted_keys(v) for v in value]
+    return value
+
+
+@settings(suppress_health_check=[HealthCheck.too_slow], max_examples=100)
+@given(json_values.filter(lambda v: isinstance(v, dict | list)), st.data())
+def test_scrambled_layouts_reencode_exactly(value: Any, data: st.DataObject) -> None:
+    t, body = _scrambled(value, data.draw)
+    stored = bytes([t]) + body
+    decoded = decode_jsonb(stored)
+    assert same(_sorted_keys(decoded), _sorted_keys(as_mysql_returns(value)))
+    assert encode_jsonb(decoded) == stored
+    assert encode_jsonb(_sorted_keys(decoded)) == encode_jsonb(value)
+
+
 def _has_nan(value: Any) -> bool:
     if isinstance(value, float):
         return math.isnan(value)
@@ -467,14 +580,14 @@ def _table_map(frame: Frame) -> tuple[int, list[tuple[int, Any]]]:
     r.skip(2)
     r.skip(r.u8() + 1)
     r.skip(r.u8() + 1)
-    types = r.bytes(r.packed_length())
+    types = r.take(r.packed_length())
     meta = r.sub(r.packed_length())
     columns: list[tuple[int, Any]] = []
     for t in types:
         if t in (4, 5, 17, 18, 19, 242) or t in _BLOBS:
             columns.append((t, meta.u8()))
         elif t in (15, 16, 246, 247, 248, 253, 254):
-            columns.append((t, meta.bytes(2)))
+            columns.append((t, meta.take(2)))
         else:
             columns.append((t, None))
     return table_id, columns
@@ -543,23 +656,23 @@ def row_values(path: Path) -> Iterator[RowValue]:
         r.skip(r.u16() - 2)
         width = r.packed_length()
         json_columns = [i for i, (t, _) in enumerate(columns) if t == 245]
-        bitmaps = [int.from_bytes(r.bytes((width + 7) // 8), "little")]
+        bitmaps = [int.from_bytes(r.take((width + 7) // 8), "little")]
         if code in (31, 39):
-            bitmaps.append(int.from_bytes(r.bytes((width + 7) // 8), "little"))
+            bitmaps.append(int.from_bytes(r.take((width + 7) // 8), "little"))
         row = 0
         while not r.at_end():
             for image, bitmap in enumerate(bitmaps):
                 partial = 0
                 if image == 1 and code == 39 and r.packed_length() & 1:
-                    partial = int.from_bytes(r.bytes((len(json_columns) + 7) // 8), "little")
+                    partial = int.from_bytes(r.take((len(json_columns) + 7) // 8), "little")
                 present = [i for i in range(width) if bitmap >> i & 1]
-                nulls = int.from_bytes(r.bytes((len(present) + 7) // 8), "little")
+                nulls = int.from_bytes(r.take((len(present) + 7) // 8), "little")
                 for n, i in enumerate(present):
                     if nulls >> n & 1:
                         continue
                     t, meta = columns[i]
                     size, prefix = _value_size(body, r.pos, t, meta)
-                    raw = r.bytes(size)
+                    raw = r.take(size)
                     is_diff = t == 245 and bool(partial >> json_columns.index(i) & 1)
                     offset = frame.header.offset
                     yield RowValue(offset, code, row, image, i, t, is_diff, raw[prefix:])
@@ -574,7 +687,7 @@ def json_column_values(path: Path) -> Iterator[tuple[int, str, int, bytes]]:
 
 
 def _json_files(corpus_dir: Path) -> list[Path]:
-    from conftest import corpus_manifest
+    from corpus_files import corpus_manifest
 
     return [corpus_dir / row["file"] for row in corpus_manifest() if "JSON" in row["column_types"]]
 

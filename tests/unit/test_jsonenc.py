@@ -6,12 +6,14 @@ import json
 import math
 from datetime import UTC, date, datetime, time, timedelta, timezone
 from decimal import Decimal
+from pathlib import Path
 from typing import Any
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+import binlogkit
 from binlogkit import jsonenc
 from binlogkit.binlog.jsonb import EMPTY_JSON, JsonOpaque, JsonUInt
 from binlogkit.binlog.rows.json_diff import JsonDiff, JsonDiffOperation
@@ -22,6 +24,7 @@ from binlogkit.binlog.rows.types.values import (
     InvalidDate,
     InvalidDateTime,
 )
+from binlogkit.pipeline.changes import row_changes
 
 
 def _refused_by_date(y: int, m: int, d: int) -> bool:
@@ -202,3 +205,20 @@ def test_values_without_an_encoding_are_refused() -> None:
         jsonenc.dumps(object())
     with pytest.raises(TypeError):
         jsonenc.dumps({1: "non-str key"})
+
+
+REAL_ROWS = [
+    "local-mariadb-10.11/compressed/mysql-bin.000002",  # every MariaDB column type
+    "local-mariadb-10.11/mariadb-defaults/mysql-bin.000002",
+    "blackbeam+rust_mysql_common/test-data/binlogs/json.binlog.000001",  # JSON, partial updates
+    "avaitla+mysqlbinlog2parquet/test/samples/03-mixed-types.binlog",
+]
+
+
+@pytest.mark.parametrize("name", REAL_ROWS)
+def test_real_row_changes_round_trip(corpus_dir: Path, name: str) -> None:
+    with binlogkit.open(corpus_dir / name) as reader:
+        changes = [change.to_dict() for change in row_changes(reader)]
+    assert changes
+    for change in changes:
+        assert same(jsonenc.loads(jsonenc.dumps(change)), change)

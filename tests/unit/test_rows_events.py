@@ -544,10 +544,11 @@ def _two_tables() -> bytes:
     tm_a = table_map_body(1, b"db", b"a", bytes([CT.LONG]), b"", b"\x00")
     tm_b = table_map_body(2, b"db", b"b", bytes([CT.LONG]), b"", b"\x00")
     row = image(0, i32(5))
+    broken = image(0, b"\x05")  # an INT of one byte: fails when (and only if) it is read
     return _stream(
         [
             (EventType.TABLE_MAP, tm_a),
-            (EventType.WRITE_ROWS_V1, rows_body(row, width=1, after=b"\x01", table_id=1)),
+            (EventType.WRITE_ROWS_V1, rows_body(broken, width=1, after=b"\x01", table_id=1)),
             (EventType.TABLE_MAP, tm_b),
             (EventType.WRITE_ROWS_V1, rows_body(row, width=1, after=b"\x01", table_id=2)),
         ]
@@ -564,6 +565,8 @@ def test_decoder_links_rows_events_to_their_table_map() -> None:
     ]
     assert events[1].table is events[0] and events[3].table is events[2]
     assert events[3].rows == (RowChange(None, {"@1": 5}),)
+    with pytest.raises(DecodeError):
+        _ = events[1].rows
     for event in events:
         assert encode_event(event, FormatContext())[19:] == (event.encode_body(FormatContext()))
 
@@ -576,3 +579,12 @@ def test_table_filter_drops_other_tables_before_their_rows_are_read() -> None:
         ("WriteRowsEvent", "b"),
     ]
     assert events[1].rows == (RowChange(None, {"@1": 5}),)
+
+
+def test_images_without_columns_cannot_hold_rows() -> None:
+    # A columns-present bitmap with no bit set gives empty images: rows data after it
+    # could never be consumed.
+    body = rows_body(b"\x00\x00", after=b"\x00")
+    event = decode_rows(WriteRowsEvent, EventType.WRITE_ROWS_V1, body)
+    with pytest.raises(DecodeError, match="no column"):
+        _ = event.rows

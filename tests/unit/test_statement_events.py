@@ -55,7 +55,6 @@ from binlogkit.binlog.events.statement_context import (
     RandEvent,
     UserVarEvent,
     UserVarType,
-    decimal_from_bin,
 )
 from binlogkit.binlog.header import EventHeader
 from binlogkit.errors import DecodeError, EncodeError
@@ -294,6 +293,8 @@ def test_query_compressed_length_width() -> None:
         b"\x91\x05" + zlib.compress(b"hello"),  # algorithm 1 is not defined
         b"\x81\x06" + zlib.compress(b"hello"),  # length disagrees
         b"\x81\x05not zlib",
+        b"\x81\x05" + zlib.compress(b"hello")[:-5],  # stream cut short
+        b"\x81\x05" + zlib.compress(b"x" * 1_000_000),  # inflates past its length
     ],
 )
 def test_query_compressed_malformed(stored: bytes) -> None:
@@ -473,13 +474,42 @@ def test_user_var_null() -> None:
         decode(EventType.USER_VAR, bytes.fromhex("010000003202"))
 
 
-def test_decimal2bin_documented_example() -> None:
+def test_user_var_decimal_documented_example() -> None:
     # MySQL strings/decimal.c: 1234567890.1234 as DECIMAL(14,4) is 81 0D FB 38 D2 04 D2,
     # and its negation has every bit inverted.
-    assert decimal_from_bin(bytes.fromhex("810DFB38D204D2"), 14, 4) == Decimal("1234567890.1234")
-    assert decimal_from_bin(bytes.fromhex("7EF204C72DFB2D"), 14, 4) == Decimal("-1234567890.1234")
+    for packed, value in (
+        ("810DFB38D204D2", "1234567890.1234"),
+        ("7EF204C72DFB2D", "-1234567890.1234"),
+    ):
+        raw = bytes([14, 4]) + bytes.fromhex(packed)
+        ev = roundtrip(EventType.USER_VAR, user_var(b"v", UserVarType.DECIMAL, 8, raw))
+        assert isinstance(ev, UserVarEvent)
+        assert ev.value == Decimal(value)
+    short_value = decode(
+        EventType.USER_VAR, user_var(b"v", UserVarType.DECIMAL, 8, b"\x0e\x04\x80")
+    )
+    assert isinstance(short_value, UserVarEvent)
     with pytest.raises(DecodeError):
-        decimal_from_bin(b"\x80", 14, 4)
+        short_value.value  # noqa: B018
+
+
+def test_user_var_text_uses_the_collation() -> None:
+    cases = [(8, b"caf\xe9", "café"), (45, "ü€".encode(), "ü€"), (63, b"x\0y", None)]
+    for charset, raw, text in cases:
+        ev = decode(EventType.USER_VAR, user_var(b"s", UserVarType.STRING, charset, raw))
+        assert isinstance(ev, UserVarEvent)
+        assert ev.text == text
+
+
+def test_query_text_uses_character_set_client() -> None:
+    latin1 = b"\x04" + struct.pack("<HHH", 8, 8, 8)
+    ev = decode(EventType.QUERY, query_body(latin1, b"", b"INSERT INTO t VALUES ('\xe9t\xe9')"))
+    assert isinstance(ev, QueryEvent)
+    assert ev.text == "INSERT INTO t VALUES ('été')"
+    utf8 = b"\x04" + struct.pack("<HHH", 33, 33, 8)
+    bad = decode(EventType.QUERY, query_body(utf8, b"", b"SELECT '\xff'"))
+    assert isinstance(bad, QueryEvent)
+    assert bad.text.encode("utf-8", "surrogateescape") == b"SELECT '\xff'"
 
 
 # -- informational events -----------------------------------------------------------

@@ -197,23 +197,35 @@ def test_open_path_gives_the_decoder_events(name: str) -> None:
     expected = reference(name)
     with binlogkit.open(path(name)) as reader:
         assert [(e.header.offset, e) for e in reader] == expected
-    small = BinlogReader(path(name), chunk_size=7)
-    assert [(e.header.offset, e) for e in small] == expected
+    for size in (1, 7, 4096):
+        with BinlogReader(path(name), chunk_size=size) as reader:
+            assert [(e.header.offset, e) for e in reader] == expected, f"chunk size {size}"
 
 
 class _Stdin:
-    """A stand-in for sys.stdin whose buffer cannot seek, like a pipe."""
+    """A stand-in for sys.stdin whose buffer behaves like a pipe."""
 
     def __init__(self, data: bytes) -> None:
         self.buffer = _Pipe(data)
 
 
 class _Pipe(io.BytesIO):
+    """Cannot seek, and a read may give fewer bytes than asked for (seeded)."""
+
+    def __init__(self, data: bytes) -> None:
+        super().__init__(data)
+        self._rng = random.Random(len(data))
+
     def seekable(self) -> bool:
         return False
 
     def seek(self, offset: int, whence: int = 0) -> int:
         raise io.UnsupportedOperation("pipe")
+
+    def read(self, size: int | None = -1) -> bytes:
+        if size is None or size < 0:
+            return super().read()
+        return super().read(self._rng.randint(1, max(1, size)))
 
 
 @pytest.mark.parametrize("name", STREAM_FILES)

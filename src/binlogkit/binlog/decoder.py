@@ -205,7 +205,7 @@ class BinlogDecoder:
         code = event.header.type_code
         if code in _FORMAT_EVENTS:
             self._ctx = DecodeContext(self.framer.fmt, self.options, self._ctx.tables)
-        elif code == EventType.TABLE_MAP:
+        elif code == EventType.TABLE_MAP and not isinstance(event, SkippedEvent):
             self.tables[event.table_id] = event  # type: ignore[attr-defined]
 
     def events(self, chunks: Iterable[bytes]) -> Iterable[Event]:

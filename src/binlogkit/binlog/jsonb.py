@@ -128,12 +128,12 @@ class JsonEmpty:
     """The type of :data:`EMPTY_JSON`: an empty binary JSON value, which MySQL reads as null."""
 
     __slots__ = ()
-    _instance: JsonEmpty | None = None
 
-    def __new__(cls) -> JsonEmpty:
-        if cls._instance is None:
-            cls._instance = super().__new__(cls)
-        return cls._instance
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, JsonEmpty)
+
+    def __hash__(self) -> int:
+        return hash(JsonEmpty)
 
     def __bool__(self) -> bool:
         return False
@@ -717,7 +717,7 @@ def _layout(
 
 def encode_jsonb(value: Any) -> bytes:
     """The binary JSON of ``value``, as MySQL writes it (see the module notes)."""
-    if value is EMPTY_JSON:
+    if isinstance(value, JsonEmpty):
         return b""
     t, body = _encode(value, 1)
     return bytes([t]) + body

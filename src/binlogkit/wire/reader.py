@@ -51,7 +51,7 @@ class ByteReader:
     def skip(self, n: int, what: str = "field") -> None:
         self.need(n, what)
 
-    def bytes(self, n: int, what: str = "field") -> bytes:
+    def take(self, n: int, what: str = "field") -> bytes:
         start = self.need(n, what)
         return bytes(self.buf[start : start + n])
 
@@ -129,7 +129,7 @@ class ByteReader:
 
     def packed_bytes(self, what: str = "string") -> bytes:
         """A length-encoded string."""
-        return self.bytes(self.packed_length(what), what)
+        return self.take(self.packed_length(what), what)
 
     def cstring(self, what: str = "string") -> bytes:
         """Bytes up to (not including) the next NUL, which is consumed."""

@@ -24,7 +24,7 @@ class ByteWriter:
     def getvalue(self) -> bytes:
         return bytes(self.buf)
 
-    def bytes(self, data: bytes | bytearray | memoryview) -> None:
+    def write(self, data: bytes | bytearray | memoryview) -> None:
         self.buf += data
 
     def uint(self, value: int, n: int) -> None:

@@ -31,7 +31,7 @@ class RotateEvent(Event):
         w = ByteWriter()
         if fmt.post_header_length(EventType.ROTATE, 8) >= 8:
             w.u64(self.position)
-        w.bytes(self.next_file.encode("utf-8", "surrogateescape"))
+        w.write(self.next_file.encode("utf-8", "surrogateescape"))
         return w.getvalue()
 
 
@@ -59,7 +59,9 @@ class XidEvent(Event):
 
     @classmethod
     def decode(cls, header: EventHeader, body: Body, ctx: DecodeContext) -> XidEvent:
-        return cls(header, ByteReader(body).u64("xid"))
+        if len(body) != 8:
+            raise DecodeError(f"XID body is {len(body)} bytes, not 8")
+        return cls(header, int.from_bytes(body, "little"))
 
     def encode_body(self, fmt: FormatContext) -> bytes:
         return self.xid.to_bytes(8, "little")

@@ -8,21 +8,23 @@ from binlogkit.binlog.constants import V1_HEADER_LENGTH, V4_HEADER_LENGTH, Check
 from binlogkit.binlog.context import DecodeContext, FormatContext, checksum_capable
 from binlogkit.binlog.events.base import Body, Event, register
 from binlogkit.binlog.header import EventHeader
-from binlogkit.errors import DecodeError
+from binlogkit.errors import DecodeError, EncodeError
 from binlogkit.wire import ByteReader, ByteWriter
 
 SERVER_VERSION_LENGTH = 50
 
 
-def _read_version(r: ByteReader) -> str:
-    return r.bytes(SERVER_VERSION_LENGTH, "server version").split(b"\0", 1)[0].decode("latin-1")
+def _read_version(r: ByteReader) -> tuple[str, bytes]:
+    """The NUL-padded server version, and whatever follows its NUL if that is not all NULs."""
+    version, _, tail = r.take(SERVER_VERSION_LENGTH, "server version").partition(b"\0")
+    return version.decode("latin-1"), tail if tail.strip(b"\0") else b""
 
 
-def _write_version(w: ByteWriter, version: str) -> None:
-    raw = version.encode("latin-1")
+def _write_version(w: ByteWriter, version: str, tail: bytes) -> None:
+    raw = version.encode("latin-1") + (b"\0" + tail if tail else b"")
     if len(raw) > SERVER_VERSION_LENGTH:
-        raise DecodeError(f"server version longer than {SERVER_VERSION_LENGTH} bytes")
-    w.bytes(raw.ljust(SERVER_VERSION_LENGTH, b"\0"))
+        raise EncodeError(f"server version longer than {SERVER_VERSION_LENGTH} bytes")
+    w.write(raw.ljust(SERVER_VERSION_LENGTH, b"\0"))
 
 
 def fde_checksum_alg(event: bytes | memoryview, header_length: int) -> ChecksumAlg | None:
@@ -49,16 +51,20 @@ class StartEventV3(Event):
     binlog_version: int
     server_version: str
     created: int
+    version_tail: bytes = b""
+    """Bytes after the version's NUL, kept only when they are not all NULs."""
 
     @classmethod
     def decode(cls, header: EventHeader, body: Body, ctx: DecodeContext) -> StartEventV3:
         r = ByteReader(body)
-        return cls(header, r.u16("binlog version"), _read_version(r), r.u32("created"))
+        binlog_version = r.u16("binlog version")
+        version, tail = _read_version(r)
+        return cls(header, binlog_version, version, r.u32("created"), tail)
 
     def encode_body(self, fmt: FormatContext) -> bytes:
         w = ByteWriter()
         w.u16(self.binlog_version)
-        _write_version(w, self.server_version)
+        _write_version(w, self.server_version, self.version_tail)
         w.u32(self.created)
         return w.getvalue()
 
@@ -84,12 +90,14 @@ class FormatDescriptionEvent(Event):
     header_length: int
     post_header_lengths: bytes
     checksum_alg: ChecksumAlg | None
+    version_tail: bytes = b""
+    """Bytes after the version's NUL, kept only when they are not all NULs."""
 
     @classmethod
     def decode(cls, header: EventHeader, body: Body, ctx: DecodeContext) -> FormatDescriptionEvent:
         r = ByteReader(body)
         binlog_version = r.u16("binlog version")
-        server_version = _read_version(r)
+        server_version, tail = _read_version(r)
         created = r.u32("created")
         header_length = r.u8("header length")
         if header_length < V1_HEADER_LENGTH + 6:
@@ -104,15 +112,17 @@ class FormatDescriptionEvent(Event):
             except ValueError:
                 raise DecodeError(f"unknown checksum algorithm {lengths[-1]}") from None
             lengths = lengths[:-1]
-        return cls(header, binlog_version, server_version, created, header_length, lengths, alg)
+        return cls(
+            header, binlog_version, server_version, created, header_length, lengths, alg, tail
+        )
 
     def encode_body(self, fmt: FormatContext) -> bytes:
         w = ByteWriter()
         w.u16(self.binlog_version)
-        _write_version(w, self.server_version)
+        _write_version(w, self.server_version, self.version_tail)
         w.u32(self.created)
         w.u8(self.header_length)
-        w.bytes(self.post_header_lengths)
+        w.write(self.post_header_lengths)
         if self.checksum_alg is not None:
             w.u8(self.checksum_alg)
         return w.getvalue()

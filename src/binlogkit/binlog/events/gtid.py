@@ -114,7 +114,7 @@ class GtidEvent(Event):
     def decode(cls, header: EventHeader, body: Body, ctx: DecodeContext) -> GtidEvent:
         r = ByteReader(body)
         flags = r.u8("flags")
-        uuid = UUID(bytes=r.bytes(16, "server uuid"))
+        uuid = UUID(bytes=r.take(16, "server uuid"))
         gno = r.i64("gno")
         if header.type_code == EventType.ANONYMOUS_GTID:
             if gno != 0:
@@ -134,7 +134,7 @@ class GtidEvent(Event):
     def encode_body(self, fmt: FormatContext) -> bytes:
         w = ByteWriter()
         w.u8(self.flags)
-        w.bytes(self.uuid.bytes)
+        w.write(self.uuid.bytes)
         w.sint(self.gno, 8)
         chain = (
             ("lt_type", self.lt_type),
@@ -172,7 +172,7 @@ class GtidEvent(Event):
                 w.u32(imm)
         if self.commit_group_ticket is not None:
             w.u64(self.commit_group_ticket)
-        w.bytes(self.extra)
+        w.write(self.extra)
         return w.getvalue()
 
 

@@ -111,7 +111,7 @@ class IncidentEvent(Event):
                 hint="the binlog is damaged here; skip corrupt events to read past it",
             )
         r.skip(ctx.fmt.post_header_length(EventType.INCIDENT, 2) - 2, "incident post-header")
-        message = r.bytes(r.u8("message length"), "message")
+        message = r.take(r.u8("message length"), "message")
         return cls(header, incident, message, r.rest())
 
     def encode_body(self, fmt: FormatContext) -> bytes:
@@ -122,8 +122,8 @@ class IncidentEvent(Event):
         if len(self.message) > 255:
             raise EncodeError("INCIDENT message is longer than 255 bytes")
         w.u8(len(self.message))
-        w.bytes(self.message)
-        w.bytes(self.extra)
+        w.write(self.message)
+        w.write(self.extra)
         return w.getvalue()
 
 
@@ -217,7 +217,7 @@ class HeartbeatV2Event(Event):
             w.packed_int(HeartbeatField.END_MARK)
         elif self.extra:
             raise EncodeError("HEARTBEAT_V2 bytes after the list need the end mark")
-        w.bytes(self.extra)
+        w.write(self.extra)
         return w.getvalue()
 
 
@@ -247,7 +247,7 @@ class BinlogCheckpointEvent(Event):
     @classmethod
     def decode(cls, header: EventHeader, body: Body, ctx: DecodeContext) -> BinlogCheckpointEvent:
         r = ByteReader(body)
-        name = r.bytes(r.u32("file name length"), "file name")
+        name = r.take(r.u32("file name length"), "file name")
         return cls(header, _str(name), r.rest())
 
     def encode_body(self, fmt: FormatContext) -> bytes:
@@ -314,5 +314,5 @@ class SlaveEvent(Event):
         w.u64(self.master_pos)
         w.u16(self.master_port)
         w.cstring(_raw(self.master_host))
-        w.bytes(_raw(self.master_log))
+        w.write(_raw(self.master_log))
         return w.getvalue()

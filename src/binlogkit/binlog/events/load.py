@@ -92,7 +92,7 @@ class LoadOptions:
     @classmethod
     def decode(cls, r: ByteReader, *, new_format: bool) -> LoadOptions:
         def term() -> bytes:
-            return r.bytes(r.u8("load option") if new_format else 1, "load option")
+            return r.take(r.u8("load option") if new_format else 1, "load option")
 
         field_term, enclosed, line_term, line_start, escaped = (term() for _ in range(5))
         opt_flags = r.u8("opt_flags")
@@ -110,60 +110,10 @@ class LoadOptions:
                 w.u8(len(term))
             elif len(term) != 1:
                 raise EncodeError("the old LOAD option format takes one byte per terminator")
-            w.bytes(term)
+            w.write(term)
         w.u8(self.opt_flags)
         if self.empty_flags is not None:
             w.u8(self.empty_flags)
-
-
-@dataclass(frozen=True, slots=True)
-class _LoadFields:
-    thread_id: int
-    exec_time: int
-    skip_lines: int
-    options: LoadOptions
-    fields: tuple[str, ...]
-    table: str
-    db: str
-
-
-def _decode_load(post: bytes, r: ByteReader, *, new_format: bool) -> _LoadFields:
-    """Read the LOAD post-header (``post``) and the body up to the file name."""
-    thread_id, exec_time, skip_lines, table_len, db_len, num_fields = _LOAD_POST.unpack_from(post)
-    options = LoadOptions.decode(r, new_format=new_format)
-    lengths = r.bytes(num_fields, "field lengths")
-    names = []
-    for length in lengths:
-        names.append(_str(r.bytes(length, "field name")))
-        _nul(r, "field name")
-    table = r.bytes(table_len, "table name")
-    _nul(r, "table name")
-    db = r.bytes(db_len, "database name")
-    _nul(r, "database name")
-    return _LoadFields(
-        thread_id, exec_time, skip_lines, options, tuple(names), _str(table), _str(db)
-    )
-
-
-def _encode_load(ev: _LoadFields, w: ByteWriter, body: ByteWriter, *, new_format: bool) -> None:
-    """Write the LOAD post-header into ``w`` and the body up to the file name into ``body``."""
-    names = [_raw(name) for name in ev.fields]
-    table, db = _raw(ev.table), _raw(ev.db)
-    if any(len(x) > 255 for x in (*names, table, db)):
-        raise EncodeError("LOAD field, table and database names must fit in 255 bytes")
-    w.bytes(
-        _LOAD_POST.pack(ev.thread_id, ev.exec_time, ev.skip_lines, len(table), len(db), len(names))
-    )
-    ev.options.encode(body, new_format=new_format)
-    body.bytes(bytes(len(name) for name in names))
-    for raw in (*names, table, db):
-        body.cstring(raw)
-
-
-def _fields_of(ev: LoadEvent | CreateFileEvent) -> _LoadFields:
-    return _LoadFields(
-        ev.thread_id, ev.exec_time, ev.skip_lines, ev.options, ev.fields, ev.table, ev.db
-    )
 
 
 def _nul(r: ByteReader, what: str) -> None:
@@ -175,18 +125,19 @@ def _post_header(r: ByteReader, length: int, known: int, what: str) -> tuple[byt
     """The known part of a post-header and what the format adds past it."""
     if length < known:
         raise DecodeError(f"{what} post-header of {length} bytes is shorter than {known}")
-    raw = r.bytes(length, f"{what} post-header")
+    raw = r.take(length, f"{what} post-header")
     return raw[:known], raw[known:]
 
 
-@register(EventType.LOAD, EventType.NEW_LOAD)
-@dataclass(frozen=True, slots=True)
-class LoadEvent(Event):
-    """LOAD DATA INFILE as MySQL 3.23 logged it: the statement's parts, not the file.
+_Statement = tuple[int, int, int, LoadOptions, tuple[str, ...], str, str]
 
-    LOAD stores the terminators in the old one-byte format, NEW_LOAD in the
-    new one (see :class:`LoadOptions`). ``file_name`` is the file the master
-    read, up to the end of the event.
+
+@dataclass(frozen=True, slots=True)
+class LoadStatementEvent(Event):
+    """What LOAD, NEW_LOAD and CREATE_FILE share: the parts of the LOAD DATA statement.
+
+    ``skip_lines`` is IGNORE n LINES, ``fields`` the column list, ``table`` and
+    ``db`` the target, ``file_name`` the file the master read.
     """
 
     thread_id: int
@@ -197,6 +148,48 @@ class LoadEvent(Event):
     table: str
     db: str
     file_name: str
+
+    @staticmethod
+    def _read_statement(post: bytes, r: ByteReader, *, new_format: bool) -> _Statement:
+        """Read the LOAD post-header (``post``) and the body up to the file name."""
+        thread_id, exec_time, skip_lines, table_len, db_len, nfields = _LOAD_POST.unpack_from(post)
+        options = LoadOptions.decode(r, new_format=new_format)
+        names = []
+        for length in r.take(nfields, "field lengths"):
+            names.append(_str(r.take(length, "field name")))
+            _nul(r, "field name")
+        table = r.take(table_len, "table name")
+        _nul(r, "table name")
+        db = r.take(db_len, "database name")
+        _nul(r, "database name")
+        return thread_id, exec_time, skip_lines, options, tuple(names), _str(table), _str(db)
+
+    def _write_statement(self, post: ByteWriter, body: ByteWriter, *, new_format: bool) -> None:
+        """Write the LOAD post-header into ``post``, the body up to the file name into ``body``."""
+        names = [_raw(name) for name in self.fields]
+        table, db = _raw(self.table), _raw(self.db)
+        if any(len(x) > 255 for x in (*names, table, db)):
+            raise EncodeError("LOAD field, table and database names must fit in 255 bytes")
+        post.write(
+            _LOAD_POST.pack(
+                self.thread_id, self.exec_time, self.skip_lines, len(table), len(db), len(names)
+            )
+        )
+        self.options.encode(body, new_format=new_format)
+        body.write(bytes(len(name) for name in names))
+        for raw in (*names, table, db):
+            body.cstring(raw)
+
+
+@register(EventType.LOAD, EventType.NEW_LOAD)
+@dataclass(frozen=True, slots=True)
+class LoadEvent(LoadStatementEvent):
+    """LOAD DATA INFILE as MySQL 3.23 logged it: the statement's parts, not the file.
+
+    LOAD stores the terminators in the old one-byte format, NEW_LOAD in the
+    new one (see :class:`LoadOptions`). ``file_name`` runs to the end of the event.
+    """
+
     post_header_extra: bytes = b""
 
     @classmethod
@@ -204,32 +197,21 @@ class LoadEvent(Event):
         r = ByteReader(body)
         length = ctx.fmt.post_header_length(header.type_code, LOAD_HEADER_LEN)
         post, extra = _post_header(r, length, LOAD_HEADER_LEN, "LOAD")
-        f = _decode_load(post, r, new_format=header.type_code != EventType.LOAD)
-        return cls(
-            header,
-            f.thread_id,
-            f.exec_time,
-            f.skip_lines,
-            f.options,
-            f.fields,
-            f.table,
-            f.db,
-            _str(r.rest()),
-            extra,
-        )
+        statement = cls._read_statement(post, r, new_format=header.type_code != EventType.LOAD)
+        return cls(header, *statement, _str(r.rest()), extra)
 
     def encode_body(self, fmt: FormatContext) -> bytes:
         w, body = ByteWriter(), ByteWriter()
-        _encode_load(_fields_of(self), w, body, new_format=self.header.type_code != EventType.LOAD)
-        w.bytes(self.post_header_extra)
-        w.bytes(body.getvalue())
-        w.bytes(_raw(self.file_name))
+        self._write_statement(w, body, new_format=self.header.type_code != EventType.LOAD)
+        w.write(self.post_header_extra)
+        w.write(body.getvalue())
+        w.write(_raw(self.file_name))
         return w.getvalue()
 
 
 @register(EventType.CREATE_FILE)
 @dataclass(frozen=True, slots=True)
-class CreateFileEvent(Event):
+class CreateFileEvent(LoadStatementEvent):
     """MySQL 4.x LOAD DATA: the statement's parts, a file id and the file's first block.
 
     The post-header is LOAD's (its length from the LOAD entry of the format)
@@ -237,16 +219,8 @@ class CreateFileEvent(Event):
     format; the file name ends with a NUL and the block fills the rest.
     """
 
-    thread_id: int
-    exec_time: int
-    skip_lines: int
-    options: LoadOptions
-    fields: tuple[str, ...]
-    table: str
-    db: str
-    file_name: str
-    file_id: int
-    block: bytes
+    file_id: int = 0
+    block: bytes = b""
     load_header_extra: bytes = b""
     post_header_extra: bytes = b""
 
@@ -258,33 +232,20 @@ class CreateFileEvent(Event):
         post, load_extra = _post_header(r, load_len, LOAD_HEADER_LEN, "CREATE_FILE (LOAD part)")
         own_len = fmt.post_header_length(EventType.CREATE_FILE, FILE_ID_HEADER_LEN)
         own, extra = _post_header(r, own_len, FILE_ID_HEADER_LEN, "CREATE_FILE")
-        f = _decode_load(post, r, new_format=True)
-        file_name = r.cstring("file name")
-        return cls(
-            header,
-            f.thread_id,
-            f.exec_time,
-            f.skip_lines,
-            f.options,
-            f.fields,
-            f.table,
-            f.db,
-            _str(file_name),
-            int.from_bytes(own, "little"),
-            r.rest(),
-            load_extra,
-            extra,
-        )
+        statement = cls._read_statement(post, r, new_format=True)
+        file_name = _str(r.cstring("file name"))
+        file_id = int.from_bytes(own, "little")
+        return cls(header, *statement, file_name, file_id, r.rest(), load_extra, extra)
 
     def encode_body(self, fmt: FormatContext) -> bytes:
         w, body = ByteWriter(), ByteWriter()
-        _encode_load(_fields_of(self), w, body, new_format=True)
-        w.bytes(self.load_header_extra)
+        self._write_statement(w, body, new_format=True)
+        w.write(self.load_header_extra)
         w.u32(self.file_id)
-        w.bytes(self.post_header_extra)
-        w.bytes(body.getvalue())
+        w.write(self.post_header_extra)
+        w.write(body.getvalue())
         w.cstring(_raw(self.file_name))
-        w.bytes(self.block)
+        w.write(self.block)
         return w.getvalue()
 
 

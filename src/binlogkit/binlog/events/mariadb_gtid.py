@@ -117,7 +117,7 @@ class MariaGtidEvent(Event):
             bqual_length = r.u8("bqual length")
             if gtrid_length > 64 or bqual_length > 64:
                 raise DecodeError(f"invalid XID lengths {gtrid_length}/{bqual_length}")
-            xid = Xid(format_id, r.bytes(gtrid_length, "gtrid"), r.bytes(bqual_length, "bqual"))
+            xid = Xid(format_id, r.take(gtrid_length, "gtrid"), r.take(bqual_length, "bqual"))
         flags_extra = 0
         extra_engines = sa_seq_no = thread_id = None
         if r.remaining and r.buf[r.pos]:
@@ -160,7 +160,7 @@ class MariaGtidEvent(Event):
             w.sint(xid.format_id, 4)
             w.u8(len(xid.gtrid))
             w.u8(len(xid.bqual))
-            w.bytes(xid.gtrid + xid.bqual)
+            w.write(xid.gtrid + xid.bqual)
         if self.flags_extra:
             w.u8(self.flags_extra)
             if self.flags_extra & MariaGtidExtraFlag.MULTI_ENGINE:
@@ -169,9 +169,9 @@ class MariaGtidEvent(Event):
                 w.u64(_required(self.sa_seq_no, "sa_seq_no", "COMMIT/ROLLBACK_ALTER"))
             if self.flags_extra & MariaGtidExtraFlag.THREAD_ID:
                 w.u32(_required(self.thread_id, "thread_id", "THREAD_ID"))
-        w.bytes(self.trailing)
+        w.write(self.trailing)
         if len(w) < GTID_HEADER_LENGTH:
-            w.bytes(bytes(GTID_HEADER_LENGTH - len(w)))
+            w.write(bytes(GTID_HEADER_LENGTH - len(w)))
         return w.getvalue()
 
 
@@ -221,5 +221,5 @@ class MariaGtidListEvent(Event):
             w.u32(gtid.domain_id)
             w.u32(gtid.server_id)
             w.u64(gtid.seq_no)
-        w.bytes(self.extra)
+        w.write(self.extra)
         return w.getvalue()

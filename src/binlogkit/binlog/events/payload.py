@@ -106,7 +106,7 @@ class TransactionPayloadEvent(Event):
         if _PAYLOAD_SIZE not in sizes or _COMPRESSION_TYPE not in sizes:
             raise DecodeError("transaction payload header lacks its size or compression type")
         fields_raw = bytes(body[: r.pos])
-        payload = r.bytes(sizes[_PAYLOAD_SIZE], "payload")
+        payload = r.take(sizes[_PAYLOAD_SIZE], "payload")
         event = cls(
             header, sizes[_COMPRESSION_TYPE], sizes.get(_UNCOMPRESSED_SIZE), payload, None, r.rest()
         )

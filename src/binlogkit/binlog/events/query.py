@@ -16,7 +16,7 @@ from __future__ import annotations
 import struct
 import zlib
 from collections.abc import Callable
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from enum import IntEnum
 from typing import Any, ClassVar, NamedTuple
 
@@ -24,6 +24,7 @@ from binlogkit.binlog.constants import EventType
 from binlogkit.binlog.context import DecodeContext, FormatContext
 from binlogkit.binlog.events.base import Body, Event, register
 from binlogkit.binlog.header import EventHeader
+from binlogkit.binlog.rows.charsets import text_codec
 from binlogkit.errors import DecodeError, EncodeError
 from binlogkit.wire import ByteReader, ByteWriter
 
@@ -175,11 +176,11 @@ class QueryStatus:
                 raise EncodeError(f"status variable {spec.field} is listed in order but unset")
             w.u8(code)
             spec.write(w, self)
-        w.bytes(self.unparsed)
+        w.write(self.unparsed)
         return w.getvalue()
 
     def codes(self) -> tuple[int, ...]:
-        """The codes written, in order (the explicit ``order``, else ascending)."""
+        """The codes written, in order (the explicit ``order``, else the servers' write order)."""
         if self.order is not None:
             return self.order
         return tuple(
@@ -205,7 +206,12 @@ class _Spec(NamedTuple):
     write: Callable[[ByteWriter, QueryStatus], None]
 
 
-_UNPACK = {1: struct.Struct("<B"), 2: struct.Struct("<H"), 4: struct.Struct("<I"), 8: struct.Struct("<Q")}
+_UNPACK = {
+    1: struct.Struct("<B"),
+    2: struct.Struct("<H"),
+    4: struct.Struct("<I"),
+    8: struct.Struct("<Q"),
+}
 
 
 def _int_spec(name: str, size: int) -> _Spec:
@@ -244,7 +250,7 @@ def _str_spec(name: str, *, nul: bool = False) -> _Spec:
     """A string with a 1-byte length (and, for the old catalog code, a trailing NUL)."""
 
     def read(r: ByteReader, out: dict[str, Any]) -> None:
-        out[name] = _str(r.bytes(r.u8(name), name))
+        out[name] = _str(r.take(r.u8(name), name))
         if nul and r.u8(name) != 0:
             raise DecodeError(f"status variable {name} lacks its terminating NUL")
 
@@ -260,12 +266,12 @@ def _write_short(w: ByteWriter, raw: bytes, what: str) -> None:
     if len(raw) > 255:
         raise EncodeError(f"{what} is longer than 255 bytes")
     w.u8(len(raw))
-    w.bytes(raw)
+    w.write(raw)
 
 
 def _read_invoker(r: ByteReader, out: dict[str, Any]) -> None:
-    user = r.bytes(r.u8("invoker user"), "invoker user")
-    host = r.bytes(r.u8("invoker host"), "invoker host")
+    user = r.take(r.u8("invoker user"), "invoker user")
+    host = r.take(r.u8("invoker host"), "invoker host")
     out["invoker"] = (_str(user), _str(host))
 
 
@@ -375,8 +381,6 @@ _WRITE_ORDER = (
 )
 """The order servers write the variables in (MySQL's Query_log_event::write)."""
 
-assert {f.name for f in fields(QueryStatus)} >= {s.field for s in _STATUS.values()}
-
 EMPTY_STATUS = QueryStatus(order=())
 
 
@@ -403,10 +407,10 @@ def decode_query_parts(body: Body, post_header_length: int) -> QueryParts:
     status_len = 0
     if post_header_length >= QUERY_HEADER_LEN:
         status_len = r.u16("status block length")
-    rest = r.bytes(post_header_length - r.pos, "query post-header")
+    rest = r.take(post_header_length - r.pos, "query post-header")
     if status_len:
-        status = QueryStatus.decode(r.bytes(status_len, "status variables"))
-    db = r.bytes(db_len, "database name")
+        status = QueryStatus.decode(r.take(status_len, "status variables"))
+    db = r.take(db_len, "database name")
     if r.u8("database name terminator") != 0:
         raise DecodeError("database name is not followed by a NUL")
     return QueryParts(thread_id, exec_time, error_code, rest, status, _str(db), r.rest())
@@ -418,22 +422,22 @@ def encode_query_parts(parts: QueryParts, post_header_length: int) -> bytes:
     if len(db) > 255:
         raise EncodeError("database name is longer than 255 bytes")
     w = ByteWriter()
-    w.bytes(_POST.pack(parts.thread_id, parts.exec_time, len(db), parts.error_code))
+    w.write(_POST.pack(parts.thread_id, parts.exec_time, len(db), parts.error_code))
     block = b""
     if post_header_length >= QUERY_HEADER_LEN:
         block = parts.status.encode()
         w.u16(len(block))
     elif parts.status.codes() or parts.status.unparsed:
         raise EncodeError("status variables need the 13-byte QUERY post-header (format v4)")
-    w.bytes(parts.post_header_rest)
+    w.write(parts.post_header_rest)
     if len(w) != post_header_length:
         raise EncodeError(
             f"QUERY post-header is {len(w)} bytes, the format says {post_header_length}"
         )
-    w.bytes(block)
-    w.bytes(db)
+    w.write(block)
+    w.write(db)
     w.u8(0)
-    w.bytes(parts.query)
+    w.write(parts.query)
     return w.getvalue()
 
 
@@ -443,7 +447,7 @@ class QueryEvent(Event):
     """A statement as the server logged it.
 
     ``query`` is the statement's bytes, in the client character set
-    (``status.charset[0]``); :attr:`text` decodes it. ``db`` is the default
+    (``status.character_set_client``); :attr:`text` decodes it. ``db`` is the default
     database ("" when none). ``status`` is empty in formats v1 and v3.
     ``post_header_extra`` keeps post-header bytes past the known ones.
     """
@@ -460,7 +464,17 @@ class QueryEvent(Event):
 
     @property
     def text(self) -> str:
-        """The statement as text: UTF-8, undecodable bytes kept as surrogates (lossless)."""
+        """The statement as text, in character_set_client when the event names a known one.
+
+        Otherwise (formats v1/v3, or bytes the charset does not allow) UTF-8 with
+        undecodable bytes kept as surrogates, so no byte is lost.
+        """
+        codec = text_codec(self.status.character_set_client)
+        if codec is not None:
+            try:
+                return codec.decode(self.query)
+            except UnicodeDecodeError:
+                pass
         return _str(self.query)
 
     @classmethod
@@ -506,10 +520,14 @@ def mariadb_uncompress(data: bytes) -> bytes:
     if not 1 <= width <= 4 or len(data) < 1 + width:
         raise DecodeError(f"compressed payload has a bad length width {width}")
     length = int.from_bytes(data[1 : 1 + width], "big")
+    inflater = zlib.decompressobj()
     try:
-        out = zlib.decompress(data[1 + width :])
+        # Never inflate past the announced length (+1 to notice a longer stream).
+        out = inflater.decompress(data[1 + width :], length + 1)
     except zlib.error as err:
         raise DecodeError(f"compressed payload does not inflate: {err}") from None
+    if not inflater.eof and len(out) <= length:
+        raise DecodeError("compressed payload is cut short")
     if len(out) != length:
         raise DecodeError(f"compressed payload inflates to {len(out)} bytes, header says {length}")
     return out

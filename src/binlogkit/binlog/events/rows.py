@@ -109,7 +109,7 @@ class ExtraRowInfo:
                 length = r.buf[r.pos] if r.pos < r.end else 0
                 if length < 2:
                     raise DecodeError(f"NDB extra row info of invalid length {length}")
-                chunk = r.bytes(length, "NDB extra row info")
+                chunk = r.take(length, "NDB extra row info")
                 ndb = chunk if ndb is None else ndb
             elif tag == cls.PARTITION_TAG:
                 part = r.u16("partition id")
@@ -194,13 +194,13 @@ class RowsEvent(Event):
             length = r.u16("extra row info length")
             if length < 2:
                 raise DecodeError(f"extra row info length {length} is less than 2")
-            extra = r.bytes(length - 2, "extra row info")
+            extra = r.take(length - 2, "extra row info")
         width = r.packed_length("column count")
         nbytes = (width + 7) // 8
-        before = r.bytes(nbytes, "columns-present bitmap") if cls.has_before else None
+        before = r.take(nbytes, "columns-present bitmap") if cls.has_before else None
         # Pre-GA updates have one bitmap, for both images.
         shared = cls.has_before and code in _PRE_GA
-        after = r.bytes(nbytes, "columns-present bitmap") if cls.has_after and not shared else None
+        after = r.take(nbytes, "columns-present bitmap") if cls.has_after and not shared else None
         data = r.rest()
         table = ctx.tables.get(table_id)
         if table is None and data:
@@ -218,14 +218,14 @@ class RowsEvent(Event):
         if phl == ROWS_HEADER_LENGTH_V2:
             extra = self.extra_info or b""
             w.u16(len(extra) + 2)
-            w.bytes(extra)
+            w.write(extra)
         elif self.extra_info:
             raise EncodeError("extra row info needs the v2 rows post-header")
         w.packed_int(self.width)
         for bitmap in (self.columns_before, self.columns_after):
             if bitmap is not None:
-                w.bytes(bitmap)
-        w.bytes(self.data)
+                w.write(bitmap)
+        w.write(self.data)
         return w.getvalue()
 
     # --- rows ---------------------------------------------------------------------------------

@@ -12,17 +12,19 @@ from dataclasses import dataclass
 from decimal import Decimal
 from enum import IntEnum
 
-from binlogkit.binlog.constants import EventType
-from binlogkit.binlog.context import DecodeContext, FormatContext
+from binlogkit.binlog.constants import ColumnType, EventType
+from binlogkit.binlog.context import DecodeContext, DecodeOptions, FormatContext
 from binlogkit.binlog.events.base import Body, Event, register
 from binlogkit.binlog.header import EventHeader
+from binlogkit.binlog.rows.charsets import text_codec
+from binlogkit.binlog.rows.columns import ColumnInfo
+from binlogkit.binlog.rows.types.decimal import NewDecimalCodec
 from binlogkit.errors import DecodeError, EncodeError
 from binlogkit.wire import ByteReader, ByteWriter
 
 _INTVAR = struct.Struct("<BQ")
 _RAND = struct.Struct("<QQ")
-_DIG2BYTES = (0, 1, 1, 2, 2, 3, 3, 4, 4, 4)
-_DIGITS_PER_WORD = 9
+_OPTIONS = DecodeOptions()
 
 
 class IntvarType(IntEnum):
@@ -101,7 +103,7 @@ class UserVarEvent(Event):
     collation ``charset``, an 8-byte double, an 8-byte integer, or a decimal
     (precision byte, scale byte, binary decimal). ``flags`` is the trailing
     flag byte of MySQL 5.1+/MariaDB (bit 0: unsigned), None when absent.
-    :attr:`value` gives the Python value.
+    :attr:`value` gives the Python value, :attr:`text` a string value as text.
     """
 
     name: str
@@ -130,15 +132,24 @@ class UserVarEvent(Event):
         if kind == UserVarType.INT:
             return int.from_bytes(_exact(raw, 8, "INT"), "little", signed=not self.unsigned)
         if kind == UserVarType.DECIMAL:
-            if len(raw) < 2:
-                raise DecodeError("DECIMAL user variable lacks precision and scale")
-            return decimal_from_bin(raw[2:], raw[0], raw[1])
+            return _decimal(raw, self.name)
         return raw
+
+    @property
+    def text(self) -> str | None:
+        """A STRING value decoded with its collation's charset; None for others and binary."""
+        codec = text_codec(self.charset) if self.value_type == UserVarType.STRING else None
+        if codec is None:
+            return None
+        try:
+            return codec.decode(self.raw)
+        except UnicodeDecodeError:
+            return None
 
     @classmethod
     def decode(cls, header: EventHeader, body: Body, ctx: DecodeContext) -> UserVarEvent:
         r = ByteReader(body)
-        name = r.bytes(r.u32("name length"), "name").decode("utf-8", "surrogateescape")
+        name = r.take(r.u32("name length"), "name").decode("utf-8", "surrogateescape")
         is_null = r.u8("is_null")
         if is_null > 1:
             raise DecodeError(f"USER_VAR is_null byte is {is_null}")
@@ -146,7 +157,7 @@ class UserVarEvent(Event):
             return cls(header, name, None, extra=r.rest())
         value_type = r.u8("value type")
         charset = r.u32("charset")
-        raw = r.bytes(r.u32("value length"), "value")
+        raw = r.take(r.u32("value length"), "value")
         flags = None if r.at_end() else r.u8("flags")
         return cls(header, name, value_type, charset, raw, flags, r.rest())
 
@@ -154,7 +165,7 @@ class UserVarEvent(Event):
         w = ByteWriter()
         name = self.name.encode("utf-8", "surrogateescape")
         w.u32(len(name))
-        w.bytes(name)
+        w.write(name)
         if self.value_type is None:
             if self.raw or self.flags is not None:
                 raise EncodeError("a NULL user variable carries no value or flags")
@@ -164,10 +175,10 @@ class UserVarEvent(Event):
             w.u8(self.value_type)
             w.u32(self.charset)
             w.u32(len(self.raw))
-            w.bytes(self.raw)
+            w.write(self.raw)
             if self.flags is not None:
                 w.u8(self.flags)
-        w.bytes(self.extra)
+        w.write(self.extra)
         return w.getvalue()
 
 
@@ -177,51 +188,12 @@ def _exact(raw: bytes, size: int, what: str) -> bytes:
     return raw
 
 
-def decimal_bin_size(precision: int, scale: int) -> int:
-    """Bytes of MySQL's binary DECIMAL(precision, scale)."""
-    intg = precision - scale
-    return (
-        intg // _DIGITS_PER_WORD * 4
-        + _DIG2BYTES[intg % _DIGITS_PER_WORD]
-        + scale // _DIGITS_PER_WORD * 4
-        + _DIG2BYTES[scale % _DIGITS_PER_WORD]
-    )
-
-
-def decimal_from_bin(raw: bytes, precision: int, scale: int) -> Decimal:
-    """Decode MySQL's binary DECIMAL (``decimal2bin``): base-10⁹ groups, sign in the top bit."""
-    if scale > precision:
-        raise DecodeError(f"decimal scale {scale} exceeds precision {precision}")
-    size = decimal_bin_size(precision, scale)
-    if len(raw) < size:
-        raise DecodeError(f"decimal({precision},{scale}) needs {size} bytes, has {len(raw)}")
-    data = bytearray(raw[:size])
-    if not data:
-        return Decimal(0)
-    negative = not data[0] & 0x80
-    data[0] ^= 0x80
-    if negative:
-        data = bytearray(b ^ 0xFF for b in data)
-    intg = precision - scale
-    pos = 0
-
-    def take(n: int) -> int:
-        nonlocal pos
-        value = int.from_bytes(data[pos : pos + n], "big")
-        pos += n
-        return value
-
-    digits = ""
-    lead = intg % _DIGITS_PER_WORD
-    if lead:
-        digits += str(take(_DIG2BYTES[lead])).zfill(lead)
-    for _ in range(intg // _DIGITS_PER_WORD):
-        digits += str(take(4)).zfill(_DIGITS_PER_WORD)
-    frac = ""
-    for _ in range(scale // _DIGITS_PER_WORD):
-        frac += str(take(4)).zfill(_DIGITS_PER_WORD)
-    tail = scale % _DIGITS_PER_WORD
-    if tail:
-        frac += str(take(_DIG2BYTES[tail])).zfill(tail)
-    sign = "-" if negative else ""
-    return Decimal(f"{sign}{digits or '0'}.{frac}" if frac else f"{sign}{digits or '0'}")
+def _decimal(raw: bytes, name: str) -> Decimal:
+    """A DECIMAL user variable: precision, scale, then MySQL's binary decimal (as in rows)."""
+    if len(raw) < 2:
+        raise DecodeError(f"DECIMAL user variable @{name} lacks precision and scale")
+    precision, scale = raw[0], raw[1]
+    meta = precision << 8 | scale
+    col = ColumnInfo(0, ColumnType.NEWDECIMAL, ColumnType.NEWDECIMAL, meta, False, f"@{name}")
+    value, _ = NewDecimalCodec.decoder(col, _OPTIONS)(raw, 2)
+    return Decimal(value)

@@ -24,7 +24,7 @@ from binlogkit.binlog.context import DecodeContext, DecodeOptions, FormatContext
 from binlogkit.binlog.events.base import Body, Event, register
 from binlogkit.binlog.header import EventHeader
 from binlogkit.binlog.rows.columns import COLUMN_CODECS, ColumnInfo, real_type
-from binlogkit.errors import DecodeError, EncodeError
+from binlogkit.errors import BinlogError, DecodeError, EncodeError
 from binlogkit.wire import ByteReader, ByteWriter
 
 if TYPE_CHECKING:
@@ -340,7 +340,7 @@ class TableMapEvent(Event):
     """Maps a table id to a table and its columns, for the rows events that follow.
 
     ``column_types`` has one type code per column, ``metadata`` is the raw
-    per-column metadata block (None in tables maps of MySQL 5.1 before it
+    per-column metadata block (None in table maps of MySQL 5.1 before it
     existed), ``null_bitmap`` has bit *i* (low bit first) set when column *i*
     may be NULL, and ``optional_metadata`` is the raw TLV block. Use
     :attr:`columns` for everything resolved per column.
@@ -368,12 +368,12 @@ class TableMapEvent(Event):
         schema = _read_name(r, "schema name")
         table = _read_name(r, "table name")
         count = r.packed_length("column count")
-        types = r.bytes(count, "column types")
+        types = r.take(count, "column types")
         if r.at_end():
             event = cls(header, table_id, flags, schema, table, types, None, b"")
         else:
             metadata = r.packed_bytes("column metadata")
-            null_bitmap = r.bytes((count + 7) // 8, "null bitmap")
+            null_bitmap = r.take((count + 7) // 8, "null bitmap")
             event = cls(
                 header, table_id, flags, schema, table, types, metadata, null_bitmap, r.rest()
             )
@@ -401,11 +401,11 @@ class TableMapEvent(Event):
         _write_name(w, self.schema)
         _write_name(w, self.table_name)
         w.packed_int(len(self.column_types))
-        w.bytes(self.column_types)
+        w.write(self.column_types)
         if self.metadata is not None:
             w.packed_bytes(self.metadata)
-            w.bytes(self.null_bitmap)
-            w.bytes(self.optional_metadata)
+            w.write(self.null_bitmap)
+            w.write(self.optional_metadata)
         elif self.null_bitmap or self.optional_metadata:
             raise EncodeError("a table map without a metadata block has no null bitmap either")
         return w.getvalue()
@@ -492,7 +492,12 @@ class TableMapEvent(Event):
         """Every column with its type, metadata and what the optional metadata says of it."""
         columns: tuple[ColumnInfo, ...] | None = self._cache.get("columns")
         if columns is None:
-            columns = self._resolve_columns()
+            try:
+                columns = self._resolve_columns()
+            except BinlogError as err:
+                header = self.header
+                err.locate(file=header.file, offset=header.offset, event_type=header.type_name)
+                raise
             self._cache["columns"] = columns
         return columns
 
@@ -564,7 +569,7 @@ def _table_id_length(fmt: FormatContext) -> int:
 
 
 def _read_name(r: ByteReader, what: str) -> str:
-    raw = r.bytes(r.u8(what), what)
+    raw = r.take(r.u8(what), what)
     if r.u8(what) != 0:
         raise DecodeError(f"{what} is not NUL-terminated")
     return raw.decode("utf-8", "surrogateescape")

@@ -67,8 +67,8 @@ class XaPrepareEvent(Event):
         bqual_length = r.u32("bqual length")
         if gtrid_length > XID_PART_MAX or bqual_length > XID_PART_MAX:
             raise DecodeError(f"invalid XID lengths {gtrid_length}/{bqual_length} in XA_PREPARE")
-        gtrid = r.bytes(gtrid_length, "gtrid")
-        bqual = r.bytes(bqual_length, "bqual")
+        gtrid = r.take(gtrid_length, "gtrid")
+        bqual = r.take(bqual_length, "bqual")
         if r.remaining:
             raise DecodeError(f"XA_PREPARE has {r.remaining} bytes after its XID")
         return cls(header, bool(one_phase), Xid(format_id, gtrid, bqual))
@@ -79,13 +79,13 @@ class XaPrepareEvent(Event):
         w.sint(self.xid.format_id, 4)
         w.u32(len(self.xid.gtrid))
         w.u32(len(self.xid.bqual))
-        w.bytes(self.xid.gtrid)
-        w.bytes(self.xid.bqual)
+        w.write(self.xid.gtrid)
+        w.write(self.xid.bqual)
         return w.getvalue()
 
 
 def _read_items(r: ByteReader, count: int, what: str) -> tuple[bytes, ...]:
-    return tuple(r.bytes(r.u16(f"{what} item length"), f"{what} item") for _ in range(count))
+    return tuple(r.take(r.u16(f"{what} item length"), f"{what} item") for _ in range(count))
 
 
 @register(EventType.TRANSACTION_CONTEXT)
@@ -123,8 +123,8 @@ class TransactionContextEvent(Event):
         snapshot_length = r.u32("snapshot version length")
         write_count = r.u32("write set count")
         read_count = r.u32("read set count")
-        server_uuid = r.bytes(uuid_length, "server uuid").decode("ascii", "surrogateescape")
-        snapshot = r.bytes(snapshot_length, "snapshot version")
+        server_uuid = r.take(uuid_length, "server uuid").decode("ascii", "surrogateescape")
+        snapshot = r.take(snapshot_length, "snapshot version")
         write_set = _read_items(r, write_count, "write set")
         read_set = _read_items(r, read_count, "read set")
         if r.remaining:
@@ -144,11 +144,11 @@ class TransactionContextEvent(Event):
         w.u32(len(self.snapshot_version))
         w.u32(len(self.write_set))
         w.u32(len(self.read_set))
-        w.bytes(uuid)
-        w.bytes(self.snapshot_version)
+        w.write(uuid)
+        w.write(self.snapshot_version)
         for item in (*self.write_set, *self.read_set):
             w.u16(len(item))
-            w.bytes(item)
+            w.write(item)
         return w.getvalue()
 
 
@@ -169,15 +169,15 @@ class ViewChangeEvent(Event):
     @classmethod
     def decode(cls, header: EventHeader, body: Body, ctx: DecodeContext) -> ViewChangeEvent:
         r = ByteReader(body)
-        view_id = r.bytes(VIEW_ID_LENGTH, "view id").rstrip(b"\0").decode("latin-1")
+        view_id = r.take(VIEW_ID_LENGTH, "view id").rstrip(b"\0").decode("latin-1")
         if not view_id:
             raise DecodeError("VIEW_CHANGE event has an empty view id")
         seq_number = r.i64("seq_number")
         count = r.u32("certification info count")
         entries = []
         for _ in range(count):
-            key = r.bytes(r.u16("key length"), "certification key")
-            value = r.bytes(r.u32("value length"), "certification value")
+            key = r.take(r.u16("key length"), "certification key")
+            value = r.take(r.u32("value length"), "certification value")
             entries.append((key, value))
         if r.remaining:
             raise DecodeError(f"VIEW_CHANGE has {r.remaining} bytes after its certification info")
@@ -188,12 +188,12 @@ class ViewChangeEvent(Event):
         if len(view_id) > VIEW_ID_LENGTH:
             raise EncodeError(f"view id longer than {VIEW_ID_LENGTH} bytes")
         w = ByteWriter()
-        w.bytes(view_id.ljust(VIEW_ID_LENGTH, b"\0"))
+        w.write(view_id.ljust(VIEW_ID_LENGTH, b"\0"))
         w.sint(self.seq_number, 8)
         w.u32(len(self.certification_info))
         for key, value in self.certification_info:
             w.u16(len(key))
-            w.bytes(key)
+            w.write(key)
             w.u32(len(value))
-            w.bytes(value)
+            w.write(value)
         return w.getvalue()

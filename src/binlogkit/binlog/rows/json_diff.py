@@ -269,7 +269,7 @@ def decode_json_diffs(data: bytes | bytearray | memoryview) -> tuple[JsonDiff, .
         if code > JsonDiffOperation.REMOVE:
             raise DecodeError(f"unknown JSON diff operation {code} at offset {start}")
         operation = JsonDiffOperation(code)
-        raw_path = r.bytes(_read_length(r, "JSON diff path"), "JSON diff path")
+        raw_path = r.take(_read_length(r, "JSON diff path"), "JSON diff path")
         try:
             path = raw_path.decode("utf-8")
         except UnicodeDecodeError:
@@ -279,7 +279,7 @@ def decode_json_diffs(data: bytes | bytearray | memoryview) -> tuple[JsonDiff, .
             length = _read_length(r, "JSON diff value")
             if not length:
                 raise DecodeError(f"empty JSON diff value at offset {r.pos}")
-            value = decode_jsonb(r.bytes(length, "JSON diff value"))
+            value = decode_jsonb(r.take(length, "JSON diff value"))
         diffs.append(JsonDiff(operation, path, value))
     return tuple(diffs)
 
@@ -299,7 +299,7 @@ def read_json_diff_vector(buf: bytes, pos: int) -> tuple[tuple[JsonDiff, ...], i
     """A column's u32 length and diffs at ``pos`` of a row image: (diffs, next offset)."""
     r = ByteReader(buf, pos)
     length = r.u32("JSON diff vector length")
-    return decode_json_diffs(r.bytes(length, "JSON diff vector")), r.pos
+    return decode_json_diffs(r.take(length, "JSON diff vector")), r.pos
 
 
 def write_json_diff_vector(diffs: Iterable[JsonDiff], out: bytearray) -> None:

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from binlogkit.binlog.constants import ColumnType
 from binlogkit.binlog.context import DecodeOptions
@@ -62,9 +62,10 @@ class RowChange:
 class PartialRowChange(RowChange):
     """A row of PARTIAL_UPDATE_ROWS: also the shared image's options and the JSON diffs.
 
-    ``diffs`` maps the key of each JSON column logged as diffs to its diffs.
-    ``after`` holds the full new document of such a column when the before
-    image has the old one to apply the diffs to, else the diffs themselves.
+    ``diffs`` maps the key of each JSON column logged as diffs to its diffs
+    (:class:`~binlogkit.binlog.rows.json_diff.JsonDiff` tuples). ``after``
+    holds the full new document of such a column when the before image has
+    the old one to apply the diffs to, else (and in raw mode) the diffs.
     """
 
     value_options: int = 0
@@ -132,7 +133,7 @@ class ImagePlan:
         self.legacy_bits: tuple[int | None, ...] | None = None
         if legacy:
             # Record NULL bytes: bit 0 is the "deleted" bit, then nullable columns in order.
-            nullable = [c.index for c in plan.columns[: plan.width_limit] if c.nullable]
+            nullable = [c.index for c in plan.columns if c.nullable]
             self.null_bytes = (len(nullable) + 1 + 7) // 8
             bit_of = {index: n + 1 for n, index in enumerate(nullable)}
             self.legacy_bits = tuple(bit_of.get(i) for i in indexes)
@@ -240,7 +241,9 @@ class ImagePlan:
                     else:
                         enc_one(value, out)
         except KeyError:
-            _missing_or_extra(self.keys, row)
+            if set(row) != set(self.keys):
+                _missing_or_extra(self.keys, row)
+            raise
         if bits is not None:
             nulls |= 1 | self.pad_mask
         elif pad:
@@ -248,7 +251,7 @@ class ImagePlan:
         out[start : start + self.null_bytes] = nulls.to_bytes(self.null_bytes, "little")
 
 
-def _missing_or_extra(keys: Sequence[str], row: Mapping[str, Any]) -> None:
+def _missing_or_extra(keys: Sequence[str], row: Mapping[str, Any]) -> NoReturn:
     missing = [k for k in keys if k not in row]
     extra = [k for k in row if k not in keys]
     raise EncodeError(
@@ -270,14 +273,12 @@ class RowPlan:
         "keys",
         "options",
         "table",
-        "width_limit",
     )
 
     def __init__(self, table: TableMapEvent, options: DecodeOptions) -> None:
         self.table = table
         self.options = options
         self.columns: tuple[ColumnInfo, ...] = table.columns
-        self.width_limit = len(self.columns)
         self.keys = tuple(col.key for col in self.columns)
         self.decoders: tuple[ValueDecoder, ...] = tuple(
             _codec(col).decoder(col, options) for col in self.columns
@@ -331,28 +332,32 @@ class RowPlan:
         pos = 0
         out: list[RowChange] = []
         append = out.append
-        bi = None if before is None else self.image(before, width, legacy).decode
-        if after is None:
+        bi = None if before is None else self.image(before, width, legacy)
+        ai = None if after is None else self.image(after, width, legacy)
+        if data and not partial and not (bi and bi.null_bytes) and not (ai and ai.null_bytes):
+            raise DecodeError("rows data for images that carry no column")  # would never end
+        if ai is None:
             assert bi is not None
+            decode = bi.decode
             while pos < end:
-                row, pos = bi(data, pos)
+                row, pos = decode(data, pos)
                 append(RowChange(row, None))
         elif bi is None:
-            ai = self.image(after, width, legacy).decode
+            decode = ai.decode
             while pos < end:
-                row, pos = ai(data, pos)
+                row, pos = decode(data, pos)
                 append(RowChange(None, row))
         elif not partial:
-            ai = self.image(after, width, legacy).decode
+            decode_old, decode_new = bi.decode, ai.decode
             while pos < end:
-                old, pos = bi(data, pos)
-                new, pos = ai(data, pos)
+                old, pos = decode_old(data, pos)
+                new, pos = decode_new(data, pos)
                 append(RowChange(old, new))
         else:
-            image = self.image(after, width)
+            decode = bi.decode
             while pos < end:
-                old, pos = bi(data, pos)
-                change, pos = self._decode_partial_after(data, pos, old, image)
+                old, pos = decode(data, pos)
+                change, pos = self._decode_partial_after(data, pos, old, ai)
                 append(change)
         if pos != end:
             raise DecodeError(f"last row image runs {pos - end} bytes past the rows data")

@@ -1,0 +1,158 @@
+"""Decoding throughput: binlogkit next to mariadb-binlog on the same files, in one run.
+
+Generates two MariaDB binlogs with a throwaway server (a sysbench
+``oltp_read_write`` run and a bulk insert), then for each file reports size,
+row changes, and for both decoders the wall time, MB/s, rows/s and peak
+resident memory. binlogkit decodes every row value to Python objects;
+mariadb-binlog runs with ``--base64-output=decode-rows -v`` into /dev/null.
+Each measurement runs in its own process, on one core (taskset); peak memory
+is that process's own (wait4), and binlogkit's time excludes interpreter start-up.
+
+    .venv/bin/python benchmarks/decode.py [--scale 1.0] [--keep DIR]
+
+A second, smaller bulk file shows whether peak memory grows with file size.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+SYSBENCH_TABLES = 4
+
+
+def measure_binlogkit(path: str) -> dict[str, float]:
+    """Decode every event and every row value of ``path``; runs in a child process."""
+    import binlogkit
+
+    events = rows = 0
+    start = time.perf_counter()
+    with binlogkit.open(path) as reader:
+        for event in reader:
+            events += 1
+            changes = getattr(event, "rows", None)
+            if changes is not None:
+                for change in changes:
+                    rows += 1
+                    _ = change.before, change.after
+    seconds = time.perf_counter() - start
+    peak_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return {"events": events, "rows": rows, "seconds": seconds, "peak_mib": peak_kib / 1024}
+
+
+def run_child(args: list[str], *, capture: bool) -> tuple[float, float, bytes]:
+    """Run a command pinned to one core: its wall time, its own peak RSS (MiB), its stdout."""
+    pin = ["taskset", "-c", "0"] if shutil.which("taskset") else []
+    start = time.perf_counter()
+    child = subprocess.Popen(pin + args, stdout=subprocess.PIPE if capture else subprocess.DEVNULL)
+    out = child.stdout.read() if child.stdout else b""
+    _, status, usage = os.wait4(child.pid, 0)
+    seconds = time.perf_counter() - start
+    child.returncode = os.waitstatus_to_exitcode(status)
+    if child.returncode:
+        raise subprocess.CalledProcessError(child.returncode, args)
+    return seconds, usage.ru_maxrss / 1024, out
+
+
+def generate(base: Path, scale: float) -> list[Path]:
+    """Write the benchmark binlogs with a throwaway MariaDB; returns the files."""
+    from binlogkit.sandbox import MariaDBSandbox
+
+    options = {"max_binlog_size": "1G", "innodb_buffer_pool_size": "256M"}
+    files: list[Path] = []
+    with MariaDBSandbox(base / "server", options=options) as server:
+        server.execute("CREATE DATABASE sbtest")
+        size = int(20000 * scale)
+        sysbench = [
+            "sysbench",
+            "oltp_read_write",
+            "--db-driver=mysql",
+            f"--mysql-socket={server.socket}",
+            "--mysql-user=root",
+            "--mysql-db=sbtest",
+            f"--tables={SYSBENCH_TABLES}",
+            f"--table-size={size}",
+            "--threads=2",
+        ]
+        subprocess.run([*sysbench, "prepare"], check=True, capture_output=True)
+        subprocess.run(
+            [*sysbench, f"--events={int(20000 * scale)}", "--time=0", "run"],
+            check=True,
+            capture_output=True,
+        )
+        files.append(server.flush_binlogs()[-2])
+        for name, count in (("bulk_small", int(100_000 * scale)), ("bulk", int(1_000_000 * scale))):
+            server.execute(
+                f"CREATE TABLE sbtest.{name} (id INT PRIMARY KEY, k INT UNSIGNED,"
+                " price DECIMAL(12,2), label VARCHAR(64), created DATETIME(3), ratio DOUBLE)"
+            )
+            server.execute(
+                f"INSERT INTO sbtest.{name} SELECT seq, seq * 7919 % 100003,"
+                " seq / 100, CONCAT('label-', seq), '2024-01-01' + INTERVAL seq SECOND,"
+                f" seq / 3 FROM seq_1_to_{count}",
+                database="sbtest",
+            )
+            files.append(server.flush_binlogs()[-2])
+    return files
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--scale", type=float, default=1.0, help="workload size factor")
+    parser.add_argument("--keep", type=Path, help="keep the generated binlogs in this folder")
+    parser.add_argument("--measure", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.measure:
+        print(json.dumps(measure_binlogkit(args.measure)))
+        return
+
+    base = Path(tempfile.mkdtemp(prefix="bk-bench-"))
+    try:
+        print(f"generating binlogs (scale {args.scale}) ...", file=sys.stderr)
+        files = generate(base, args.scale)
+        header = (
+            f"{'file':<14}{'MB':>8}{'rows':>10}  {'decoder':<14}{'s':>8}{'MB/s':>8}"
+            f"{'rows/s':>11}{'peak MiB':>10}"
+        )
+        print(header)
+        print("-" * len(header))
+        ratios = []
+        for path in files:
+            label = {0: "oltp_rw", 1: "bulk_small", 2: "bulk"}[files.index(path)]
+            mb = path.stat().st_size / 1e6
+            _, _, out = run_child([sys.executable, __file__, "--measure", str(path)], capture=True)
+            ours = json.loads(out)
+            rows = ours["rows"]
+            theirs_s, theirs_peak, _ = run_child(
+                ["mariadb-binlog", "--base64-output=decode-rows", "-v", str(path)], capture=False
+            )
+            for name, s, p in (
+                ("binlogkit", ours["seconds"], ours["peak_mib"]),
+                ("mariadb-binlog", theirs_s, theirs_peak),
+            ):
+                print(
+                    f"{label:<14}{mb:>8.1f}{rows:>10}  {name:<14}{s:>8.2f}{mb / s:>8.1f}"
+                    f"{rows / s:>11.0f}{p:>10.1f}"
+                )
+            ratios.append((label, theirs_s / ours["seconds"]))
+        for label, ratio in ratios:
+            print(f"{label}: binlogkit rows/s = {ratio:.2f} x mariadb-binlog (target 0.20)")
+        if args.keep:
+            args.keep.mkdir(parents=True, exist_ok=True)
+            for path in files:
+                shutil.copy2(path, args.keep / path.name)
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    os.environ.setdefault("PYTHONHASHSEED", "0")
+    main()
