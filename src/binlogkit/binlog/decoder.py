@@ -183,8 +183,10 @@ class BinlogDecoder:
 
     def _expand(self, event: Event) -> list[Event]:
         """The events inside ``event`` (a TRANSACTION_PAYLOAD), decoded in the current context."""
+        if event.header.type_code != EventType.TRANSACTION_PAYLOAD:
+            return []
         expand = getattr(event, "inner_events", None)
-        if expand is None:
+        if expand is None:  # a SkippedEvent
             return []
         header = event.header
         try:

@@ -38,11 +38,13 @@ from binlogkit.errors import (
 )
 
 _U32 = struct.Struct("<I")
+_V4_HEADER = struct.Struct("<IBIIIH")
 _SIZE_OFFSET = 9
 _FLAGS_OFFSET = 17
 _START_V3_BODY = 56
 _V1_START_EVENT_SIZE = V1_HEADER_LENGTH + _START_V3_BODY
 _FORMAT_EVENTS = (EventType.START_V3, EventType.FORMAT_DESCRIPTION)
+_SLOW_PATH_TYPES = frozenset({*_FORMAT_EVENTS, EventType.MARIADB_START_ENCRYPTION})
 MYSQL_ENCRYPTED_MAGIC = b"\xfdbin"
 
 
@@ -55,6 +57,31 @@ class Signal(enum.Enum):
 
 NEED_DATA = Signal.NEED_DATA
 END = Signal.END
+
+
+@dataclass(frozen=True, slots=True)
+class _FastPath:
+    """What the framer's fast path needs: the common case of a plain v4 event mid-file."""
+
+    fmt: FormatContext
+    checksum_length: int
+    verify: bool
+    min_size: int
+
+    @classmethod
+    def of(cls, framer: EventFramer) -> _FastPath | None:
+        fmt = framer.fmt
+        if (
+            framer._need_magic
+            or framer._first_event
+            or framer._encrypted_from is not None
+            or fmt.permuted_types
+            or fmt.header_length != V4_HEADER_LENGTH
+        ):
+            return None
+        cks = fmt.checksum_length
+        verify = bool(cks) and framer.verify_checksum
+        return cls(fmt, cks, verify, V4_HEADER_LENGTH + cks)
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,6 +155,7 @@ class EventFramer:
         self._first_event = True
         self._eof = False
         self._encrypted_from: int | None = None
+        self._fast: _FastPath | None = None
 
     @property
     def offset(self) -> int:
@@ -162,6 +190,32 @@ class EventFramer:
         )
 
     def next_frame(self) -> Frame | Signal:
+        """The next whole event, or NEED_DATA / END."""
+        fast = self._fast
+        if fast is not None and fast.fmt is self.fmt:
+            buf = self._buf
+            start = self._start
+            avail = len(buf) - start
+            if avail >= V4_HEADER_LENGTH:
+                ts, code, server_id, size, log_pos, flags = _V4_HEADER.unpack_from(buf, start)
+                if code not in _SLOW_PATH_TYPES and fast.min_size <= size <= avail:
+                    raw = bytes(buf[start : start + size])
+                    if not fast.verify or zlib.crc32(
+                        memoryview(raw)[: size - 4]
+                    ) == _U32.unpack_from(raw, size - 4)[0]:
+                        offset = self._offset
+                        self._start = start + size
+                        self._offset = offset + size
+                        header = EventHeader(
+                            ts, code, server_id, size, log_pos, flags, b"", offset, self.file
+                        )
+                        return Frame(header, raw, fast.fmt, fast.checksum_length)
+        frame = self._next_frame_checked()
+        self._fast = _FastPath.of(self)
+        return frame
+
+    def _next_frame_checked(self) -> Frame | Signal:
+        """next_frame with every check: the magic, format events, damage, the end of input."""
         buf = self._buf
         avail = len(buf) - self._start
         if self._need_magic:

@@ -138,7 +138,7 @@ class BinlogReader:
             path = queue.pop(0)
             rotated_to: str | None = None
             for event in self._read_one(path, self.start_position if first else None):
-                if _ends_file(event):
+                if self.follow and _ends_file(event):
                     rotated_to = getattr(event, "next_file", None)
                 yield event
             first = False

@@ -362,8 +362,39 @@ class TableMapEvent(Event):
 
     @classmethod
     def decode(cls, header: EventHeader, body: Body, ctx: DecodeContext) -> TableMapEvent:
+        raw = bytes(body)
+        id_length = _table_id_length(ctx.fmt)
+        previous = ctx.tables.get(int.from_bytes(raw[:id_length], "little"))
+        if previous is not None and previous._cache.get("body") == raw:
+            # Servers log the same table map again in every transaction: skip parsing it.
+            event = previous.with_header(header)
+        else:
+            event = cls._parse(header, raw, id_length)
+            if previous is not None and previous.same_layout(event):
+                object.__setattr__(event, "_cache", previous._cache)
+            event._cache["body"] = raw
+        return event
+
+    def with_header(self, header: EventHeader) -> TableMapEvent:
+        """The same table map under another header, sharing what was parsed."""
+        event = TableMapEvent(
+            header,
+            self.table_id,
+            self.flags,
+            self.schema,
+            self.table_name,
+            self.column_types,
+            self.metadata,
+            self.null_bitmap,
+            self.optional_metadata,
+        )
+        object.__setattr__(event, "_cache", self._cache)
+        return event
+
+    @classmethod
+    def _parse(cls, header: EventHeader, body: bytes, id_length: int) -> TableMapEvent:
         r = ByteReader(body)
-        table_id = r.uint(_table_id_length(ctx.fmt), "table id")
+        table_id = r.uint(id_length, "table id")
         flags = r.u16("flags")
         schema = _read_name(r, "schema name")
         table = _read_name(r, "table name")
@@ -377,10 +408,6 @@ class TableMapEvent(Event):
             event = cls(
                 header, table_id, flags, schema, table, types, metadata, null_bitmap, r.rest()
             )
-        # Servers log the same table map again in every transaction: share what was parsed.
-        previous = ctx.tables.get(table_id)
-        if previous is not None and previous.same_layout(event):
-            object.__setattr__(event, "_cache", previous._cache)
         return event
 
     def same_layout(self, other: TableMapEvent) -> bool:

@@ -99,6 +99,20 @@ def prefixed_decoder(
         raise invalid(col, f"{what} length prefix of {prefix} bytes (1-4 expected)")
     unpack = _PREFIX_STRUCTS[prefix].unpack_from
 
+    if prefix == 1:  # the common case, without the length-reading call
+
+        def decode_short(buf: bytes, pos: int) -> tuple[Any, int]:
+            start = pos + 1
+            try:
+                end = start + buf[pos]
+            except IndexError:
+                raise truncated(col, f"{what} length", prefix, buf, pos) from None
+            if end > len(buf):
+                raise truncated(col, what, end - start, buf, start)
+            return convert(buf[start:end]), end
+
+        return decode_short
+
     if prefix == 3:
 
         def read_length(buf: bytes, pos: int) -> int:
