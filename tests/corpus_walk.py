@@ -3,19 +3,32 @@
 The walk reads only the common header's ``event_size`` field, straight from the
 format's definition, so the tests can derive event offsets and the offsets of
 deliberate damage from the files themselves instead of from binlogkit's output.
+:func:`decode_up_to_damage` decodes a file up to that damage. The local MariaDB
+files come with ``mariadb-binlog -vv`` dumps: :func:`reference_dump` reads one.
 """
 
 from __future__ import annotations
 
+import gzip
 import re
 import struct
 import zlib
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 from corpus_files import CORPUS, corpus_manifest
 
-from binlogkit.errors import ChecksumError, DecodeError, EncryptedBinlogError, TruncatedError
+from binlogkit import BinlogDecoder
+from binlogkit.binlog.events import Event
+from binlogkit.binlog.framing import Frame, Signal
+from binlogkit.errors import (
+    BinlogError,
+    ChecksumError,
+    DecodeError,
+    EncryptedBinlogError,
+    TruncatedError,
+)
 
 MAGIC = b"\xfebin"
 MYSQL_ENCRYPTED_MAGIC = b"\xfdbin"
@@ -25,6 +38,7 @@ INCIDENT = 26
 FORMAT_DESCRIPTION = 15
 START_ENCRYPTION = 164
 _HEADER = struct.Struct("<IBII")
+LOCAL_MARIADB = "local-mariadb-10.11"
 
 
 @dataclass(frozen=True)
@@ -53,7 +67,7 @@ class Walk:
 def corpus_files() -> list[str]:
     """Every binlog of the corpus (relative to it): the manifest's and the local MariaDB's."""
     files = [row["file"] for row in corpus_manifest()]
-    local = CORPUS / "local-mariadb-10.11"
+    local = CORPUS / LOCAL_MARIADB
     if local.is_dir():
         files += sorted(
             str(p.relative_to(CORPUS))
@@ -198,18 +212,63 @@ def damage_of(name: str) -> Damage | None:
     return None
 
 
+def decode_up_to_damage(name: str, dec: BinlogDecoder) -> Iterator[tuple[Event, Frame | None]]:
+    """Feed the file to ``dec``; each event with its frame, up to the end or the file's damage.
+
+    The frame is None for an event expanded from a TRANSACTION_PAYLOAD. An
+    error anywhere but at the damage :func:`damage_of` derives is raised.
+    """
+    dec.receive_data(read(name))
+    dec.receive_data(b"")
+    while True:
+        try:
+            event = dec.next_event()
+        except BinlogError as err:
+            damage = damage_of(name)
+            if damage is not None and damage.offset == err.offset:
+                return
+            raise
+        if isinstance(event, Signal):
+            return
+        yield event, dec.last_frame
+
+
+def reference_dump_path(name: str) -> Path | None:
+    """The ``mariadb-binlog -vv`` dump of a local MariaDB file (plain or gzipped), if any."""
+    if not name.startswith(LOCAL_MARIADB + "/"):
+        return None
+    for suffix in (".decoded.txt", ".decoded.txt.gz"):
+        dump = CORPUS / (name + suffix)
+        if dump.is_file():
+            return dump
+    return None
+
+
+def reference_dump(name: str) -> bytes:
+    """The text of a local MariaDB file's ``mariadb-binlog -vv`` dump."""
+    dump = reference_dump_path(name)
+    assert dump is not None, f"{name} has no mariadb-binlog dump"
+    data = dump.read_bytes()
+    return gzip.decompress(data) if dump.suffix == ".gz" else data
+
+
+def reference_dump_rc(name: str) -> int | None:
+    """The exit code of ``mariadb-binlog -vv`` on a local MariaDB file (its NOTE.txt says it)."""
+    if not name.startswith(LOCAL_MARIADB + "/"):
+        return None
+    file = CORPUS / name
+    note = (file.parent / "NOTE.txt").read_text(errors="replace")
+    m = re.search(rf"^{re.escape(file.name)}:.* rc=(\d+)", note, re.M)
+    return None if m is None else int(m[1])
+
+
 def reference_dump_stop(name: str) -> int | None:
     """Where ``mariadb-binlog -vv`` gave up on a local MariaDB file, if it did.
 
-    The variant's NOTE.txt records the tool's exit code per file; for rc=1 the
-    event it could not decode is the last ``# at N`` its dump printed (the rows
-    of MariaDB's pre-10.1 fractional TIME columns, logged without their width).
+    For rc=1 the event it could not decode is the last ``# at N`` its dump
+    printed (the rows of MariaDB's pre-10.1 fractional TIME columns, logged
+    without their width).
     """
-    file = CORPUS / name
-    if not name.startswith("local-mariadb-10.11/"):
+    if reference_dump_rc(name) != 1:
         return None
-    note = (file.parent / "NOTE.txt").read_text()
-    if not re.search(rf"^{re.escape(file.name)}:.*rc=1", note, re.M):
-        return None
-    dump = (file.parent / f"{file.name}.decoded.txt").read_text(errors="replace")
-    return int(re.findall(r"^# at (\d+)$", dump, re.M)[-1])
+    return int(re.findall(rb"^# at (\d+)$", reference_dump(name), re.M)[-1])

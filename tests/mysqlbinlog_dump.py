@@ -4,7 +4,9 @@ The dumps come from the servers' own tools (the corpus's expected outputs, or
 ``mariadb-binlog`` run by a test), never from binlogkit. :func:`parse_dump`
 cuts a dump into one :class:`DumpEvent` per event, keyed by the ``# at``
 offset the tool printed; the helpers read the values the tool derived from
-each event: the ``SET`` lines of a QUERY, a user variable, INTVAR, RAND.
+each event: the ``SET`` lines of a QUERY, a user variable, INTVAR, RAND, and
+the ``###`` row statements of ``-v``/``-vv`` (:func:`dump_rows`);
+:func:`printed_value` prints a decoded column value the way ``-vv`` does.
 Works on plain, ``-v``/``-vv`` and ``--hexdump`` output of MySQL and MariaDB.
 :class:`Checker` compares a dump with the events binlogkit decodes.
 """
@@ -13,11 +15,15 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from pathlib import Path
+from typing import Any, NamedTuple
 
 from binlogkit import BinlogDecoder, DecodeOptions
+from binlogkit.binlog.constants import ColumnType as CT
 from binlogkit.binlog.events import Event
 from binlogkit.binlog.events.informational import (
     AnnotateRowsEvent,
@@ -38,6 +44,11 @@ from binlogkit.binlog.events.statement_context import (
     UserVarEvent,
 )
 from binlogkit.binlog.framing import Signal
+from binlogkit.binlog.rows.charsets import BINARY_COLLATION, text_codec
+from binlogkit.binlog.rows.columns import ColumnInfo
+from binlogkit.binlog.rows.types import Compressed, Geometry, InvalidDateTime
+from binlogkit.binlog.rows.types.bit import bit_width
+from binlogkit.binlog.rows.types.strings import string_max_length
 from binlogkit.errors import BinlogError
 
 _AT = re.compile(rb"^# at (\d+)\s*$")
@@ -178,6 +189,180 @@ def user_var(event: DumpEvent) -> tuple[str, object] | None:
     if re.fullmatch(rb"-?\d+", value):
         return name, int(value)
     return name, Decimal(value.decode())
+
+
+# -- rows (-v / -vv) --------------------------------------------------------------
+
+_ROWS_INFO = re.compile(rb"(Write|Update|Delete)(_compressed)?_rows(_v1)?: table id ")
+_VERBS = {b"INSERT INTO ": "INSERT", b"UPDATE ": "UPDATE", b"DELETE FROM ": "DELETE"}
+
+
+class DumpValue(NamedTuple):
+    """One ``###   @N=value /* comment */`` line: the value and the ``-vv`` comment as printed."""
+
+    text: bytes
+    comment: bytes
+
+
+@dataclass
+class DumpRow:
+    """One ``### INSERT/UPDATE/DELETE`` the tool printed, its images by column number (from 1).
+
+    ``table`` is the name as printed (`` `db`.`table` ``); ``group`` the offsets of
+    the rows events of its statement.
+    """
+
+    verb: str
+    table: bytes
+    before: dict[int, DumpValue] | None = None
+    after: dict[int, DumpValue] | None = None
+    group: tuple[int, ...] = ()
+
+
+def row_statements(lines: Iterable[bytes], group: tuple[int, ...] = ()) -> list[DumpRow]:
+    """The ``###`` row statements among ``lines`` (other lines are passed over)."""
+    rows: list[DumpRow] = []
+    image: dict[int, DumpValue] | None = None
+    for line in lines:
+        if not line.startswith(b"### "):
+            continue
+        body = line[4:]
+        for prefix, verb in _VERBS.items():
+            if body.startswith(prefix):
+                rows.append(DumpRow(verb, body[len(prefix) :], group=group))
+                image = None
+                break
+        else:
+            if body == b"WHERE":
+                rows[-1].before = image = {}
+            elif body == b"SET":
+                rows[-1].after = image = {}
+            elif body.startswith(b"  @"):
+                assert image is not None, line
+                number, _, rest = body[3:].partition(b"=")
+                cut = rest.rfind(b" /* ")
+                value, comment = (rest[:cut], rest[cut + 4 :]) if cut >= 0 else (rest, b"")
+                image[int(number)] = DumpValue(value.rstrip(), comment)
+    return rows
+
+
+def dump_rows(dump: dict[int, DumpEvent]) -> list[DumpRow]:
+    """Every row statement of a dump, in order, each with its statement's rows events.
+
+    The tools print the rows of a statement's rows events together, after the
+    last of them (the one with STMT_END_F), so a row knows the offsets of its
+    statement's rows events (``group``), not which one holds it.
+    """
+    rows: list[DumpRow] = []
+    group: list[int] = []
+    for offset, event in sorted(dump.items()):
+        if _ROWS_INFO.match(event.info):
+            group.append(offset)
+        printed = row_statements(event.lines, tuple(group))
+        if printed:
+            rows += printed
+            group = []
+    return rows
+
+
+# -- values (-vv) -----------------------------------------------------------------
+
+_INT_BITS: dict[int, int] = {CT.TINY: 8, CT.SHORT: 16, CT.INT24: 24, CT.LONG: 32, CT.LONGLONG: 64}
+
+
+def _quoted(raw: bytes) -> bytes:
+    """my_b_write_quoted: bytes above 0x1f as they are, the rest as \\xNN."""
+    return b"'" + b"".join(bytes([c]) if c > 0x1F else b"\\x%02x" % c for c in raw) + b"'"
+
+
+def _fraction(microsecond: int, fsp: int) -> str:
+    return "." + f"{microsecond:06d}"[:fsp] if fsp else ""
+
+
+def printed_value(col: ColumnInfo, value: Any) -> bytes:
+    """How mysqlbinlog / mariadb-binlog -vv (log_event_print_value) print a value of ``col``."""
+    t = col.type
+    if value is None:
+        return b"NULL"
+    if t in _INT_BITS:
+        bits = _INT_BITS[t]
+        signed = value - (1 << bits) if value >= 1 << (bits - 1) else value
+        return (str(signed) + (f" ({signed + (1 << bits)})" if signed < 0 else "")).encode()
+    if t == CT.NEWDECIMAL:
+        return format(value, "f").encode()
+    if t == CT.FLOAT:
+        return b"%g" % value
+    if t == CT.DOUBLE:
+        return b"%.20g" % value
+    if t == CT.BIT:
+        return f"b'{value:0{bit_width(col.meta)}b}'".encode()
+    if t == CT.YEAR:
+        return b"%04d" % (value or 1900)
+    if t == CT.DATE:
+        return b"'%04d:%02d:%02d'" % (value.year, value.month, value.day)
+    if t in (CT.DATETIME, CT.DATETIME2):
+        fsp = col.meta if t == CT.DATETIME2 else 0
+        text = (
+            f"{value.year:04d}-{value.month:02d}-{value.day:02d} "
+            f"{value.hour:02d}:{value.minute:02d}:{value.second:02d}"
+        )
+        return _quoted((text + _fraction(value.microsecond, fsp)).encode())
+    if t in (CT.TIMESTAMP, CT.TIMESTAMP2):
+        fsp = col.meta if t == CT.TIMESTAMP2 else 0
+        if isinstance(value, InvalidDateTime):
+            seconds, micro = 0, 0
+        else:
+            seconds, micro = divmod(
+                (value - datetime(1970, 1, 1, tzinfo=UTC)) // timedelta(microseconds=1), 10**6
+            )
+        return (str(seconds) + _fraction(micro, fsp)).encode()
+    if t in (CT.TIME, CT.TIME2):
+        fsp = col.meta if t == CT.TIME2 else 0
+        micros = value // timedelta(microseconds=1)
+        seconds, micro = divmod(abs(micros), 10**6)
+        hours, rest = divmod(seconds, 3600)
+        text = f"{'-' if micros < 0 else ''}{hours:02d}:{rest // 60:02d}:{rest % 60:02d}"
+        return _quoted((text + _fraction(micro, fsp)).encode())
+    if t == CT.ENUM:
+        if isinstance(value, int):
+            return str(value).encode()
+        members = [_as_text(col, m) for m in col.enum_values or ()]
+        return str(members.index(value) + 1 if value != "" else 0).encode()
+    if t == CT.SET:
+        if not isinstance(value, int):
+            members = [_as_text(col, m) for m in col.set_values or ()]
+            value = sum(1 << members.index(m) for m in value)
+        stored = value.to_bytes(col.meta & 0xFF, "little")
+        return ("b'" + "".join(f"{b:08b}" for b in stored) + "'").encode()
+    if t == CT.STRING and col.charset == BINARY_COLLATION:
+        # The server logs BINARY values without their trailing NULs; we give them back.
+        assert isinstance(value, bytes) and len(value) == string_max_length(col.meta)
+        return _quoted(value.rstrip(b"\0"))
+    if t in (CT.STRING, CT.VARCHAR, CT.VAR_STRING, CT.BLOB):
+        return _quoted(value if isinstance(value, bytes) else _codec(col).encode(value))
+    if t == CT.GEOMETRY:
+        assert isinstance(value, Geometry)
+        return _quoted(value.to_bytes())
+    if t in (CT.BLOB_COMPRESSED, CT.VARCHAR_COMPRESSED):
+        assert isinstance(value, Compressed)
+        return _quoted(value.stored)
+    raise AssertionError(f"no printed form for type {t}")
+
+
+def _codec(col: ColumnInfo) -> Any:
+    codec = text_codec(col.charset)
+    assert codec is not None, f"{col.key}: str value without a charset"
+    return codec
+
+
+def _as_text(col: ColumnInfo, member: bytes) -> Any:
+    codec = text_codec(col.charset)
+    if codec is None:
+        return member
+    try:
+        return codec.decode(member)
+    except UnicodeDecodeError:
+        return member
 
 
 # flags2 bits the tools print as session variables (MySQL's OPTIONS_WRITTEN_TO_BIN_LOG):

@@ -13,7 +13,6 @@ it plus that file's GTIDs.
 from __future__ import annotations
 
 import functools
-import gzip
 import re
 import struct
 from dataclasses import dataclass, field, replace
@@ -21,7 +20,13 @@ from dataclasses import dataclass, field, replace
 import pytest
 import zstandard
 from corpus_files import CORPUS
-from corpus_walk import corpus_files, damage_of, read, walk_file
+from corpus_walk import (
+    LOCAL_MARIADB,
+    corpus_files,
+    decode_up_to_damage,
+    reference_dump,
+    walk_file,
+)
 
 from binlogkit.binlog.constants import ChecksumAlg, EventType
 from binlogkit.binlog.context import DecodeOptions
@@ -30,8 +35,7 @@ from binlogkit.binlog.events import Event, OpaqueEvent
 from binlogkit.binlog.events.gtid import GtidEvent, PreviousGtidsEvent, TaggedGtidEvent
 from binlogkit.binlog.events.mariadb_gtid import MariaGtidEvent, MariaGtidListEvent
 from binlogkit.binlog.events.payload import TransactionPayloadEvent
-from binlogkit.binlog.framing import Frame, Signal, crc32_ok
-from binlogkit.errors import BinlogError
+from binlogkit.binlog.framing import Frame, crc32_ok
 from binlogkit.gtid import Gtid, GtidSet, MariaGtid, MariaGtidList
 
 pytestmark = pytest.mark.corpus
@@ -99,20 +103,7 @@ class Decoded:
 def decoded(name: str) -> Decoded:
     """Checksums are not verified: some mysql-test files were edited by hand."""
     dec = BinlogDecoder(file=name, options=DecodeOptions(verify_checksum=False))
-    dec.receive_data(read(name))
-    dec.receive_data(b"")
-    out = Decoded(tables=dec.tables)
-    while True:
-        try:
-            event = dec.next_event()
-        except BinlogError as err:
-            damage = damage_of(name)
-            if damage is not None and damage.offset == err.offset:
-                return out
-            raise
-        if isinstance(event, Signal):
-            return out
-        out.events.append((event, dec.last_frame))
+    return Decoded(list(decode_up_to_damage(name, dec)), dec.tables)
 
 
 def _gtid_events(d: Decoded) -> list[GtidEvent | TaggedGtidEvent]:
@@ -281,17 +272,7 @@ def test_previous_gtids_chain(corpus_dir: object, name: str) -> None:
 # -- MariaDB known answers -------------------------------------------------------
 
 
-def _dump(name: str) -> str:
-    path = CORPUS / f"{name}.decoded.txt"
-    raw = (
-        path.read_bytes()
-        if path.is_file()
-        else gzip.decompress(path.with_suffix(".txt.gz").read_bytes())
-    )
-    return raw.decode("latin-1")
-
-
-LOCAL = [n for n in FILES if n.startswith("local-mariadb-10.11/")]
+LOCAL = [n for n in FILES if n.startswith(f"{LOCAL_MARIADB}/")]
 _LINE = re.compile(r"end_log_pos (\d+) [^\n]*\t(?:(GTID) ([^\n]*)|(Gtid list) (\[[^\]]*\]))")
 
 
@@ -299,7 +280,8 @@ _LINE = re.compile(r"end_log_pos (\d+) [^\n]*\t(?:(GTID) ([^\n]*)|(Gtid list) (\
 def test_mariadb_binlog_dump(corpus_dir: object, name: str) -> None:
     """``GTID d-s-n [cid=..] [ddl] [trans]`` and ``Gtid list [...]`` lines of mariadb-binlog -vv."""
     printed = {
-        int(m[1]): (m[2], m[3]) if m[2] else (m[4], m[5]) for m in _LINE.finditer(_dump(name))
+        int(m[1]): (m[2], m[3]) if m[2] else (m[4], m[5])
+        for m in _LINE.finditer(reference_dump(name).decode("latin-1"))
     }
     assert printed
     last = max(printed)

@@ -13,7 +13,6 @@ ANNOTATE_ROWS text, BINLOG_CHECKPOINT and START_ENCRYPTION.
 
 from __future__ import annotations
 
-import gzip
 import itertools
 import re
 import shutil
@@ -21,7 +20,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from corpus_files import CORPUS, corpus_manifest
+from corpus_files import corpus_manifest
+from corpus_walk import corpus_files, reference_dump, reference_dump_path
 from mysqlbinlog_dump import Checker, decode_all, parse_dump
 
 from binlogkit.binlog.events.informational import RowsQueryEvent
@@ -36,27 +36,17 @@ from binlogkit.errors import DecodeError
 
 pytestmark = pytest.mark.corpus
 
-LOCAL = "local-mariadb-10.11"
-
-
-def read_dump(path: Path) -> bytes:
-    return gzip.decompress(path.read_bytes()) if path.suffix == ".gz" else path.read_bytes()
-
 
 def local_dumps() -> list[str]:
-    root = CORPUS / LOCAL
-    if not root.is_dir():
-        return []
-    return sorted(str(p.relative_to(CORPUS)) for p in root.glob("*/mysql-bin.*.decoded.txt*"))
+    """The local MariaDB files that come with a ``mariadb-binlog -vv`` dump."""
+    return [name for name in corpus_files() if reference_dump_path(name) is not None]
 
 
-@pytest.mark.parametrize("dump_name", local_dumps())
-def test_local_mariadb_dumps(corpus_dir: Path, dump_name: str) -> None:
-    dump_path = corpus_dir / dump_name
-    binlog = dump_path.with_name(dump_path.name.split(".decoded")[0])
-    dump = parse_dump(read_dump(dump_path))
-    events, _ = decode_all(binlog)
-    checker = Checker(dump_name)
+@pytest.mark.parametrize("name", local_dumps())
+def test_local_mariadb_dumps(corpus_dir: Path, name: str) -> None:
+    dump = parse_dump(reference_dump(name))
+    events, _ = decode_all(corpus_dir / name)
+    checker = Checker(name)
     checker.compare(dump, events)
     assert not checker.failed, checker.failed[:10]
     printed_queries = sum(1 for e in dump.values() if e.kind.startswith("Query"))

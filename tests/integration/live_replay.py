@@ -355,28 +355,25 @@ def _temporal_of(value: Any, kind: str) -> tuple[int, ...] | None:
     if isinstance(value, dt.datetime):
         if value.tzinfo is not None:
             value = value.astimezone(dt.UTC).replace(tzinfo=None)
-        return (
-            value.year,
-            value.month,
-            value.day,
-            value.hour,
-            value.minute,
-            value.second,
-            value.microsecond,
-        )
+        return _date_and_time(value)
     if kind == "date" and all(hasattr(value, a) for a in ("year", "month", "day")):
         return (value.year, value.month, value.day)
     if all(hasattr(value, a) for a in ("year", "month", "day", "hour", "microsecond")):
-        return (
-            value.year,
-            value.month,
-            value.day,
-            value.hour,
-            value.minute,
-            value.second,
-            value.microsecond,
-        )
+        return _date_and_time(value)
     return None
+
+
+def _date_and_time(value: Any) -> tuple[int, ...]:
+    """A datetime (or InvalidDateTime) as (year, month, day, hour, minute, second, microsecond)."""
+    return (
+        value.year,
+        value.month,
+        value.day,
+        value.hour,
+        value.minute,
+        value.second,
+        value.microsecond,
+    )
 
 
 def _time_of(value: Any) -> int | None:

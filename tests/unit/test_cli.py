@@ -9,7 +9,6 @@ and the row changes of the ``-vv`` listings.
 
 from __future__ import annotations
 
-import gzip
 import json
 import re
 from pathlib import Path
@@ -17,12 +16,14 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 from corpus_files import CORPUS
+from corpus_walk import LOCAL_MARIADB, corpus_files, reference_dump
 from mysqlbinlog_dump import DumpEvent, parse_dump
+from mysqlbinlog_dump import dump_rows as dump_row_statements
 
 from binlogkit import jsonenc
 from binlogkit.cli.main import cli
 
-LOCAL = "local-mariadb-10.11"
+LOCAL = LOCAL_MARIADB
 HEXDUMP_FILE = (
     "enhancedformysql+mysql-8.0.40/mysql-test/suite/binlog/std_data/bug11747887-bin.000003"
 )
@@ -32,23 +33,17 @@ SHOW_BINLOG_EVENTS_COLUMNS = "Log_name\tPos\tEvent_type\tServer_id\tEnd_log_pos\
 
 def _local_files(max_size: int) -> list[str]:
     """The MariaDB 10.11 binlogs that have a dump and decode (not the encrypted ones)."""
-    folder = CORPUS / LOCAL
-    if not folder.is_dir():
-        return []
-    return sorted(
-        str(path.relative_to(CORPUS))
-        for path in folder.glob("*/mysql-bin.[0-9]*")
-        if path.suffix[1:].isdigit()
-        and path.parent.name != "encrypted"
-        and path.stat().st_size <= max_size
-    )
+    return [
+        name
+        for name in corpus_files()
+        if name.startswith(f"{LOCAL}/")
+        and "/encrypted/" not in name
+        and (CORPUS / name).stat().st_size <= max_size
+    ]
 
 
-def _dump_of(binlog: Path) -> dict[int, DumpEvent]:
-    plain = binlog.with_name(binlog.name + ".decoded.txt")
-    if plain.is_file():
-        return parse_dump(plain.read_bytes())
-    return parse_dump(gzip.decompress(plain.with_name(plain.name + ".gz").read_bytes()))
+def _dump_of(name: str) -> dict[int, DumpEvent]:
+    return parse_dump(reference_dump(name))
 
 
 def run(*args: str) -> bytes:
@@ -134,7 +129,7 @@ def expected_infos(dump: dict[int, DumpEvent], binlog: bytes) -> dict[int, str]:
 @pytest.mark.parametrize("name", _local_files(max_size=200_000))
 def test_events_match_mariadb_binlog_dump(corpus_dir: Path, name: str) -> None:
     binlog = corpus_dir / name
-    dump = _dump_of(binlog)
+    dump = _dump_of(name)
     listed = events_jsonl(binlog)
     # Where mariadb-binlog gave up (rc=1 in NOTE.txt), its dump is a prefix of the file.
     assert len(listed) >= len(dump)
@@ -170,8 +165,9 @@ def test_events_match_mysqlbinlog_hexdump(corpus_dir: Path) -> None:
 
 
 def test_events_text_is_show_binlog_events_batch_output(corpus_dir: Path) -> None:
-    binlog = corpus_dir / LOCAL / "full" / "mysql-bin.000003"
-    dump = _dump_of(binlog)
+    name = f"{LOCAL}/full/mysql-bin.000003"
+    binlog = corpus_dir / name
+    dump = _dump_of(name)
     lines = run("events", str(binlog)).decode("utf-8", "surrogateescape").split("\n")
     assert lines[0] == SHOW_BINLOG_EVENTS_COLUMNS
     assert lines[-1] == ""
@@ -210,51 +206,44 @@ def test_errors_name_file_and_offset(corpus_dir: Path) -> None:
 
 # -- rows -------------------------------------------------------------------------------
 
-_ROW_HEAD = re.compile(rb"^### (INSERT INTO|UPDATE|DELETE FROM) `(.*)`\.`(.*)`$")
-_OPS = {b"INSERT INTO": "c", b"UPDATE": "u", b"DELETE FROM": "d"}
-_INT_VALUE = re.compile(
-    rb"^###   @(\d+)=(-?\d+|NULL)(?: \((\d+)\))? /\* (?:TINYINT|SHORTINT|MEDIUMINT|INT|LONGINT) "
-)
+_GTID = re.compile(rb"GTID (\d+-\d+-\d+)")
+_TABLE = re.compile(rb"`(.*)`\.`(.*)`")
+_OPS = {"INSERT": "c", "UPDATE": "u", "DELETE": "d"}
+_INT_TEXT = re.compile(rb"(-?\d+|NULL)(?: \((\d+)\))?")
+_INT_TYPES = (b"TINYINT ", b"SHORTINT ", b"MEDIUMINT ", b"INT ", b"LONGINT ")
 
 
 def dump_rows(dump: dict[int, DumpEvent]) -> list[dict[str, object]]:
     """Each row change of a ``-vv`` dump: op, db, table, gtid and its integer values.
 
-    The tool prints the rows of a statement's rows events together, after the
-    last one (the one flagged STMT_END_F), so each row knows only the offsets
-    of its statement's rows events (``group``), not which one holds it.
+    ``group`` holds the offsets of the row's statement's rows events (see
+    :func:`mysqlbinlog_dump.dump_rows`); the gtid is the last one before them.
     """
+    gtids = [(offset, m[1].decode()) for offset, e in dump.items() if (m := _GTID.match(e.info))]
     rows: list[dict[str, object]] = []
-    gtid = None
-    group: list[int] = []
-    for offset, event in sorted(dump.items()):
-        if m := re.match(rb"GTID (\d+-\d+-\d+)", event.info):
-            gtid = m[1].decode()
-        if re.match(rb"\w+_rows: table id ", event.info):
-            group.append(offset)
-        image = ""
-        for line in event.lines:
-            if m := _ROW_HEAD.match(line):
-                rows.append(
-                    {
-                        "group": tuple(group),
-                        "op": _OPS[m[1]],
-                        "db": m[2].decode(),
-                        "table": m[3].decode(),
-                        "gtid": gtid,
-                        "before": {},
-                        "after": {},
-                    }
-                )
-            elif line in (b"### WHERE", b"### SET"):
-                image = "before" if line == b"### WHERE" else "after"
-            elif m := _INT_VALUE.match(line):
-                values = rows[-1][image]
-                assert isinstance(values, dict)
-                both = {None} if m[2] == b"NULL" else {int(m[2])} | ({int(m[3])} if m[3] else set())
-                values[int(m[1])] = both
-        if b"STMT_END_F" in event.info:
-            group = []
+    for row in dump_row_statements(dump):
+        table = _TABLE.fullmatch(row.table)
+        assert table is not None, row.table
+        at = row.group[-1]
+        gtid = max(((o, g) for o, g in gtids if o < at), default=(0, None))[1]
+        images: dict[str, dict[int, set[int | None]]] = {"before": {}, "after": {}}
+        for image, values in (("before", row.before), ("after", row.after)):
+            for column, printed in (values or {}).items():
+                m = _INT_TEXT.fullmatch(printed.text)
+                if m is None or not printed.comment.startswith(_INT_TYPES):
+                    continue
+                both = {None} if m[1] == b"NULL" else {int(m[1])} | ({int(m[2])} if m[2] else set())
+                images[image][column] = both
+        rows.append(
+            {
+                "group": row.group,
+                "op": _OPS[row.verb],
+                "db": table[1].decode(),
+                "table": table[2].decode(),
+                "gtid": gtid,
+                **images,
+            }
+        )
     return rows
 
 
@@ -269,7 +258,7 @@ def dump_rows(dump: dict[int, DumpEvent]) -> list[dict[str, object]]:
 )
 def test_rows_match_mariadb_binlog_dump(corpus_dir: Path, name: str) -> None:
     binlog = corpus_dir / name
-    expected = dump_rows(_dump_of(binlog))
+    expected = dump_rows(_dump_of(name))
     changes = [jsonenc.loads(line) for line in run("rows", str(binlog)).splitlines()]
     assert len(changes) == len(expected) > 0
     full_image = "minimal" not in name
@@ -296,8 +285,9 @@ def test_rows_match_mariadb_binlog_dump(corpus_dir: Path, name: str) -> None:
 
 
 def test_rows_text_format(corpus_dir: Path) -> None:
-    binlog = corpus_dir / LOCAL / "gtid" / "mysql-bin.000005"
-    expected = dump_rows(_dump_of(binlog))
+    name = f"{LOCAL}/gtid/mysql-bin.000005"
+    binlog = corpus_dir / name
+    expected = dump_rows(_dump_of(name))
     text = run("rows", "--format", "text", str(binlog)).decode()
     heads = [line for line in text.splitlines() if not line.startswith("  ")]
     assert len(heads) == len(expected)

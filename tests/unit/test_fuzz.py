@@ -15,16 +15,14 @@ from __future__ import annotations
 
 import os
 import random
-import signal
 import struct
 import traceback
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass
-from types import FrameType
 
 import pytest
 from corpus_walk import corpus_files, read, walk_file
+from time_limit import time_limit
 
 from binlogkit import BinlogDecoder, BinlogError, DecodeOptions, SkippedEvent, encode_event
 from binlogkit.binlog.framing import Signal
@@ -55,24 +53,6 @@ OPTIONS = [
     DecodeOptions(verify_checksum=False, on_corrupt="skip", on_unknown="pass"),
     DecodeOptions(verify_checksum=False, raw_values=True),
 ]
-
-
-class CaseTimeout(Exception):
-    """A case ran past its time limit (not a BinlogError: a hang is a failure)."""
-
-
-@contextmanager
-def time_limit(seconds: float) -> Iterator[None]:
-    def expire(signum: int, frame: FrameType | None) -> None:
-        raise CaseTimeout(f"still running after {seconds} s")
-
-    old = signal.signal(signal.SIGALRM, expire)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
-    try:
-        yield
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, old)
 
 
 Mutation = Callable[[bytes, random.Random, list[int]], tuple[bytes, str]]

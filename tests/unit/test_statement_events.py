@@ -18,6 +18,7 @@ from decimal import Decimal
 
 import pytest
 
+from binlogkit.binlog import mariadb_compression
 from binlogkit.binlog.constants import ChecksumAlg, EventType
 from binlogkit.binlog.context import DecodeContext, FormatContext
 from binlogkit.binlog.events import EVENT_CODECS, Event
@@ -47,7 +48,6 @@ from binlogkit.binlog.events.query import (
     QueryEvent,
     QueryStatus,
     StatusCode,
-    mariadb_uncompress,
 )
 from binlogkit.binlog.events.statement_context import (
     IntvarEvent,
@@ -283,7 +283,7 @@ def test_query_compressed_expands_and_keeps_the_stored_bytes() -> None:
 
 
 def test_query_compressed_length_width() -> None:
-    assert mariadb_uncompress(mariadb_compressed(b"a" * 300)) == b"a" * 300
+    assert mariadb_compression.uncompress(mariadb_compressed(b"a" * 300)) == b"a" * 300
 
 
 @pytest.mark.parametrize(

@@ -15,18 +15,15 @@ import json
 import os
 import random
 import shutil
-import signal
 import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
-from types import FrameType
 
 import pytest
 from corpus_walk import corpus_files, path, read, walk_file
+from time_limit import time_limit
 
 import binlogkit
 from binlogkit import BinlogDecoder, BinlogError, BinlogReader
@@ -65,22 +62,6 @@ def start_offsets(name: str) -> list[int]:
 @pytest.fixture(autouse=True)
 def _needs_corpus(corpus_dir: Path) -> None:
     """Every test here reads real binlogs."""
-
-
-@contextmanager
-def deadline(seconds: float) -> Iterator[None]:
-    """Fail instead of hanging when the body runs longer than ``seconds``."""
-
-    def expire(signum: int, frame: FrameType | None) -> None:
-        raise TimeoutError(f"no answer within {seconds} s")
-
-    old = signal.signal(signal.SIGALRM, expire)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
-    try:
-        yield
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, old)
 
 
 def chunks(data: bytes, cut: str, seed: int = 7) -> list[bytes]:
@@ -135,7 +116,7 @@ def test_framer_gives_the_events_of_the_header_walk(name: str, cut: str) -> None
     data = read(name)
     w = walk_file(name)
     assert w.stop is None
-    with deadline(20):
+    with time_limit(20):
         frames = frames_of(chunks(data, cut), name)
     assert [(f.header.offset, f.raw) for f in frames] == [
         (e.offset, data[e.offset : e.end]) for e in w.events
@@ -169,7 +150,7 @@ def test_framer_partial_event_needs_data_then_truncated() -> None:
 def test_decoder_gives_the_same_events_however_fed(name: str, cut: str) -> None:
     expected = reference(name)
     assert [o for o, _ in expected] == [e.offset for e in walk_file(name).events]
-    with deadline(20):
+    with time_limit(20):
         assert events_of(chunks(read(name), cut, seed=len(name)), name) == expected
 
 
@@ -313,7 +294,7 @@ def test_follow_waits_for_a_partial_last_event(name: str, tmp_path: Path) -> Non
         with target.open("ab") as f:
             f.write(data[cut:])
 
-    with deadline(20), BinlogReader(target, follow=True, poll_interval=0.01) as reader:
+    with time_limit(20), BinlogReader(target, follow=True, poll_interval=0.01) as reader:
         it = iter(reader)
         got = [next(it) for _ in before]
         timer = threading.Timer(0.3, append_rest)
@@ -344,7 +325,7 @@ def test_follow_goes_on_with_the_rotated_file(tmp_path: Path) -> None:
     expected = [e for name in GTID_CHAIN for _, e in reference(name)]
     first = len(reference(GTID_CHAIN[0]))
     with (
-        deadline(30),
+        time_limit(30),
         BinlogReader(tmp_path / "mysql-bin.000001", follow=True, poll_interval=0.01) as r,
     ):
         it = iter(r)

@@ -148,28 +148,36 @@ class BinlogDecoder:
         """
         keep = self.options.tables
         while True:
-            event = self._next_any()
-            if keep is None or isinstance(event, Signal) or table_filter_keeps(event, keep):
+            if self._pending:
+                event = self._next_pending()
+            else:
+                frame = self.framer.next_frame()
+                if isinstance(frame, Signal):
+                    return frame
+                event = self._decode(frame)
+            if keep is None or table_filter_keeps(event, keep):
                 return event
 
-    def _next_any(self) -> Event | Signal:
-        if self._pending:
-            event = self._pending.popleft()
-            self.last_frame = None
-            self._after(event)
-            return event
-        frame = self.framer.next_frame()
-        if isinstance(frame, Signal):
-            return frame
+    def _next_pending(self) -> Event:
+        """The next event expanded from a TRANSACTION_PAYLOAD."""
+        event = self._pending.popleft()
+        self.last_frame = None
+        self._after(event)
+        return event
+
+    def _decode(self, frame: Frame) -> Event:
+        """The event of ``frame``, with the decoder's state updated after it."""
         self.last_frame = frame
-        if frame.fmt is not self._ctx.fmt and frame.header.type_code not in _FORMAT_EVENTS:
-            self._ctx = DecodeContext(frame.fmt, self.options, self._ctx.tables)
+        ctx = self._ctx
+        code = frame.header.type_code
+        if frame.fmt is not ctx.fmt and code not in _FORMAT_EVENTS:
+            ctx = self._ctx = DecodeContext(frame.fmt, self.options, ctx.tables)
         if frame.error is not None:
             log.warning("skipping corrupt event: %s", frame.error)
             return SkippedEvent(frame.header, frame.raw, frame.error)
         try:
-            event = decode_frame(frame, self._ctx)
-            inner = self._expand(event)
+            event = decode_frame(frame, ctx)
+            inner = self._expand(event) if code == _TRANSACTION_PAYLOAD else None
         except UnknownEventError:
             raise
         except BinlogError as err:
@@ -177,14 +185,14 @@ class BinlogDecoder:
                 raise
             log.warning("skipping undecodable event: %s", err)
             return SkippedEvent(frame.header, frame.raw, err)
-        self._after(event)
-        self._pending.extend(inner)
+        if code in _STATEFUL_EVENTS:
+            self._after(event)
+        if inner:
+            self._pending.extend(inner)
         return event
 
     def _expand(self, event: Event) -> list[Event]:
         """The events inside ``event`` (a TRANSACTION_PAYLOAD), decoded in the current context."""
-        if event.header.type_code != EventType.TRANSACTION_PAYLOAD:
-            return []
         expand = getattr(event, "inner_events", None)
         if expand is None:  # a SkippedEvent
             return []
@@ -222,3 +230,6 @@ class BinlogDecoder:
 
 
 _FORMAT_EVENTS = frozenset({EventType.FORMAT_DESCRIPTION, EventType.START_V3})
+_STATEFUL_EVENTS = _FORMAT_EVENTS | {EventType.TABLE_MAP}
+"""The events whose decoding changes the decoder's state (see ``_after``)."""
+_TRANSACTION_PAYLOAD = EventType.TRANSACTION_PAYLOAD.value  # an int: cheaper to compare per event

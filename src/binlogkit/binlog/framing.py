@@ -27,7 +27,8 @@ from binlogkit.binlog.constants import (
     event_type_name,
 )
 from binlogkit.binlog.context import DecodeContext, FormatContext
-from binlogkit.binlog.header import EventHeader
+from binlogkit.binlog.frozen import fast_constructor
+from binlogkit.binlog.header import EventHeader, new_header
 from binlogkit.errors import (
     BinlogError,
     ChecksumError,
@@ -38,6 +39,8 @@ from binlogkit.errors import (
 )
 
 _U32 = struct.Struct("<I")
+_CRC32_RESIDUE = 0x2144DF1C
+"""The CRC32 of any bytes followed by their own CRC32 (little-endian): a check without slicing."""
 _V4_HEADER = struct.Struct("<IBIIIH")
 _SIZE_OFFSET = 9
 _FLAGS_OFFSET = 17
@@ -46,6 +49,8 @@ _V1_START_EVENT_SIZE = V1_HEADER_LENGTH + _START_V3_BODY
 _FORMAT_EVENTS = (EventType.START_V3, EventType.FORMAT_DESCRIPTION)
 _SLOW_PATH_TYPES = frozenset({*_FORMAT_EVENTS, EventType.MARIADB_START_ENCRYPTION})
 MYSQL_ENCRYPTED_MAGIC = b"\xfdbin"
+_VIEW_BODY_FROM = 1 << 16
+"""Bodies of at least this many bytes are handed out as views instead of copies."""
 
 
 class Signal(enum.Enum):
@@ -99,9 +104,19 @@ class Frame:
     error: BinlogError | None = None
 
     @property
-    def body(self) -> memoryview:
-        """The bytes between the common header and the checksum."""
-        return memoryview(self.raw)[self.fmt.header_length : len(self.raw) - self.checksum_length]
+    def body(self) -> bytes | memoryview:
+        """The bytes between the common header and the checksum.
+
+        A copy for the usual small event (cheaper than a view), a view of ``raw`` for a large one.
+        """
+        raw = self.raw
+        end = len(raw) - self.checksum_length
+        if end < _VIEW_BODY_FROM:
+            return raw[self.fmt.header_length : end]
+        return memoryview(raw)[self.fmt.header_length : end]
+
+
+_new_frame = fast_constructor(Frame)
 
 
 def event_crc32(raw: bytes | bytearray) -> int:
@@ -200,16 +215,14 @@ class EventFramer:
                 ts, code, server_id, size, log_pos, flags = _V4_HEADER.unpack_from(buf, start)
                 if code not in _SLOW_PATH_TYPES and fast.min_size <= size <= avail:
                     raw = bytes(buf[start : start + size])
-                    if not fast.verify or zlib.crc32(
-                        memoryview(raw)[: size - 4]
-                    ) == _U32.unpack_from(raw, size - 4)[0]:
+                    if not fast.verify or zlib.crc32(raw) == _CRC32_RESIDUE:
                         offset = self._offset
                         self._start = start + size
                         self._offset = offset + size
-                        header = EventHeader(
+                        header = new_header(
                             ts, code, server_id, size, log_pos, flags, b"", offset, self.file
                         )
-                        return Frame(header, raw, fast.fmt, fast.checksum_length)
+                        return _new_frame(header, raw, fast.fmt, fast.checksum_length, None)
         frame = self._next_frame_checked()
         self._fast = _FastPath.of(self)
         return frame

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any, TypeVar
 
+from binlogkit.binlog import utf8
 from binlogkit.binlog.constants import EventFlag, EventType, Flavor
 from binlogkit.binlog.context import flavor_of
 from binlogkit.binlog.events import (
@@ -200,13 +201,6 @@ def quote_identifier(name: str) -> str:
     return "`" + name.replace("`", "``") + "`"
 
 
-def text(value: str | bytes) -> str:
-    """A name or statement as text; bytes that are not UTF-8 are kept as surrogate escapes."""
-    if isinstance(value, str):
-        return value
-    return bytes(value).decode("utf-8", "surrogateescape")
-
-
 # -- the events of the core --------------------------------------------------------
 
 
@@ -225,14 +219,16 @@ def _xid_info(event: XidEvent, flavor: Flavor) -> str:
     return f"COMMIT /* xid={event.xid} */"
 
 
+def _ignorable_info(type_code: int, flavor: Flavor) -> str:
+    """The Info of an event a reader may skip (the servers' Ignorable_log_event::pack_info)."""
+    if flavor is Flavor.MARIADB:
+        return f"# Ignorable event type {type_code} ({event_type_str(type_code, flavor)})"
+    return "# Unrecognized ignorable event"
+
+
 @info_for(OpaqueEvent)
 def _opaque_info(event: OpaqueEvent, flavor: Flavor) -> str:
-    if not event.ignorable:
-        return ""
-    if flavor is Flavor.MARIADB:
-        code = event.header.type_code
-        return f"# Ignorable event type {code} ({event_type_str(code, flavor)})"
-    return "# Unrecognized ignorable event"
+    return _ignorable_info(event.header.type_code, flavor) if event.ignorable else ""
 
 
 @info_for(SkippedEvent)
@@ -390,7 +386,7 @@ _LOAD_ESCAPES = {
 
 def _pretty(value: bytes) -> str:
     """A LOAD option in quotes, special bytes escaped (MySQL's pretty_print_str)."""
-    return "'" + text(value).translate(_LOAD_ESCAPES) + "'"
+    return "'" + utf8.decode(value).translate(_LOAD_ESCAPES) + "'"
 
 
 def _load_terms(options: LoadOptions) -> tuple[bytes, bytes, bytes, bytes, bytes]:
@@ -423,7 +419,7 @@ def _load_info(event: LoadEvent | CreateFileEvent, flavor: Flavor) -> str:
     opt = event.options.opt_flags
     out = [f"use {event.db}; " if event.db else "", "LOAD DATA "]
     if event.file_name:
-        out.append(f"INFILE {_pretty(event.file_name.encode('utf-8', 'surrogateescape'))} ")
+        out.append(f"INFILE {_pretty(utf8.encode(event.file_name))} ")
     if opt & LoadOptFlag.REPLACE:
         out.append("REPLACE ")
     elif opt & LoadOptFlag.IGNORE:
@@ -474,12 +470,12 @@ def _rows_info(event: RowsEvent, flavor: Flavor) -> str:
 
 @info_for(RowsQueryEvent)
 def _rows_query_info(event: RowsQueryEvent, flavor: Flavor) -> str:
-    return "# " + text(event.query)
+    return "# " + event.text
 
 
 @info_for(AnnotateRowsEvent)
 def _annotate_rows_info(event: AnnotateRowsEvent, flavor: Flavor) -> str:
-    return text(event.query)
+    return event.text
 
 
 # -- transactions and GTIDs ----------------------------------------------------------
@@ -568,10 +564,8 @@ def _incident_info(event: IncidentEvent, flavor: Flavor) -> str:
 
 
 @info_for(IgnorableEvent)
-def _ignorable_info(event: IgnorableEvent, flavor: Flavor) -> str:
-    if flavor is Flavor.MARIADB:
-        return f"# Ignorable event type {event.header.type_code} (Ignorable log event)"
-    return "# Unrecognized ignorable event"
+def _ignorable_event_info(event: IgnorableEvent, flavor: Flavor) -> str:
+    return _ignorable_info(event.header.type_code, flavor)
 
 
 @info_for(SlaveEvent)

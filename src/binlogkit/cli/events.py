@@ -6,10 +6,9 @@ from collections.abc import Callable
 
 import click
 
-import binlogkit
 from binlogkit import jsonenc
 from binlogkit.binlog.info import EventListing, list_events
-from binlogkit.cli.main import command, emit, reading_errors
+from binlogkit.cli.main import binlog_files, command, emit, open_files, reading_errors
 
 COLUMNS = ("Log_name", "Pos", "Event_type", "Server_id", "End_log_pos", "Info")
 
@@ -57,10 +56,8 @@ _FORMATS: dict[str, tuple[str | None, Callable[[EventListing], str]]] = {
     show_default=True,
     help="text: SHOW BINLOG EVENTS columns, tab-separated; jsonl: one JSON object per event.",
 )
-@click.option("--start-position", type=int, help="Begin the first file at this offset.")
-@click.option("--no-verify-checksum", is_flag=True, help="Do not check the events' CRC32.")
+@binlog_files
 @click.option("--pass-unknown", is_flag=True, help="List unknown event types instead of stopping.")
-@click.argument("files", nargs=-1, required=True)
 def events_command(
     fmt: str,
     start_position: int | None,
@@ -72,14 +69,10 @@ def events_command(
     header, render = _FORMATS[fmt]
     if header is not None:
         emit(header)
+    on_unknown = "pass" if pass_unknown else "error"
     with (
         reading_errors(),
-        binlogkit.open(
-            list(files),
-            start_position=start_position,
-            verify_checksum=not no_verify_checksum,
-            on_unknown="pass" if pass_unknown else "error",
-        ) as reader,
+        open_files(files, start_position, no_verify_checksum, on_unknown=on_unknown) as reader,
     ):
         for row in list_events(reader):
             emit(render(row))

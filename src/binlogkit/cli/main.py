@@ -12,13 +12,17 @@ import logging
 import pkgutil
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, TypeVar
 
 import click
 
+import binlogkit
+from binlogkit.binlog import utf8
 from binlogkit.errors import BinlogError
 
-__all__ = ["cli", "command", "emit", "main", "reading_errors"]
+__all__ = ["binlog_files", "cli", "command", "emit", "main", "open_files", "reading_errors"]
+
+F = TypeVar("F", bound=Callable[..., Any])
 
 
 class _Commands(click.Group):
@@ -56,6 +60,32 @@ def command(name: str, **settings: Any) -> Callable[[Callable[..., Any]], click.
     return cli.command(name, **settings)
 
 
+def binlog_files(command: F) -> F:
+    """Decorator: the FILES argument, ``--start-position`` and ``--no-verify-checksum``.
+
+    Every command that reads binlog files takes them; :func:`open_files` opens what they name.
+    """
+    command = click.argument("files", nargs=-1, required=True)(command)
+    command = click.option(
+        "--no-verify-checksum", is_flag=True, help="Do not check the events' CRC32."
+    )(command)
+    return click.option("--start-position", type=int, help="Begin the first file at this offset.")(
+        command
+    )
+
+
+def open_files(
+    files: tuple[str, ...], start_position: int | None, no_verify_checksum: bool, **options: Any
+) -> binlogkit.BinlogReader:
+    """Open the files of :func:`binlog_files`; ``options`` go to :func:`binlogkit.open`."""
+    return binlogkit.open(
+        list(files),
+        start_position=start_position,
+        verify_checksum=not no_verify_checksum,
+        **options,
+    )
+
+
 @contextmanager
 def reading_errors() -> Iterator[None]:
     """Turn a library error into a one-line message on stderr and exit status 1."""
@@ -67,7 +97,7 @@ def reading_errors() -> Iterator[None]:
 
 def emit(line: str) -> None:
     """Print one line; text that came from undecodable bytes goes out as those bytes."""
-    click.echo(line.encode("utf-8", "surrogateescape"))
+    click.echo(utf8.encode(line))
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -6,9 +6,8 @@ from collections.abc import Callable
 
 import click
 
-import binlogkit
 from binlogkit import jsonenc
-from binlogkit.cli.main import command, emit, reading_errors
+from binlogkit.cli.main import binlog_files, command, emit, open_files, reading_errors
 from binlogkit.pipeline.changes import ChangeEvent, row_changes
 
 _OPS = {"c": "INSERT", "u": "UPDATE", "d": "DELETE"}
@@ -46,10 +45,8 @@ _FORMATS: dict[str, Callable[[ChangeEvent], list[str]]] = {
     show_default=True,
     help="jsonl: one JSON envelope per row change (docs/json-encoding.md); text: for reading.",
 )
-@click.option("--start-position", type=int, help="Begin the first file at this offset.")
-@click.option("--no-verify-checksum", is_flag=True, help="Do not check the events' CRC32.")
+@binlog_files
 @click.option("--raw", is_flag=True, help="Values as stored (ints and bytes), not converted.")
-@click.argument("files", nargs=-1, required=True)
 def rows_command(
     fmt: str,
     start_position: int | None,
@@ -65,12 +62,7 @@ def rows_command(
     render = _FORMATS[fmt]
     with (
         reading_errors(),
-        binlogkit.open(
-            list(files),
-            start_position=start_position,
-            verify_checksum=not no_verify_checksum,
-            raw_values=raw,
-        ) as reader,
+        open_files(files, start_position, no_verify_checksum, raw_values=raw) as reader,
     ):
         for change in row_changes(reader):
             for line in render(change):

@@ -8,7 +8,7 @@ import os
 import re
 import sys
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Generator, Iterator, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import BinaryIO
@@ -136,16 +136,15 @@ class BinlogReader:
         first = True
         while queue:
             path = queue.pop(0)
-            rotated_to: str | None = None
-            for event in self._read_one(path, self.start_position if first else None):
-                if self.follow and _ends_file(event):
-                    rotated_to = getattr(event, "next_file", None)
-                yield event
+            last = yield from self._read_one(path, self.start_position if first else None)
             first = False
-            if self.follow and rotated_to and not queue and path != "-":
-                queue.append(str(Path(path).parent / rotated_to))
+            if self.follow and not queue and path != "-" and last is not None and _ends_file(last):
+                rotated_to = getattr(last, "next_file", None)
+                if rotated_to:
+                    queue.append(str(Path(path).parent / rotated_to))
 
-    def _read_one(self, path: str, start: int | None) -> Iterator[Event]:
+    def _read_one(self, path: str, start: int | None) -> Generator[Event, None, Event | None]:
+        """The events of one input; returns the last one (None if it had none)."""
         self.file = path
         name = "<stdin>" if path == "-" else path
         if path != "-" and self.follow:
@@ -156,7 +155,7 @@ class BinlogReader:
         try:
             if start is not None and start > 4:
                 self._seek_past_format(decoder, start)
-            yield from self._pump(decoder)
+            return (yield from self._pump(decoder))
         finally:
             self.close()
 
@@ -197,26 +196,25 @@ class BinlogReader:
                 offset=start,
             )
 
-    def _pump(self, decoder: BinlogDecoder) -> Iterator[Event]:
+    def _pump(self, decoder: BinlogDecoder) -> Generator[Event, None, Event | None]:
+        """Feed the input to ``decoder`` and give its events; returns the last one."""
         stream = self._stream
         assert stream is not None
-        done = False
+        next_event = decoder.next_event
+        last: Event | None = None
         while True:
             chunk = stream.read(self.chunk_size)
             if chunk:
                 decoder.receive_data(chunk)
             elif not self.follow:
                 decoder.receive_data(b"")
-            while not isinstance(event := decoder.next_event(), Signal):
-                done = _ends_file(event)
+            while not isinstance(event := next_event(), Signal):
+                last = event
                 yield event
             if not chunk:
-                if not self.follow or done:
-                    return
+                if not self.follow or (last is not None and _ends_file(last)):
+                    return last
                 time.sleep(self.poll_interval)
-
-
-_FORMAT_EVENTS = (EventType.FORMAT_DESCRIPTION, EventType.START_V3)
 
 
 def _ends_file(event: Event) -> bool:

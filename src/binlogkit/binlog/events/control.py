@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from binlogkit.binlog.constants import EventType
 from binlogkit.binlog.context import DecodeContext, FormatContext
 from binlogkit.binlog.events.base import Body, Event, register
+from binlogkit.binlog.frozen import fast_constructor
 from binlogkit.binlog.header import EventHeader
 from binlogkit.errors import DecodeError
 from binlogkit.wire import ByteReader, ByteWriter
@@ -61,7 +62,7 @@ class XidEvent(Event):
     def decode(cls, header: EventHeader, body: Body, ctx: DecodeContext) -> XidEvent:
         if len(body) != 8:
             raise DecodeError(f"XID body is {len(body)} bytes, not 8")
-        return cls(header, int.from_bytes(body, "little"))
+        return fast_constructor(cls)(header, int.from_bytes(body, "little"))
 
     def encode_body(self, fmt: FormatContext) -> bytes:
         return self.xid.to_bytes(8, "little")

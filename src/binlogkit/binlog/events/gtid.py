@@ -65,9 +65,31 @@ def _micros(value: int | None) -> datetime | None:
     return None if value is None else _EPOCH + timedelta(microseconds=value)
 
 
+class _TransactionStart:
+    """What GTID and GTID_TAGGED events derive alike from the fields they share."""
+
+    __slots__ = ()
+
+    flags: int
+    immediate_commit_timestamp: int | None
+    original_commit_timestamp: int | None
+
+    @property
+    def may_have_sbr(self) -> bool:
+        return bool(self.flags & FLAG_MAY_HAVE_SBR)
+
+    @property
+    def immediate_commit_time(self) -> datetime | None:
+        return _micros(self.immediate_commit_timestamp)
+
+    @property
+    def original_commit_time(self) -> datetime | None:
+        return _micros(self.original_commit_timestamp)
+
+
 @register(EventType.GTID)
 @dataclass(frozen=True, slots=True)
-class GtidEvent(Event):
+class GtidEvent(Event, _TransactionStart):
     """Starts a transaction and names its GTID (``uuid:gno``).
 
     ``lt_type`` is the logical-clock type code (2; ``None`` in 5.6 events).
@@ -97,18 +119,6 @@ class GtidEvent(Event):
     @property
     def anonymous(self) -> bool:
         return self.header.type_code == EventType.ANONYMOUS_GTID
-
-    @property
-    def may_have_sbr(self) -> bool:
-        return bool(self.flags & FLAG_MAY_HAVE_SBR)
-
-    @property
-    def immediate_commit_time(self) -> datetime | None:
-        return _micros(self.immediate_commit_timestamp)
-
-    @property
-    def original_commit_time(self) -> datetime | None:
-        return _micros(self.original_commit_timestamp)
 
     @classmethod
     def decode(cls, header: EventHeader, body: Body, ctx: DecodeContext) -> GtidEvent:
@@ -240,7 +250,7 @@ _OPTIONAL_INTS = {
 
 @register(EventType.GTID_TAGGED)
 @dataclass(frozen=True, slots=True)
-class TaggedGtidEvent(Event):
+class TaggedGtidEvent(Event, _TransactionStart):
     """Starts a transaction with a tagged GTID (``uuid:tag:gno``, MySQL 8.3+).
 
     The body is one serialization-library message: a format version, the
@@ -275,18 +285,6 @@ class TaggedGtidEvent(Event):
     @property
     def anonymous(self) -> bool:
         return False
-
-    @property
-    def may_have_sbr(self) -> bool:
-        return bool(self.flags & FLAG_MAY_HAVE_SBR)
-
-    @property
-    def immediate_commit_time(self) -> datetime | None:
-        return _micros(self.immediate_commit_timestamp)
-
-    @property
-    def original_commit_time(self) -> datetime | None:
-        return _micros(self.original_commit_timestamp)
 
     @classmethod
     def decode(cls, header: EventHeader, body: Body, ctx: DecodeContext) -> TaggedGtidEvent:

@@ -15,20 +15,14 @@ import struct
 from dataclasses import dataclass
 from enum import IntEnum
 
+from binlogkit.binlog import utf8
 from binlogkit.binlog.constants import EventType
 from binlogkit.binlog.context import DecodeContext, FormatContext
 from binlogkit.binlog.events.base import Body, Event, register
+from binlogkit.binlog.frozen import fast_constructor
 from binlogkit.binlog.header import EventHeader
 from binlogkit.errors import DecodeError, EncodeError
 from binlogkit.wire import ByteReader, ByteWriter
-
-
-def _str(raw: bytes) -> str:
-    return raw.decode("utf-8", "surrogateescape")
-
-
-def _raw(text: str) -> bytes:
-    return text.encode("utf-8", "surrogateescape")
 
 
 @register(EventType.ROWS_QUERY)
@@ -46,7 +40,7 @@ class RowsQueryEvent(Event):
 
     @property
     def text(self) -> str:
-        return _str(self.query)
+        return utf8.decode(self.query)
 
     @classmethod
     def decode(cls, header: EventHeader, body: Body, ctx: DecodeContext) -> RowsQueryEvent:
@@ -69,11 +63,11 @@ class AnnotateRowsEvent(Event):
 
     @property
     def text(self) -> str:
-        return _str(self.query)
+        return utf8.decode(self.query)
 
     @classmethod
     def decode(cls, header: EventHeader, body: Body, ctx: DecodeContext) -> AnnotateRowsEvent:
-        return cls(header, bytes(body))
+        return fast_constructor(cls)(header, bytes(body))
 
     def encode_body(self, fmt: FormatContext) -> bytes:
         return self.query
@@ -140,10 +134,10 @@ class HeartbeatEvent(Event):
 
     @classmethod
     def decode(cls, header: EventHeader, body: Body, ctx: DecodeContext) -> HeartbeatEvent:
-        return cls(header, _str(bytes(body)))
+        return cls(header, utf8.decode(bytes(body)))
 
     def encode_body(self, fmt: FormatContext) -> bytes:
-        return _raw(self.log_file)
+        return utf8.encode(self.log_file)
 
 
 class HeartbeatField(IntEnum):
@@ -176,7 +170,7 @@ class HeartbeatV2Event(Event):
         return cls(
             header,
             (
-                (HeartbeatField.LOG_FILENAME, _raw(log_file)),
+                (HeartbeatField.LOG_FILENAME, utf8.encode(log_file)),
                 (HeartbeatField.LOG_POSITION, w.getvalue()),
             ),
         )
@@ -190,7 +184,7 @@ class HeartbeatV2Event(Event):
     @property
     def log_file(self) -> str | None:
         value = self.field(HeartbeatField.LOG_FILENAME)
-        return None if value is None else _str(value)
+        return None if value is None else utf8.decode(value)
 
     @property
     def position(self) -> int | None:
@@ -248,10 +242,10 @@ class BinlogCheckpointEvent(Event):
     def decode(cls, header: EventHeader, body: Body, ctx: DecodeContext) -> BinlogCheckpointEvent:
         r = ByteReader(body)
         name = r.take(r.u32("file name length"), "file name")
-        return cls(header, _str(name), r.rest())
+        return cls(header, utf8.decode(name), r.rest())
 
     def encode_body(self, fmt: FormatContext) -> bytes:
-        name = _raw(self.log_file)
+        name = utf8.encode(self.log_file)
         return len(name).to_bytes(4, "little") + name + self.extra
 
 
@@ -307,12 +301,12 @@ class SlaveEvent(Event):
         pos = r.u64("master position")
         port = r.u16("master port")
         host = r.cstring("master host")
-        return cls(header, pos, port, _str(host), _str(r.rest()))
+        return cls(header, pos, port, utf8.decode(host), utf8.decode(r.rest()))
 
     def encode_body(self, fmt: FormatContext) -> bytes:
         w = ByteWriter()
         w.u64(self.master_pos)
         w.u16(self.master_port)
-        w.cstring(_raw(self.master_host))
-        w.write(_raw(self.master_log))
+        w.cstring(utf8.encode(self.master_host))
+        w.write(utf8.encode(self.master_log))
         return w.getvalue()

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from enum import IntEnum, IntFlag
 from typing import ClassVar
 
+from binlogkit.binlog import utf8
 from binlogkit.binlog.constants import EventType
 from binlogkit.binlog.context import DecodeContext, FormatContext
 from binlogkit.binlog.events.base import Body, Event, register
@@ -33,14 +34,6 @@ EXECUTE_LOAD_QUERY_EXTRA_HEADER_LEN = 13
 
 _LOAD_POST = struct.Struct("<IIIBBI")
 _ELQ_POST = struct.Struct("<IIIB")
-
-
-def _str(raw: bytes) -> str:
-    return raw.decode("utf-8", "surrogateescape")
-
-
-def _raw(text: str) -> bytes:
-    return text.encode("utf-8", "surrogateescape")
 
 
 class LoadOptFlag(IntFlag):
@@ -129,6 +122,21 @@ def _post_header(r: ByteReader, length: int, known: int, what: str) -> tuple[byt
     return raw[:known], raw[known:]
 
 
+def _read_file_id_layout(
+    header: EventHeader, body: Body, ctx: DecodeContext
+) -> tuple[int, bytes, bytes]:
+    """The file-id layout: file id, the format's post-header past it, the rest of the body."""
+    r = ByteReader(body)
+    length = ctx.fmt.post_header_length(header.type_code, FILE_ID_HEADER_LEN)
+    own, post_extra = _post_header(r, length, FILE_ID_HEADER_LEN, header.type_name)
+    return int.from_bytes(own, "little"), post_extra, r.rest()
+
+
+def _write_file_id_layout(file_id: int, post_extra: bytes, rest: bytes) -> bytes:
+    """The mirror of :func:`_read_file_id_layout`."""
+    return file_id.to_bytes(4, "little") + post_extra + rest
+
+
 _Statement = tuple[int, int, int, LoadOptions, tuple[str, ...], str, str]
 
 
@@ -156,18 +164,26 @@ class LoadStatementEvent(Event):
         options = LoadOptions.decode(r, new_format=new_format)
         names = []
         for length in r.take(nfields, "field lengths"):
-            names.append(_str(r.take(length, "field name")))
+            names.append(utf8.decode(r.take(length, "field name")))
             _nul(r, "field name")
         table = r.take(table_len, "table name")
         _nul(r, "table name")
         db = r.take(db_len, "database name")
         _nul(r, "database name")
-        return thread_id, exec_time, skip_lines, options, tuple(names), _str(table), _str(db)
+        return (
+            thread_id,
+            exec_time,
+            skip_lines,
+            options,
+            tuple(names),
+            utf8.decode(table),
+            utf8.decode(db),
+        )
 
     def _write_statement(self, post: ByteWriter, body: ByteWriter, *, new_format: bool) -> None:
         """Write the LOAD post-header into ``post``, the body up to the file name into ``body``."""
-        names = [_raw(name) for name in self.fields]
-        table, db = _raw(self.table), _raw(self.db)
+        names = [utf8.encode(name) for name in self.fields]
+        table, db = utf8.encode(self.table), utf8.encode(self.db)
         if any(len(x) > 255 for x in (*names, table, db)):
             raise EncodeError("LOAD field, table and database names must fit in 255 bytes")
         post.write(
@@ -198,14 +214,14 @@ class LoadEvent(LoadStatementEvent):
         length = ctx.fmt.post_header_length(header.type_code, LOAD_HEADER_LEN)
         post, extra = _post_header(r, length, LOAD_HEADER_LEN, "LOAD")
         statement = cls._read_statement(post, r, new_format=header.type_code != EventType.LOAD)
-        return cls(header, *statement, _str(r.rest()), extra)
+        return cls(header, *statement, utf8.decode(r.rest()), extra)
 
     def encode_body(self, fmt: FormatContext) -> bytes:
         w, body = ByteWriter(), ByteWriter()
         self._write_statement(w, body, new_format=self.header.type_code != EventType.LOAD)
         w.write(self.post_header_extra)
         w.write(body.getvalue())
-        w.write(_raw(self.file_name))
+        w.write(utf8.encode(self.file_name))
         return w.getvalue()
 
 
@@ -233,7 +249,7 @@ class CreateFileEvent(LoadStatementEvent):
         own_len = fmt.post_header_length(EventType.CREATE_FILE, FILE_ID_HEADER_LEN)
         own, extra = _post_header(r, own_len, FILE_ID_HEADER_LEN, "CREATE_FILE")
         statement = cls._read_statement(post, r, new_format=True)
-        file_name = _str(r.cstring("file name"))
+        file_name = utf8.decode(r.cstring("file name"))
         file_id = int.from_bytes(own, "little")
         return cls(header, *statement, file_name, file_id, r.rest(), load_extra, extra)
 
@@ -244,7 +260,7 @@ class CreateFileEvent(LoadStatementEvent):
         w.u32(self.file_id)
         w.write(self.post_header_extra)
         w.write(body.getvalue())
-        w.cstring(_raw(self.file_name))
+        w.cstring(utf8.encode(self.file_name))
         w.write(self.block)
         return w.getvalue()
 
@@ -260,13 +276,11 @@ class AppendBlockEvent(Event):
 
     @classmethod
     def decode(cls, header: EventHeader, body: Body, ctx: DecodeContext) -> AppendBlockEvent:
-        r = ByteReader(body)
-        length = ctx.fmt.post_header_length(header.type_code, FILE_ID_HEADER_LEN)
-        own, extra = _post_header(r, length, FILE_ID_HEADER_LEN, header.type_name)
-        return cls(header, int.from_bytes(own, "little"), r.rest(), extra)
+        file_id, post_extra, block = _read_file_id_layout(header, body, ctx)
+        return cls(header, file_id, block, post_extra)
 
     def encode_body(self, fmt: FormatContext) -> bytes:
-        return self.file_id.to_bytes(4, "little") + self.post_header_extra + self.block
+        return _write_file_id_layout(self.file_id, self.post_header_extra, self.block)
 
 
 @register(EventType.BEGIN_LOAD_QUERY)
@@ -285,13 +299,10 @@ class FileIdEvent(Event):
 
     @classmethod
     def decode(cls, header: EventHeader, body: Body, ctx: DecodeContext) -> FileIdEvent:
-        r = ByteReader(body)
-        length = ctx.fmt.post_header_length(header.type_code, FILE_ID_HEADER_LEN)
-        own, post_extra = _post_header(r, length, FILE_ID_HEADER_LEN, header.type_name)
-        return cls(header, int.from_bytes(own, "little"), post_extra, r.rest())
+        return cls(header, *_read_file_id_layout(header, body, ctx))
 
     def encode_body(self, fmt: FormatContext) -> bytes:
-        return self.file_id.to_bytes(4, "little") + self.post_header_extra + self.extra
+        return _write_file_id_layout(self.file_id, self.post_header_extra, self.extra)
 
 
 @register(EventType.EXEC_LOAD)

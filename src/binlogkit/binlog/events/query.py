@@ -13,16 +13,19 @@ unparsed, as the servers do, so re-encoding gives the same bytes.
 
 from __future__ import annotations
 
+import functools
 import struct
-import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from enum import IntEnum
 from typing import Any, ClassVar, NamedTuple
 
+from binlogkit.binlog import mariadb_compression, utf8
 from binlogkit.binlog.constants import EventType
 from binlogkit.binlog.context import DecodeContext, FormatContext
 from binlogkit.binlog.events.base import Body, Event, register
+from binlogkit.binlog.events.mariadb_gtid import MariaGtidExtraFlag
+from binlogkit.binlog.frozen import fast_constructor
 from binlogkit.binlog.header import EventHeader
 from binlogkit.binlog.rows.charsets import text_codec
 from binlogkit.errors import DecodeError, EncodeError
@@ -40,19 +43,10 @@ MAX_DBS_IN_EVENT_MTS = 16
 OVER_MAX_DBS_IN_EVENT_MTS = 254
 """The count MySQL writes when a statement touched more than 16 databases."""
 
-MARIADB_FL_COMMIT_ALTER = 0x04
-MARIADB_FL_ROLLBACK_ALTER = 0x08
+_ALTER_DONE = int(MariaGtidExtraFlag.COMMIT_ALTER | MariaGtidExtraFlag.ROLLBACK_ALTER)
 """MariaDB GTID extra flags after which Q_GTID_FLAGS3 carries the start-alter seq_no."""
 
 _POST = struct.Struct("<IIBH")
-
-
-def _str(raw: bytes) -> str:
-    return raw.decode("utf-8", "surrogateescape")
-
-
-def _raw(text: str) -> bytes:
-    return text.encode("utf-8", "surrogateescape")
 
 
 class StatusCode(IntEnum):
@@ -150,20 +144,12 @@ class QueryStatus:
 
     @classmethod
     def decode(cls, block: bytes | memoryview) -> QueryStatus:
-        """Parse a status-variable block."""
-        data = bytes(block)
-        r = ByteReader(data)
-        values: dict[str, Any] = {}
-        order: list[int] = []
-        end = len(data)
-        while r.pos < end:
-            spec = _STATUS.get(data[r.pos])
-            if spec is None or spec.field in values:
-                break
-            order.append(data[r.pos])
-            r.pos += 1
-            spec.read(r, values)
-        return cls(**values, order=tuple(order), unparsed=r.rest())
+        """Parse a status-variable block.
+
+        A session writes the same block again and again (every BEGIN): the parse
+        of a recent block is reused, which is safe as the value is immutable.
+        """
+        return _decode_status(bytes(block))
 
     def encode(self) -> bytes:
         """The status-variable block."""
@@ -250,12 +236,12 @@ def _str_spec(name: str, *, nul: bool = False) -> _Spec:
     """A string with a 1-byte length (and, for the old catalog code, a trailing NUL)."""
 
     def read(r: ByteReader, out: dict[str, Any]) -> None:
-        out[name] = _str(r.take(r.u8(name), name))
+        out[name] = utf8.decode(r.take(r.u8(name), name))
         if nul and r.u8(name) != 0:
             raise DecodeError(f"status variable {name} lacks its terminating NUL")
 
     def write(w: ByteWriter, status: QueryStatus) -> None:
-        _write_short(w, _raw(getattr(status, name)), name)
+        _write_short(w, utf8.encode(getattr(status, name)), name)
         if nul:
             w.u8(0)
 
@@ -272,21 +258,21 @@ def _write_short(w: ByteWriter, raw: bytes, what: str) -> None:
 def _read_invoker(r: ByteReader, out: dict[str, Any]) -> None:
     user = r.take(r.u8("invoker user"), "invoker user")
     host = r.take(r.u8("invoker host"), "invoker host")
-    out["invoker"] = (_str(user), _str(host))
+    out["invoker"] = (utf8.decode(user), utf8.decode(host))
 
 
 def _write_invoker(w: ByteWriter, status: QueryStatus) -> None:
     assert status.invoker is not None
     user, host = status.invoker
-    _write_short(w, _raw(user), "invoker user")
-    _write_short(w, _raw(host), "invoker host")
+    _write_short(w, utf8.encode(user), "invoker user")
+    _write_short(w, utf8.encode(host), "invoker host")
 
 
 def _read_db_names(r: ByteReader, out: dict[str, Any]) -> None:
     count = r.u8("updated db count")
     names: tuple[str, ...] = ()
     if count <= MAX_DBS_IN_EVENT_MTS:
-        names = tuple(_str(r.cstring("updated db name")) for _ in range(count))
+        names = tuple(utf8.decode(r.cstring("updated db name")) for _ in range(count))
     out["updated_db_names"] = names
     out["updated_db_count"] = count
 
@@ -301,13 +287,13 @@ def _write_db_names(w: ByteWriter, status: QueryStatus) -> None:
         if count != len(names):
             raise EncodeError(f"updated_db_count {count} but {len(names)} names")
         for name in names:
-            w.cstring(_raw(name))
+            w.cstring(utf8.encode(name))
 
 
 def _read_gtid_flags3(r: ByteReader, out: dict[str, Any]) -> None:
     flags = r.u8("gtid flags3")
     out["gtid_flags3"] = flags
-    if flags & (MARIADB_FL_COMMIT_ALTER | MARIADB_FL_ROLLBACK_ALTER):
+    if flags & _ALTER_DONE:
         out["start_alter_seq_no"] = r.u64("start alter seq_no")
 
 
@@ -315,7 +301,7 @@ def _write_gtid_flags3(w: ByteWriter, status: QueryStatus) -> None:
     flags = status.gtid_flags3
     assert flags is not None
     w.u8(flags)
-    if flags & (MARIADB_FL_COMMIT_ALTER | MARIADB_FL_ROLLBACK_ALTER):
+    if flags & _ALTER_DONE:
         if status.start_alter_seq_no is None:
             raise EncodeError(
                 "gtid_flags3 marks an ALTER commit/rollback: start_alter_seq_no needed"
@@ -384,6 +370,23 @@ _WRITE_ORDER = (
 EMPTY_STATUS = QueryStatus(order=())
 
 
+@functools.lru_cache(maxsize=256)
+def _decode_status(data: bytes) -> QueryStatus:
+    """:meth:`QueryStatus.decode`, with the last few hundred distinct blocks remembered."""
+    r = ByteReader(data)
+    values: dict[str, Any] = {}
+    order: list[int] = []
+    end = len(data)
+    while r.pos < end:
+        spec = _STATUS.get(data[r.pos])
+        if spec is None or spec.field in values:
+            break
+        order.append(data[r.pos])
+        r.pos += 1
+        spec.read(r, values)
+    return QueryStatus(**values, order=tuple(order), unparsed=r.rest())
+
+
 class QueryParts(NamedTuple):
     """The pieces of a QUERY-layout body (QUERY, EXECUTE_LOAD_QUERY, QUERY_COMPRESSED)."""
 
@@ -413,12 +416,12 @@ def decode_query_parts(body: Body, post_header_length: int) -> QueryParts:
     db = r.take(db_len, "database name")
     if r.u8("database name terminator") != 0:
         raise DecodeError("database name is not followed by a NUL")
-    return QueryParts(thread_id, exec_time, error_code, rest, status, _str(db), r.rest())
+    return QueryParts(thread_id, exec_time, error_code, rest, status, utf8.decode(db), r.rest())
 
 
 def encode_query_parts(parts: QueryParts, post_header_length: int) -> bytes:
     """The mirror of :func:`decode_query_parts`."""
-    db = _raw(parts.db)
+    db = utf8.encode(parts.db)
     if len(db) > 255:
         raise EncodeError("database name is longer than 255 bytes")
     w = ByteWriter()
@@ -475,12 +478,12 @@ class QueryEvent(Event):
                 return codec.decode(self.query)
             except UnicodeDecodeError:
                 pass
-        return _str(self.query)
+        return utf8.decode(self.query)
 
     @classmethod
     def decode(cls, header: EventHeader, body: Body, ctx: DecodeContext) -> QueryEvent:
         p = decode_query_parts(body, ctx.fmt.post_header_length(header.type_code, QUERY_HEADER_LEN))
-        return cls(
+        return fast_constructor(cls)(
             header,
             p.thread_id,
             p.exec_time,
@@ -505,42 +508,6 @@ class QueryEvent(Event):
         return fmt.post_header_length(self.header.type_code, self.default_post_header)
 
 
-def mariadb_uncompress(data: bytes) -> bytes:
-    """Expand MariaDB's compressed-event format: a header byte, the length, a zlib stream.
-
-    The header byte has bit 7 set, the algorithm in bits 4-6 (0: zlib) and the
-    width of the big-endian original length (1-4 bytes) in bits 0-2.
-    """
-    if not data or data[0] & 0x80 == 0:
-        raise DecodeError("compressed payload lacks its header byte")
-    alg = (data[0] >> 4) & 0x07
-    width = data[0] & 0x07
-    if alg != 0:
-        raise DecodeError(f"compressed payload uses unknown algorithm {alg}")
-    if not 1 <= width <= 4 or len(data) < 1 + width:
-        raise DecodeError(f"compressed payload has a bad length width {width}")
-    length = int.from_bytes(data[1 : 1 + width], "big")
-    inflater = zlib.decompressobj()
-    try:
-        # Never inflate past the announced length (+1 to notice a longer stream).
-        out = inflater.decompress(data[1 + width :], length + 1)
-    except zlib.error as err:
-        raise DecodeError(f"compressed payload does not inflate: {err}") from None
-    if not inflater.eof and len(out) <= length:
-        raise DecodeError("compressed payload is cut short")
-    if len(out) != length:
-        raise DecodeError(f"compressed payload inflates to {len(out)} bytes, header says {length}")
-    return out
-
-
-def mariadb_compress(data: bytes) -> bytes:
-    """Compress as MariaDB does (zlib's default level, shortest length width)."""
-    width = max(1, (len(data).bit_length() + 7) // 8)
-    if width > 4:
-        raise EncodeError("payload too large for MariaDB compression")
-    return bytes([0x80 | width]) + len(data).to_bytes(width, "big") + zlib.compress(data)
-
-
 @register(EventType.MARIADB_QUERY_COMPRESSED)
 @dataclass(frozen=True, slots=True)
 class QueryCompressedEvent(QueryEvent):
@@ -563,7 +530,7 @@ class QueryCompressedEvent(QueryEvent):
             p.error_code,
             p.status,
             p.db,
-            mariadb_uncompress(p.query),
+            mariadb_compression.uncompress(p.query),
             p.post_header_rest,
             p.query,
         )
@@ -571,12 +538,12 @@ class QueryCompressedEvent(QueryEvent):
     def encode_body(self, fmt: FormatContext) -> bytes:
         stored = self.compressed
         if not _expands_to(stored, self.query):
-            stored = mariadb_compress(self.query)
+            stored = mariadb_compression.compress(self.query)
         return encode_query_parts(self._parts(stored, self.post_header_extra), self._post_len(fmt))
 
 
 def _expands_to(compressed: bytes, expected: bytes) -> bool:
     try:
-        return mariadb_uncompress(compressed) == expected
+        return mariadb_compression.uncompress(compressed) == expected
     except DecodeError:
         return False

@@ -29,6 +29,7 @@ from binlogkit.binlog.constants import EventType
 from binlogkit.binlog.context import DecodeContext, DecodeOptions, FormatContext
 from binlogkit.binlog.events.base import Body, Event, register
 from binlogkit.binlog.events.table_map import TableMapEvent
+from binlogkit.binlog.frozen import fast_constructor
 from binlogkit.binlog.header import EventHeader
 from binlogkit.binlog.rows.plan import PartialRowChange, RowChange
 from binlogkit.errors import BinlogError, DecodeError, EncodeError
@@ -68,6 +69,10 @@ _V2 = frozenset(
 _COMPRESSED = frozenset(
     range(_E.MARIADB_WRITE_ROWS_COMPRESSED_V1, _E.MARIADB_DELETE_ROWS_COMPRESSED + 1)
 )
+_PARTIAL_UPDATE_ROWS = _E.PARTIAL_UPDATE_ROWS.value  # an int: cheaper than the enum member
+
+_ID_AND_FLAGS = struct.Struct("<IHH")
+"""The v1 post-header: the 6-byte table id as its low 4 and high 2 bytes, then the flags."""
 
 # What malformed row data can make a value decoder raise.
 _MALFORMED = (struct.error, IndexError, ValueError, KeyError, OverflowError, UnicodeError)
@@ -163,7 +168,7 @@ class RowsEvent(Event):
 
     @property
     def partial(self) -> bool:
-        return self.header.type_code == EventType.PARTIAL_UPDATE_ROWS
+        return self.header.type_code == _PARTIAL_UPDATE_ROWS
 
     @property
     def schema(self) -> str | None:
@@ -185,30 +190,32 @@ class RowsEvent(Event):
     @classmethod
     def decode(cls, header: EventHeader, body: Body, ctx: DecodeContext) -> Self:
         code = header.type_code
-        phl = _post_header_length(ctx.fmt, code)
-        r = ByteReader(body)
-        table_id = r.uint(4 if phl == 6 else 6, "table id")
-        flags = r.u16("flags")
-        extra = None
-        if phl == ROWS_HEADER_LENGTH_V2:
-            length = r.u16("extra row info length")
-            if length < 2:
-                raise DecodeError(f"extra row info length {length} is less than 2")
-            extra = r.take(length - 2, "extra row info")
-        width = r.packed_length("column count")
+        table_id, flags, extra, width, pos = _read_post_header(
+            body, _post_header_length(ctx.fmt, code)
+        )
         nbytes = (width + 7) // 8
-        before = r.take(nbytes, "columns-present bitmap") if cls.has_before else None
         # Pre-GA updates have one bitmap, for both images.
-        shared = cls.has_before and code in _PRE_GA
-        after = r.take(nbytes, "columns-present bitmap") if cls.has_after and not shared else None
-        data = r.rest()
+        has_after = cls.has_after and not (cls.has_before and code in _PRE_GA)
+        end = pos + nbytes * (cls.has_before + has_after)
+        if end > len(body):
+            raise DecodeError(
+                f"columns-present bitmaps need {end - pos} bytes at body offset {pos}, "
+                f"only {len(body) - pos} left"
+            )
+        before = body[pos : pos + nbytes] if cls.has_before else None
+        after = body[end - nbytes : end] if has_after else None
+        data = body[end:]
+        if isinstance(body, memoryview):  # a large event's body: keep copies, not views
+            before, after, data = _copy(before), _copy(after), bytes(data)
         table = ctx.tables.get(table_id)
         if table is None and data:
             raise DecodeError(
                 f"no TABLE_MAP event for table id {table_id} before this rows event",
                 hint="start reading at or before the transaction's TABLE_MAP events",
             )
-        return cls(header, table_id, flags, extra, width, before, after, data, table, ctx.options)
+        return fast_constructor(cls)(
+            header, table_id, flags, extra, width, before, after, data, table, ctx.options
+        )
 
     def encode_body(self, fmt: FormatContext) -> bytes:
         phl = _post_header_length(fmt, self.header.type_code)
@@ -252,14 +259,21 @@ class RowsEvent(Event):
 
     def _decode_rows(self) -> tuple[RowChange, ...]:
         header = self.header
+        code = header.type_code
         try:
-            data = self.rows_data
+            data = self.rows_data if code in _COMPRESSED else self.data
             if self.table is None:
                 if data:
                     raise DecodeError(f"no TABLE_MAP event for table id {self.table_id}")
                 return ()
+            before, after = self._bitmaps()
             return self.table.plan(self.options).decode_rows(
-                data, self.width, *self._bitmaps(), partial=self.partial, legacy=self.legacy
+                data,
+                self.width,
+                before,
+                after,
+                partial=code == _PARTIAL_UPDATE_ROWS,
+                legacy=code in _PRE_GA,
             )
         except BinlogError as err:
             err.locate(file=header.file, offset=header.offset, event_type=header.type_name)
@@ -357,6 +371,28 @@ class RowsEvent(Event):
             options or DecodeOptions(),
         )
         return event.with_rows(rows, null_padding=null_padding)
+
+
+def _read_post_header(body: Body, phl: int) -> tuple[int, int, bytes | None, int, int]:
+    """Table id, flags, extra row info, column count, and the body offset after them."""
+    if phl == ROWS_HEADER_LENGTH_V1 and len(body) > 8 and body[8] < 0xFB:
+        low, high, flags = _ID_AND_FLAGS.unpack_from(body)
+        return low | high << 32, flags, None, body[8], 9
+    r = ByteReader(body)
+    table_id = r.uint(4 if phl == 6 else 6, "table id")
+    flags = r.u16("flags")
+    extra = None
+    if phl == ROWS_HEADER_LENGTH_V2:
+        length = r.u16("extra row info length")
+        if length < 2:
+            raise DecodeError(f"extra row info length {length} is less than 2")
+        extra = r.take(length - 2, "extra row info")
+    width = r.packed_length("column count")
+    return table_id, flags, extra, width, r.pos
+
+
+def _copy(view: Body | None) -> bytes | None:
+    return None if view is None else bytes(view)
 
 
 def _post_header_length(fmt: FormatContext, code: int) -> int:

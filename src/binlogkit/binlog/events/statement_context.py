@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from enum import IntEnum
 
+from binlogkit.binlog import utf8
 from binlogkit.binlog.constants import ColumnType, EventType
 from binlogkit.binlog.context import DecodeContext, DecodeOptions, FormatContext
 from binlogkit.binlog.events.base import Body, Event, register
@@ -149,7 +150,7 @@ class UserVarEvent(Event):
     @classmethod
     def decode(cls, header: EventHeader, body: Body, ctx: DecodeContext) -> UserVarEvent:
         r = ByteReader(body)
-        name = r.take(r.u32("name length"), "name").decode("utf-8", "surrogateescape")
+        name = utf8.decode(r.take(r.u32("name length"), "name"))
         is_null = r.u8("is_null")
         if is_null > 1:
             raise DecodeError(f"USER_VAR is_null byte is {is_null}")
@@ -163,7 +164,7 @@ class UserVarEvent(Event):
 
     def encode_body(self, fmt: FormatContext) -> bytes:
         w = ByteWriter()
-        name = self.name.encode("utf-8", "surrogateescape")
+        name = utf8.encode(self.name)
         w.u32(len(name))
         w.write(name)
         if self.value_type is None:

@@ -22,6 +22,7 @@ import binlogkit.binlog.rows.types  # noqa: F401  (registers the column codecs)
 from binlogkit.binlog.constants import ColumnType, EventType
 from binlogkit.binlog.context import DecodeContext, DecodeOptions, FormatContext
 from binlogkit.binlog.events.base import Body, Event, register
+from binlogkit.binlog.frozen import fast_constructor
 from binlogkit.binlog.header import EventHeader
 from binlogkit.binlog.rows.columns import COLUMN_CODECS, ColumnInfo, real_type
 from binlogkit.errors import BinlogError, DecodeError, EncodeError
@@ -377,7 +378,7 @@ class TableMapEvent(Event):
 
     def with_header(self, header: EventHeader) -> TableMapEvent:
         """The same table map under another header, sharing what was parsed."""
-        event = TableMapEvent(
+        event = fast_constructor(TableMapEvent)(
             header,
             self.table_id,
             self.flags,
@@ -592,7 +593,10 @@ def _ordinals(types: Sequence[int]) -> list[int]:
 
 
 def _table_id_length(fmt: FormatContext) -> int:
-    return 4 if fmt.post_header_length(EventType.TABLE_MAP, TABLE_MAP_HEADER_LENGTH) == 6 else 6
+    return 4 if fmt.post_header_length(_TABLE_MAP, TABLE_MAP_HEADER_LENGTH) == 6 else 6
+
+
+_TABLE_MAP = EventType.TABLE_MAP.value  # an int: cheaper than the enum member per event
 
 
 def _read_name(r: ByteReader, what: str) -> str:

@@ -7,7 +7,10 @@ Each column type has one :class:`ColumnCodec` subclass, registered with
   ``write_meta``);
 - how to decode one value from a row image (``decoder``), chosen once per
   column when a table map's row plan is built, never per row;
-- how to encode a value back (``encoder``), the exact mirror.
+- how to encode a value back (``encoder``), the exact mirror;
+- optionally, the value's :class:`ValueLayout` (``layout``), which lets the
+  generated row decoders of :mod:`~binlogkit.binlog.rows.codegen` read it
+  inline, fused with its fixed-width neighbours, instead of calling the decoder.
 
 A value decoder is ``fn(buf, pos) -> (value, next_pos)``; an encoder is
 ``fn(value, out: bytearray) -> None``.
@@ -25,6 +28,23 @@ from binlogkit.wire import ByteReader, ByteWriter
 
 ValueDecoder = Callable[[bytes, int], tuple[Any, int]]
 ValueEncoder = Callable[[Any, bytearray], None]
+
+
+@dataclass(frozen=True, slots=True)
+class ValueLayout:
+    """Where a column's value lies in a row image, for the generated row decoders.
+
+    Either fixed-width: ``fmt`` is the :mod:`struct` code of the value as one
+    field of a little-endian struct (``"i"``, ``"d"``, ``"6s"``); or
+    length-prefixed (``fmt`` empty): ``prefix`` (1-4) little-endian bytes of
+    length, then that many bytes. ``convert`` turns the field (or the bytes)
+    into the value exactly as the column's decoder would, or raises, and the
+    row is then left to the decoders; None means the field is the value.
+    """
+
+    fmt: str = ""
+    prefix: int = 0
+    convert: Callable[[Any], Any] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,6 +101,11 @@ class ColumnCodec:
     @classmethod
     def encoder(cls, col: ColumnInfo, options: DecodeOptions) -> ValueEncoder:
         raise NotImplementedError
+
+    @classmethod
+    def layout(cls, col: ColumnInfo, options: DecodeOptions) -> ValueLayout | None:
+        """The value's layout, or None: generated row decoders then call :meth:`decoder`."""
+        return None
 
 
 COLUMN_CODECS: dict[int, type[ColumnCodec]] = {}

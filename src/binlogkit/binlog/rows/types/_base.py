@@ -10,7 +10,7 @@ import struct
 from collections.abc import Callable
 from typing import Any
 
-from binlogkit.binlog.rows.columns import ColumnInfo, ValueDecoder, ValueEncoder
+from binlogkit.binlog.rows.columns import ColumnInfo, ValueDecoder, ValueEncoder, ValueLayout
 from binlogkit.errors import DecodeError, EncodeError
 
 _PREFIX_STRUCTS = {
@@ -62,6 +62,11 @@ def fixed_decoder(
         return convert(raw), pos + size
 
     return decode_convert
+
+
+def layout_decoder(col: ColumnInfo, layout: ValueLayout, what: str) -> ValueDecoder:
+    """The decoder of a fixed-width layout: its field, bounds-checked, then its conversion."""
+    return fixed_decoder(col, struct.Struct("<" + layout.fmt), what, layout.convert)
 
 
 def fixed_encoder(col: ColumnInfo, fmt: struct.Struct, what: str) -> ValueEncoder:

@@ -16,12 +16,13 @@ from binlogkit.binlog.rows.columns import (
     ColumnInfo,
     ValueDecoder,
     ValueEncoder,
+    ValueLayout,
     column_codec,
 )
 from binlogkit.binlog.rows.types._base import (
     exact_bytes_encoder,
     invalid,
-    sized_bytes_decoder,
+    layout_decoder,
     unencodable,
 )
 
@@ -45,10 +46,14 @@ class BitCodec(ColumnCodec):
 
     @classmethod
     def decoder(cls, col: ColumnInfo, options: DecodeOptions) -> ValueDecoder:
-        size = cls._size(col)
+        return layout_decoder(col, cls.layout(col, options), "BIT")
+
+    @classmethod
+    def layout(cls, col: ColumnInfo, options: DecodeOptions) -> ValueLayout:
+        fmt = f"{cls._size(col)}s"
         if options.raw_values:
-            return sized_bytes_decoder(col, size, "BIT")
-        return sized_bytes_decoder(col, size, "BIT", lambda b: _from_bytes(b, "big"))
+            return ValueLayout(fmt)
+        return ValueLayout(fmt, convert=lambda b: _from_bytes(b, "big"))
 
     @classmethod
     def encoder(cls, col: ColumnInfo, options: DecodeOptions) -> ValueEncoder:

@@ -22,24 +22,24 @@ cannot be read from row events; MySQL's own mysqlbinlog refuses them too.
 
 from __future__ import annotations
 
-import struct
 from decimal import Decimal
-from typing import Any, ClassVar
+from typing import Any, ClassVar, NoReturn
 
 from binlogkit.binlog.constants import ColumnType
 from binlogkit.binlog.context import DecodeOptions
+from binlogkit.binlog.rows.codegen import decimal_converter
 from binlogkit.binlog.rows.columns import (
     ColumnCodec,
     ColumnInfo,
     ValueDecoder,
     ValueEncoder,
+    ValueLayout,
     column_codec,
 )
 from binlogkit.binlog.rows.types._base import (
     exact_bytes_encoder,
     invalid,
-    sized_bytes_decoder,
-    truncated,
+    layout_decoder,
     unencodable,
 )
 from binlogkit.errors import DecodeError, EncodeError
@@ -47,7 +47,6 @@ from binlogkit.wire import ByteReader, ByteWriter
 
 _DIGITS_PER_GROUP = 9
 _BYTES_FOR_DIGITS = (0, 1, 1, 2, 2, 3, 3, 4, 4, 4)
-_INVERT = bytes(255 - i for i in range(256))
 
 
 def decimal_size(precision: int, scale: int) -> int:
@@ -57,19 +56,9 @@ def decimal_size(precision: int, scale: int) -> int:
 
 
 class _Layout:
-    """The groups of one (precision, scale): byte slices, digit slices and a text template."""
+    """The digit groups of one (precision, scale): digits and bytes, most significant first."""
 
-    __slots__ = (
-        "byte_sizes",
-        "digit_slices",
-        "groups",
-        "precision",
-        "scale",
-        "size",
-        "template",
-        "text_length",
-        "triples",
-    )
+    __slots__ = ("byte_sizes", "digit_slices", "digits", "precision", "scale", "size")
 
     def __init__(self, precision: int, scale: int) -> None:
         intg = precision - scale
@@ -77,28 +66,19 @@ class _Layout:
         if intg % 9:
             digits.append(intg % 9)
         digits += [9] * (intg // 9)
-        int_groups = len(digits)
         digits += [9] * (scale // 9)
         if scale % 9:
             digits.append(scale % 9)
         self.precision = precision
         self.scale = scale
+        self.digits = tuple(digits)
         self.byte_sizes = tuple(_BYTES_FOR_DIGITS[d] for d in digits)
         self.size = sum(self.byte_sizes)
-        # One struct reads every group; a 3-byte group is read as a byte and a u16.
-        codes = {1: "B", 2: "H", 3: "BH", 4: "I"}
-        self.groups = struct.Struct(">" + "".join(codes[n] for n in self.byte_sizes))
-        self.triples = tuple(i for i, n in enumerate(self.byte_sizes) if n == 3)
         slices, start = [], 0
         for n in digits:
             slices.append((start, start + n))
             start += n
         self.digit_slices = tuple(slices)
-        fields = [f"{{:0{d}d}}" for d in digits]
-        int_part = "".join(fields[:int_groups]) or "0"
-        frac_part = "".join(fields[int_groups:])
-        self.template = f"{int_part}.{frac_part}" if frac_part else int_part
-        self.text_length = (intg or 1) + (scale + 1 if scale else 0)
 
 
 @column_codec(ColumnType.NEWDECIMAL)
@@ -123,35 +103,22 @@ class NewDecimalCodec(ColumnCodec):
     @classmethod
     def decoder(cls, col: ColumnInfo, options: DecodeOptions) -> ValueDecoder:
         layout = cls._layout(col)
-        size = layout.size
+        name = "DECIMAL" if options.raw_values else f"DECIMAL({layout.precision},{layout.scale})"
+        return layout_decoder(col, cls.layout(col, options), name)
+
+    @classmethod
+    def layout(cls, col: ColumnInfo, options: DecodeOptions) -> ValueLayout:
+        layout = cls._layout(col)
+        fmt = f"{layout.size}s"
         if options.raw_values:
-            return sized_bytes_decoder(col, size, "DECIMAL")
-        unpack = layout.groups.unpack_from
-        triples = layout.triples
-        template = layout.template.format
-        text_length = layout.text_length
-        # the top bit of the first group is the flipped sign bit
-        sign_bit = 1 << (8 * layout.byte_sizes[0] - 1)
+            return ValueLayout(fmt)
         name = f"DECIMAL({layout.precision},{layout.scale})"
 
-        def decode(buf: bytes, pos: int) -> tuple[Any, int]:
-            end = pos + size
-            if end > len(buf):
-                raise truncated(col, name, size, buf, pos)
-            data = bytes(buf[pos:end])
-            negative = not data[0] & 0x80
-            if negative:
-                data = data.translate(_INVERT)
-            groups = list(unpack(data))
-            for i in triples:  # (high byte, low u16) pairs → one value
-                groups[i : i + 2] = [groups[i] << 16 | groups[i + 1]]
-            groups[0] ^= sign_bit
-            text = template(*groups)
-            if len(text) != text_length:
-                raise DecodeError(f"column {col.key}: bytes {data.hex()} are not a {name}")
-            return Decimal("-" + text if negative else text), end
+        def fail(data: bytes) -> NoReturn:
+            raise DecodeError(f"column {col.key}: bytes {data.hex()} are not a {name}")
 
-        return decode
+        convert = decimal_converter(layout.byte_sizes, layout.digits, layout.scale, fail)
+        return ValueLayout(fmt, convert=convert)
 
     @classmethod
     def encoder(cls, col: ColumnInfo, options: DecodeOptions) -> ValueEncoder:

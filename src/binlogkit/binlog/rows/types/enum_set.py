@@ -30,17 +30,30 @@ from binlogkit.binlog.rows.columns import (
     ColumnInfo,
     ValueDecoder,
     ValueEncoder,
+    ValueLayout,
     column_codec,
 )
 from binlogkit.binlog.rows.types._base import (
     invalid,
-    sized_bytes_decoder,
+    layout_decoder,
     unencodable,
 )
 from binlogkit.binlog.rows.types.strings import text_converter
 from binlogkit.wire import ByteReader, ByteWriter
 
 _from_le = int.from_bytes
+_NUMBER_CODES = {1: "B", 2: "H", 4: "I", 8: "Q"}
+
+
+def _number_layout(size: int, to_value: Callable[[int], Any] | None) -> ValueLayout:
+    """The layout of a little-endian number of ``size`` bytes, given to ``to_value``."""
+    code = _NUMBER_CODES.get(size)
+    if code is not None:
+        return ValueLayout(code, convert=to_value)
+    if to_value is None:
+        return ValueLayout(f"{size}s", convert=lambda data: _from_le(data, "little"))
+    convert = to_value
+    return ValueLayout(f"{size}s", convert=lambda data: convert(_from_le(data, "little")))
 
 
 def _members(col: ColumnInfo, values: tuple[bytes, ...], options: DecodeOptions) -> tuple[Any, ...]:
@@ -89,19 +102,22 @@ class EnumCodec(_EnumSetCodec):
 
     @classmethod
     def decoder(cls, col: ColumnInfo, options: DecodeOptions) -> ValueDecoder:
+        return layout_decoder(col, cls.layout(col, options), "ENUM")
+
+    @classmethod
+    def layout(cls, col: ColumnInfo, options: DecodeOptions) -> ValueLayout:
         size = cls.size(col)
         if options.raw_values or col.enum_values is None:
-            return sized_bytes_decoder(col, size, "ENUM", lambda b: _from_le(b, "little"))
+            return _number_layout(size, None)
         members = _members(col, col.enum_values, options)
         empty = members[0][:0] if members else ""
         table = (empty if empty not in members else 0, *members)
         count = len(table)
 
-        def convert(data: bytes) -> Any:
-            index = _from_le(data, "little")
+        def convert(index: int) -> Any:
             return table[index] if index < count else index
 
-        return sized_bytes_decoder(col, size, "ENUM", convert)
+        return _number_layout(size, convert)
 
     @classmethod
     def encoder(cls, col: ColumnInfo, options: DecodeOptions) -> ValueEncoder:
@@ -130,15 +146,18 @@ class SetCodec(_EnumSetCodec):
 
     @classmethod
     def decoder(cls, col: ColumnInfo, options: DecodeOptions) -> ValueDecoder:
+        return layout_decoder(col, cls.layout(col, options), "SET")
+
+    @classmethod
+    def layout(cls, col: ColumnInfo, options: DecodeOptions) -> ValueLayout:
         size = cls.size(col)
         if options.raw_values or col.set_values is None:
-            return sized_bytes_decoder(col, size, "SET", lambda b: _from_le(b, "little"))
+            return _number_layout(size, None)
         members = _members(col, col.set_values, options)
         known = (1 << len(members)) - 1
         cache: dict[int, frozenset[Any]] = {}
 
-        def convert(data: bytes) -> Any:
-            mask = _from_le(data, "little")
+        def convert(mask: int) -> Any:
             if mask & ~known:
                 return mask
             found = cache.get(mask)
@@ -148,7 +167,7 @@ class SetCodec(_EnumSetCodec):
                     cache[mask] = found
             return found
 
-        return sized_bytes_decoder(col, size, "SET", convert)
+        return _number_layout(size, convert)
 
     @classmethod
     def encoder(cls, col: ColumnInfo, options: DecodeOptions) -> ValueEncoder:

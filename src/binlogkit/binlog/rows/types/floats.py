@@ -16,6 +16,7 @@ from binlogkit.binlog.rows.columns import (
     ColumnInfo,
     ValueDecoder,
     ValueEncoder,
+    ValueLayout,
     column_codec,
 )
 from binlogkit.binlog.rows.types._base import fixed_decoder, fixed_encoder
@@ -33,6 +34,10 @@ class FloatCodec(ColumnCodec):
     @classmethod
     def decoder(cls, col: ColumnInfo, options: DecodeOptions) -> ValueDecoder:
         return fixed_decoder(col, *_FORMATS[col.type])
+
+    @classmethod
+    def layout(cls, col: ColumnInfo, options: DecodeOptions) -> ValueLayout:
+        return ValueLayout(_FORMATS[col.type][0].format[1:])
 
     @classmethod
     def encoder(cls, col: ColumnInfo, options: DecodeOptions) -> ValueEncoder:

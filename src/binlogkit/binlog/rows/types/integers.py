@@ -19,6 +19,7 @@ from binlogkit.binlog.rows.columns import (
     ColumnInfo,
     ValueDecoder,
     ValueEncoder,
+    ValueLayout,
     column_codec,
 )
 from binlogkit.binlog.rows.types._base import fixed_decoder, fixed_encoder, truncated, unencodable
@@ -48,12 +49,17 @@ class IntegerCodec(ColumnCodec):
         return fixed_decoder(col, fmt, name)
 
     @classmethod
+    def layout(cls, col: ColumnInfo, options: DecodeOptions) -> ValueLayout:
+        return ValueLayout(cls._struct(col)[0].format[1:])
+
+    @classmethod
     def encoder(cls, col: ColumnInfo, options: DecodeOptions) -> ValueEncoder:
         fmt, name = cls._struct(col)
         return fixed_encoder(col, fmt, name)
 
 
 _INT24 = struct.Struct("<HB")
+_from_bytes = int.from_bytes
 
 
 @column_codec(ColumnType.INT24)
@@ -85,6 +91,15 @@ class Int24Codec(ColumnCodec):
             return (value - 0x1000000 if high & 0x80 else value), pos + 3
 
         return decode_signed
+
+    @classmethod
+    def layout(cls, col: ColumnInfo, options: DecodeOptions) -> ValueLayout:
+        signed = not col.unsigned
+
+        def convert(data: bytes) -> int:
+            return _from_bytes(data, "little", signed=signed)
+
+        return ValueLayout("3s", convert=convert)
 
     @classmethod
     def encoder(cls, col: ColumnInfo, options: DecodeOptions) -> ValueEncoder:

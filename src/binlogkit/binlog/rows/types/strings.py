@@ -35,12 +35,13 @@ from typing import Any, ClassVar
 
 from binlogkit.binlog.constants import ColumnType
 from binlogkit.binlog.context import DecodeOptions
-from binlogkit.binlog.rows.charsets import BINARY_COLLATION, TextCodec, text_codec
+from binlogkit.binlog.rows.charsets import BINARY_COLLATION, TextCodec, python_codec, text_codec
 from binlogkit.binlog.rows.columns import (
     ColumnCodec,
     ColumnInfo,
     ValueDecoder,
     ValueEncoder,
+    ValueLayout,
     column_codec,
 )
 from binlogkit.binlog.rows.types._base import prefixed_decoder, prefixed_encoder, unencodable
@@ -57,12 +58,21 @@ def string_max_length(meta: int) -> int:
     return meta
 
 
-def text_converter(col: ColumnInfo, options: DecodeOptions) -> Callable[[bytes], Any]:
-    """bytes → the column's value: ``str`` in a known charset, else ``bytes``."""
+def strict_text_decoder(col: ColumnInfo, options: DecodeOptions) -> Callable[[bytes], str] | None:
+    """bytes → ``str`` in the column's charset, raising on invalid bytes (None: keep bytes)."""
     codec = None if options.raw_values else text_codec(col.charset)
     if codec is None:
+        return None
+    if col.charset is not None and python_codec(col.charset) == "utf_8":
+        return bytes.decode  # UTF-8 by default, and without partial's call overhead
+    return codec.decode
+
+
+def text_converter(col: ColumnInfo, options: DecodeOptions) -> Callable[[bytes], Any]:
+    """bytes → the column's value: ``str`` in a known charset, else ``bytes``."""
+    decode = strict_text_decoder(col, options)
+    if decode is None:
         return bytes
-    decode = codec.decode
 
     def convert(data: bytes) -> str | bytes:
         try:
@@ -104,6 +114,14 @@ class _StringCodec(ColumnCodec):
         )
 
     @classmethod
+    def layout(cls, col: ColumnInfo, options: DecodeOptions) -> ValueLayout | None:
+        prefix = cls.prefix_size(col)
+        if not 1 <= prefix <= 4:
+            return None
+        # Invalid text raises here; the row then goes to the decoder, which keeps the bytes.
+        return ValueLayout(prefix=prefix, convert=strict_text_decoder(col, options))
+
+    @classmethod
     def encoder(cls, col: ColumnInfo, options: DecodeOptions) -> ValueEncoder:
         return prefixed_encoder(
             col, cls.prefix_size(col), ColumnType(col.type).name, text_to_bytes(col, options)
@@ -139,12 +157,23 @@ class CharCodec(_StringCodec):
     def decoder(cls, col: ColumnInfo, options: DecodeOptions) -> ValueDecoder:
         if col.charset != BINARY_COLLATION or options.raw_values:
             return super().decoder(col, options)
+        return prefixed_decoder(col, cls.prefix_size(col), "BINARY", cls._padded(col))
+
+    @classmethod
+    def layout(cls, col: ColumnInfo, options: DecodeOptions) -> ValueLayout | None:
+        if col.charset != BINARY_COLLATION or options.raw_values:
+            return super().layout(col, options)
+        return ValueLayout(prefix=cls.prefix_size(col), convert=cls._padded(col))
+
+    @staticmethod
+    def _padded(col: ColumnInfo) -> Callable[[bytes], bytes]:
+        """BINARY values get back the NULs the server stripped, up to the column width."""
         width = string_max_length(col.meta)
 
         def padded(data: bytes) -> bytes:
             return bytes(data).ljust(width, b"\0")
 
-        return prefixed_decoder(col, cls.prefix_size(col), "BINARY", padded)
+        return padded
 
     @classmethod
     def encoder(cls, col: ColumnInfo, options: DecodeOptions) -> ValueEncoder:

@@ -60,26 +60,25 @@ from binlogkit.binlog.rows.columns import (
     ColumnInfo,
     ValueDecoder,
     ValueEncoder,
+    ValueLayout,
     column_codec,
 )
 from binlogkit.binlog.rows.types._base import (
-    fixed_decoder,
     fixed_encoder,
     invalid,
-    sized_bytes_decoder,
-    truncated,
+    layout_decoder,
     unencodable,
 )
 from binlogkit.binlog.rows.types.values import ZERO_DATETIME, InvalidDate, InvalidDateTime
 from binlogkit.errors import DecodeError
 
 _U8 = struct.Struct("<B")
-_I24 = struct.Struct("<HB")
 _U32 = struct.Struct("<I")
 _U64 = struct.Struct("<Q")
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _MICROSECOND = timedelta(microseconds=1)
-_be_int = partial(int.from_bytes, byteorder="big")
+_from_bytes = int.from_bytes
+_be_int = partial(_from_bytes, byteorder="big")
 
 _DATETIMEF_OFFSET = 0x8000000000
 _TIMEF_INT_OFFSET = 0x800000
@@ -121,9 +120,13 @@ def _check_fraction(col: ColumnInfo, value: Any, microsecond: int, unit: int) ->
 class YearCodec(ColumnCodec):
     @classmethod
     def decoder(cls, col: ColumnInfo, options: DecodeOptions) -> ValueDecoder:
+        return layout_decoder(col, cls.layout(col, options), "YEAR")
+
+    @classmethod
+    def layout(cls, col: ColumnInfo, options: DecodeOptions) -> ValueLayout:
         if options.raw_values:
-            return fixed_decoder(col, _U8, "YEAR")
-        return fixed_decoder(col, _U8, "YEAR", lambda b: b + 1900 if b else 0)
+            return ValueLayout("B")
+        return ValueLayout("B", convert=lambda b: b + 1900 if b else 0)
 
     @classmethod
     def encoder(cls, col: ColumnInfo, options: DecodeOptions) -> ValueEncoder:
@@ -141,31 +144,28 @@ class YearCodec(ColumnCodec):
         return encode
 
 
-def _date_from_packed(packed: int) -> date | InvalidDate:
-    year, month, day = packed >> 9, packed >> 5 & 15, packed & 31
-    try:
-        return date(year, month, day)
-    except ValueError:
-        return InvalidDate(year, month, day)
-
-
 @column_codec(ColumnType.DATE, ColumnType.NEWDATE)
 class DateCodec(ColumnCodec):
     """DATE; NEWDATE is the same 3-byte layout."""
 
     @classmethod
     def decoder(cls, col: ColumnInfo, options: DecodeOptions) -> ValueDecoder:
-        unpack = _I24.unpack_from
-        convert: Callable[[int], Any] = (lambda v: v) if options.raw_values else _date_from_packed
+        return layout_decoder(col, cls.layout(col, options), "DATE")
 
-        def decode(buf: bytes, pos: int) -> tuple[Any, int]:
+    @classmethod
+    def layout(cls, col: ColumnInfo, options: DecodeOptions) -> ValueLayout:
+        if options.raw_values:
+            return ValueLayout("3s", convert=lambda data: _from_bytes(data, "little"))
+
+        def convert(data: bytes) -> date | InvalidDate:
+            packed = _from_bytes(data, "little")
+            year, month, day = packed >> 9, packed >> 5 & 15, packed & 31
             try:
-                low, high = unpack(buf, pos)
-            except struct.error:
-                raise truncated(col, "DATE", 3, buf, pos) from None
-            return convert(low | high << 16), pos + 3
+                return date(year, month, day)
+            except ValueError:
+                return InvalidDate(year, month, day)
 
-        return decode
+        return ValueLayout("3s", convert=convert)
 
     @classmethod
     def encoder(cls, col: ColumnInfo, options: DecodeOptions) -> ValueEncoder:
@@ -208,19 +208,15 @@ class TimeCodec(ColumnCodec):
 
     @classmethod
     def decoder(cls, col: ColumnInfo, options: DecodeOptions) -> ValueDecoder:
-        unpack = _I24.unpack_from
-        raw = options.raw_values
+        return layout_decoder(col, cls.layout(col, options), "TIME")
 
-        def decode(buf: bytes, pos: int) -> tuple[Any, int]:
-            try:
-                low, high = unpack(buf, pos)
-            except struct.error:
-                raise truncated(col, "TIME", 3, buf, pos) from None
-            number = low | high << 16
-            if high & 0x80:
-                number -= 0x1000000
-            if raw:
-                return number, pos + 3
+    @classmethod
+    def layout(cls, col: ColumnInfo, options: DecodeOptions) -> ValueLayout:
+        if options.raw_values:
+            return ValueLayout("3s", convert=lambda data: _from_bytes(data, "little", signed=True))
+
+        def convert(data: bytes) -> timedelta:
+            number = _from_bytes(data, "little", signed=True)
             hours, rest = divmod(abs(number), 10000)
             minutes, seconds = divmod(rest, 100)
             if minutes > 59 or seconds > 59:
@@ -230,9 +226,9 @@ class TimeCodec(ColumnCodec):
                     "this type without its width, and cannot be read)"
                 )
             delta = timedelta(hours=hours, minutes=minutes, seconds=seconds)
-            return (-delta if number < 0 else delta), pos + 3
+            return -delta if number < 0 else delta
 
-        return decode
+        return ValueLayout("3s", convert=convert)
 
     @classmethod
     def encoder(cls, col: ColumnInfo, options: DecodeOptions) -> ValueEncoder:
@@ -262,20 +258,21 @@ class Time2Codec(ColumnCodec):
 
     @classmethod
     def decoder(cls, col: ColumnInfo, options: DecodeOptions) -> ValueDecoder:
+        return layout_decoder(col, cls.layout(col, options), "TIME")
+
+    @classmethod
+    def layout(cls, col: ColumnInfo, options: DecodeOptions) -> ValueLayout:
         fsp = _fsp(col, "TIME")
         fbytes = _FRACTION_BYTES[fsp]
-        size = 3 + fbytes
+        fmt = f"{3 + fbytes}s"
         if options.raw_values:
-            return sized_bytes_decoder(col, size, "TIME", _be_int)
+            return ValueLayout(fmt, convert=_be_int)
         unit = _FRACTION_UNIT[fbytes]
         complement = 1 << (8 * fbytes)
         frac_bits = 8 * fbytes
 
-        def decode(buf: bytes, pos: int) -> tuple[Any, int]:
-            end = pos + size
-            if end > len(buf):
-                raise truncated(col, "TIME", size, buf, pos)
-            whole = int.from_bytes(buf[pos:end], "big")
+        def convert(data: bytes) -> timedelta:
+            whole = _from_bytes(data, "big")
             if fbytes == 3:
                 packed = whole - _TIMEF_OFFSET
             else:
@@ -291,15 +288,13 @@ class Time2Codec(ColumnCodec):
             hms, microsecond = packed >> 24, packed & 0xFFFFFF
             minutes, seconds = hms >> 6 & 63, hms & 63
             if hms >> 22 or minutes > 59 or seconds > 59 or microsecond > 999_999:
-                raise DecodeError(
-                    f"column {col.key}: bytes {bytes(buf[pos:end]).hex()} are not a TIME"
-                )
+                raise DecodeError(f"column {col.key}: bytes {data.hex()} are not a TIME")
             delta = timedelta(
                 hours=hms >> 12, minutes=minutes, seconds=seconds, microseconds=microsecond
             )
-            return (-delta if negative else delta), end
+            return -delta if negative else delta
 
-        return decode
+        return ValueLayout(fmt, convert=convert)
 
     @classmethod
     def encoder(cls, col: ColumnInfo, options: DecodeOptions) -> ValueEncoder:
@@ -365,8 +360,12 @@ class DateTimeCodec(ColumnCodec):
 
     @classmethod
     def decoder(cls, col: ColumnInfo, options: DecodeOptions) -> ValueDecoder:
+        return layout_decoder(col, cls.layout(col, options), "DATETIME")
+
+    @classmethod
+    def layout(cls, col: ColumnInfo, options: DecodeOptions) -> ValueLayout:
         if options.raw_values:
-            return fixed_decoder(col, _U64, "DATETIME")
+            return ValueLayout("Q")
 
         def convert(number: int) -> Any:
             day_part, time_part = divmod(number, 1_000_000)
@@ -376,7 +375,7 @@ class DateTimeCodec(ColumnCodec):
             minute, second = divmod(minute_second, 100)
             return _datetime_from_fields(year, month, day, hour, minute, second, 0)
 
-        return fixed_decoder(col, _U64, "DATETIME", convert)
+        return ValueLayout("Q", convert=convert)
 
     @classmethod
     def encoder(cls, col: ColumnInfo, options: DecodeOptions) -> ValueEncoder:
@@ -405,35 +404,36 @@ class DateTime2Codec(ColumnCodec):
 
     @classmethod
     def decoder(cls, col: ColumnInfo, options: DecodeOptions) -> ValueDecoder:
+        return layout_decoder(col, cls.layout(col, options), "DATETIME")
+
+    @classmethod
+    def layout(cls, col: ColumnInfo, options: DecodeOptions) -> ValueLayout:
         fsp = _fsp(col, "DATETIME")
         fbytes = _FRACTION_BYTES[fsp]
-        size = 5 + fbytes
+        fmt = f"{5 + fbytes}s"
         if options.raw_values:
-            return sized_bytes_decoder(col, size, "DATETIME", _be_int)
+            return ValueLayout(fmt, convert=_be_int)
         unit = _FRACTION_UNIT[fbytes]
         limit = _FRACTION_LIMIT[fbytes]
         frac_bits = 8 * fbytes
         frac_mask = (1 << frac_bits) - 1
 
-        def decode(buf: bytes, pos: int) -> tuple[Any, int]:
-            end = pos + size
-            if end > len(buf):
-                raise truncated(col, "DATETIME", size, buf, pos)
-            whole = int.from_bytes(buf[pos:end], "big")
+        def convert(data: bytes) -> datetime | InvalidDateTime:
+            whole = _from_bytes(data, "big")
             packed = (whole >> frac_bits) - _DATETIMEF_OFFSET
             frac = whole & frac_mask
             if packed < 0 or frac > limit:
-                raise DecodeError(
-                    f"column {col.key}: bytes {bytes(buf[pos:end]).hex()} are not a DATETIME"
-                )
+                raise DecodeError(f"column {col.key}: bytes {data.hex()} are not a DATETIME")
             ymd, hms = packed >> 17, packed & 0x1FFFF
-            year, month = divmod(ymd >> 5, 13)
-            value = _datetime_from_fields(
-                year, month, ymd & 31, hms >> 12, hms >> 6 & 63, hms & 63, frac * unit
-            )
-            return value, end
+            year_month = ymd >> 5
+            year, month, day = year_month // 13, year_month % 13, ymd & 31
+            hour, minute, second = hms >> 12, hms >> 6 & 63, hms & 63
+            try:
+                return datetime(year, month, day, hour, minute, second, frac * unit)
+            except ValueError:
+                return InvalidDateTime(year, month, day, hour, minute, second, frac * unit)
 
-        return decode
+        return ValueLayout(fmt, convert=convert)
 
     @classmethod
     def encoder(cls, col: ColumnInfo, options: DecodeOptions) -> ValueEncoder:
@@ -494,13 +494,15 @@ class TimestampCodec(ColumnCodec):
 
     @classmethod
     def decoder(cls, col: ColumnInfo, options: DecodeOptions) -> ValueDecoder:
+        return layout_decoder(col, cls.layout(col, options), "TIMESTAMP")
+
+    @classmethod
+    def layout(cls, col: ColumnInfo, options: DecodeOptions) -> ValueLayout:
         if options.raw_values:
-            return fixed_decoder(col, _U32, "TIMESTAMP")
+            return ValueLayout("I")
         zone = _zone(options)
         from_timestamp = datetime.fromtimestamp
-        return fixed_decoder(
-            col, _U32, "TIMESTAMP", lambda s: from_timestamp(s, zone) if s else ZERO_DATETIME
-        )
+        return ValueLayout("I", convert=lambda s: from_timestamp(s, zone) if s else ZERO_DATETIME)
 
     @classmethod
     def encoder(cls, col: ColumnInfo, options: DecodeOptions) -> ValueEncoder:
@@ -521,11 +523,15 @@ class Timestamp2Codec(ColumnCodec):
 
     @classmethod
     def decoder(cls, col: ColumnInfo, options: DecodeOptions) -> ValueDecoder:
+        return layout_decoder(col, cls.layout(col, options), "TIMESTAMP")
+
+    @classmethod
+    def layout(cls, col: ColumnInfo, options: DecodeOptions) -> ValueLayout:
         fsp = _fsp(col, "TIMESTAMP")
         fbytes = _FRACTION_BYTES[fsp]
-        size = 4 + fbytes
+        fmt = f"{4 + fbytes}s"
         if options.raw_values:
-            return sized_bytes_decoder(col, size, "TIMESTAMP", _be_int)
+            return ValueLayout(fmt, convert=_be_int)
         unit = _FRACTION_UNIT[fbytes]
         limit = _FRACTION_LIMIT[fbytes]
         frac_bits = 8 * fbytes
@@ -533,22 +539,17 @@ class Timestamp2Codec(ColumnCodec):
         zone = _zone(options)
         from_timestamp = datetime.fromtimestamp
 
-        def decode(buf: bytes, pos: int) -> tuple[Any, int]:
-            end = pos + size
-            if end > len(buf):
-                raise truncated(col, "TIMESTAMP", size, buf, pos)
-            whole = int.from_bytes(buf[pos:end], "big")
+        def convert(data: bytes) -> datetime | InvalidDateTime:
+            whole = _from_bytes(data, "big")
             if not whole:
-                return ZERO_DATETIME, end
+                return ZERO_DATETIME
             frac = whole & frac_mask
             if frac > limit:
-                raise DecodeError(
-                    f"column {col.key}: bytes {bytes(buf[pos:end]).hex()} are not a TIMESTAMP"
-                )
+                raise DecodeError(f"column {col.key}: bytes {data.hex()} are not a TIMESTAMP")
             value = from_timestamp(whole >> frac_bits, zone)
-            return (value.replace(microsecond=frac * unit) if frac else value), end
+            return value.replace(microsecond=frac * unit) if frac else value
 
-        return decode
+        return ValueLayout(fmt, convert=convert)
 
     @classmethod
     def encoder(cls, col: ColumnInfo, options: DecodeOptions) -> ValueEncoder:

@@ -1,0 +1,240 @@
+"""Generated straight-line decoders: row images, and DECIMAL values.
+
+This is the one module that compiles code at run time (see DESIGN.md, "Speed
+without ugliness"). The source text is made only of positions, sizes,
+:mod:`struct` codes and integer constants; every object the code uses (column
+keys, structs, converters, decoders) is handed to a generated factory as an
+argument and reaches the function as a closure variable, never spliced into
+the text.
+
+:func:`image_reader` builds, for one image plan, a function that reads a row
+image whose present columns are all non-NULL in one pass: runs of fixed-width
+values are one ``struct`` unpack, length-prefixed values are sliced inline,
+and the row dict is built in one expression. Any other image (one with a
+NULL, a value a converter declines, short data) is handed whole to the plain
+plan, so the result is always the plain plan's: the same row, or the same error.
+"""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Callable, Sequence
+from decimal import Decimal
+from functools import lru_cache
+from types import CodeType
+from typing import Any, NoReturn
+
+from binlogkit.binlog.rows.columns import ValueDecoder, ValueLayout
+
+__all__ = ["ImageReader", "decimal_converter", "image_reader"]
+
+ImageReader = Callable[[bytes, int], tuple[dict[str, Any], int]]
+"""``fn(buf, pos) -> (row, next_pos)`` for one row image; ``buf`` must be ``bytes``."""
+
+_PREFIX_BYTES = (
+    None,
+    "buf[s - 1]",
+    "buf[s - 2] | buf[s - 1] << 8",
+    "buf[s - 3] | buf[s - 2] << 8 | buf[s - 1] << 16",
+    "buf[s - 4] | buf[s - 3] << 8 | buf[s - 2] << 16 | buf[s - 1] << 24",
+)
+
+
+@lru_cache(maxsize=512)
+def _compile(source: str, name: str) -> CodeType:
+    """Compiled once per distinct source: tables of the same shape share it."""
+    return compile(source, f"<binlogkit generated {name}>", "exec")
+
+
+def _build(source: str, name: str, *args: Any) -> Any:
+    """Run ``source`` (which defines ``_make``) and call ``_make(*args)``."""
+    namespace: dict[str, Any] = {}
+    exec(_compile(source, name), namespace)
+    return namespace["_make"](*args)
+
+
+def _unpack_line(names: Sequence[str], source: str) -> str:
+    return f"{', '.join(names)}, = {source}" if names else ""
+
+
+def _null_free_test(null_bytes: int, mask: int) -> str | None:
+    """The condition that none of the ``mask`` bits of the NULL bitmap at ``pos`` is set."""
+    if not mask:
+        return None
+    if null_bytes <= 2:
+        parts = [
+            f"buf[{f'pos + {i}' if i else 'pos'}] & {mask >> 8 * i & 0xFF}"
+            for i in range(null_bytes)
+            if mask >> 8 * i & 0xFF
+        ]
+        return f"not ({' or '.join(parts)})"
+    return f'not int.from_bytes(buf[pos : pos + {null_bytes}], "little") & {mask}'
+
+
+def image_reader(
+    keys: Sequence[str],
+    layouts: Sequence[ValueLayout | None],
+    decoders: Sequence[ValueDecoder],
+    null_bytes: int,
+    null_mask: int,
+    plain: ImageReader,
+) -> ImageReader:
+    """A reader of the images of one image plan, equal to ``plain`` on every input.
+
+    ``keys``, ``layouts`` and ``decoders`` are those of the image's columns in
+    order (a None layout: the value is read by calling its decoder);
+    ``null_bytes`` is the size of the image's NULL bitmap and ``null_mask``
+    its bits that mark one of these columns NULL.
+    """
+    structs: list[Callable[[bytes, int], tuple[Any, ...]]] = []
+    converts: list[Callable[[Any], Any]] = []
+    calls: list[ValueDecoder] = []
+    body: list[str] = []
+    run: list[int] = []  # columns of the fixed-width run being gathered
+    # The next value is ``off`` bytes after ``base``: ``pos`` (the image's start,
+    # kept for the fallback), then ``p`` once a value of variable size was read.
+    base, off = "pos", null_bytes
+    unchecked = False  # a slice may have run past the end since the last struct read
+
+    def at() -> str:
+        return f"{base} + {off}" if off else base
+
+    def flush_run() -> None:
+        nonlocal off, unchecked
+        if not run:
+            return
+        layout_of = [layouts[n] for n in run]
+        fmt = struct.Struct("<" + "".join(lay.fmt for lay in layout_of if lay is not None))
+        structs.append(fmt.unpack_from)
+        if len(fmt.unpack(bytes(fmt.size))) != len(run):
+            raise ValueError(f"layouts {layout_of} are not one field each")
+        body.append(_unpack_line([f"v{n}" for n in run], f"U{len(structs) - 1}(buf, {at()})"))
+        for n, lay in zip(run, layout_of, strict=True):
+            if lay is not None and lay.convert is not None:
+                converts.append(lay.convert)
+                body.append(f"v{n} = C{len(converts) - 1}(v{n})")
+        off += fmt.size
+        unchecked = False
+        run.clear()
+
+    for n, layout in enumerate(layouts):
+        if layout is not None and layout.fmt:
+            run.append(n)
+            continue
+        flush_run()
+        if layout is not None and 1 <= layout.prefix <= 4:
+            body.append(f"s = {base} + {off + layout.prefix}")
+            body.append(f"p = s + ({_PREFIX_BYTES[layout.prefix]})")
+            if layout.convert is None:
+                body.append(f"v{n} = buf[s:p]")
+            else:
+                converts.append(layout.convert)
+                body.append(f"v{n} = C{len(converts) - 1}(buf[s:p])")
+            unchecked = True
+        else:
+            calls.append(decoders[n])
+            body.append(f"v{n}, p = D{len(calls) - 1}(buf, {at()})")
+        base, off = "p", 0
+    flush_run()
+    row = ", ".join(f"K{n}: v{n}" for n in range(len(keys)))
+    if unchecked:
+        body.append(f"if {at()} <= len(buf):")
+        body.append(f"    return {{{row}}}, {at()}")
+    else:
+        body.append(f"return {{{row}}}, {at()}")
+
+    test = _null_free_test(null_bytes, null_mask)
+    indent = " " * (16 if test else 12)
+    lines = [
+        "def _make(plain, keys, structs, converts, calls):",
+        "    " + _unpack_line([f"K{n}" for n in range(len(keys))], "keys"),
+        "    " + _unpack_line([f"U{n}" for n in range(len(structs))], "structs"),
+        "    " + _unpack_line([f"C{n}" for n in range(len(converts))], "converts"),
+        "    " + _unpack_line([f"D{n}" for n in range(len(calls))], "calls"),
+        "    def read(buf, pos):",
+        "        try:",
+    ]
+    if test:
+        lines.append(f"            if {test}:")
+    lines += [indent + line for line in body]
+    lines += [
+        "        except Exception:",
+        "            pass",
+        "        return plain(buf, pos)",
+        "    return read",
+    ]
+    source = "\n".join(lines) + "\n"
+    reader: ImageReader = _build(
+        source,
+        "row image reader",
+        plain,
+        tuple(keys),
+        tuple(structs),
+        tuple(converts),
+        tuple(calls),
+    )
+    return reader
+
+
+def decimal_converter(
+    byte_sizes: Sequence[int],
+    digits: Sequence[int],
+    scale: int,
+    fail: Callable[[bytes], NoReturn],
+) -> Callable[[bytes], Decimal]:
+    """Stored NEWDECIMAL bytes → ``Decimal``, for one layout of digit groups.
+
+    ``byte_sizes`` and ``digits`` give each group's bytes and decimal digits,
+    most significant first. The value has exactly ``scale`` fraction digits,
+    as ``Decimal`` of its text would; ``fail(data)`` is called for a group
+    holding more digits than it may.
+    """
+    fields: list[str] = []  # struct codes, big-endian; a 3-byte group is a byte and a u16
+    groups: list[str] = []  # each group's value, from the fields
+    masks: list[int] = []  # each field's all-ones
+    for size in byte_sizes:
+        if size == 3:
+            fields += ["B", "H"]
+            masks += [0xFF, 0xFFFF]
+            groups.append(f"(f{len(masks) - 2} << 16 | f{len(masks) - 1})")
+        else:
+            fields.append({1: "B", 2: "H", 4: "I"}[size])
+            masks.append((1 << 8 * size) - 1)
+            groups.append(f"f{len(masks) - 1}")
+    sign = 1 << (8 * {"B": 1, "H": 2, "I": 4}[fields[0]] - 1)
+    names = [f"f{i}" for i in range(len(masks))]
+    invert = "; ".join(
+        f"{name} ^= {mask ^ sign if i == 0 else mask}"
+        for i, (name, mask) in enumerate(zip(names, masks, strict=True))
+    )
+    too_big = " or ".join(f"{group} > {10**d - 1}" for group, d in zip(groups, digits, strict=True))
+    number = groups[0]
+    for group, d in zip(groups[1:], digits[1:], strict=True):
+        number = f"({number}) * {10**d} + {group}"
+    # Decimal of "<digits>E-<scale>" has exactly those digits and that exponent.
+    exponent = f"E-{scale}" if scale else ""
+    source = (
+        "\n".join(
+            [
+                "def _make(unpack, fail, Decimal):",
+                "    def convert(data):",
+                f"        {', '.join(names)}, = unpack(data)",
+                f"        if f0 & {sign}:",
+                f"            f0 ^= {sign}",
+                f"            if {too_big}:",
+                "                fail(data)",
+                f'            return Decimal(f"{{{number}}}{exponent}")',
+                f"        {invert}",
+                f"        if {too_big}:",
+                "            fail(data)",
+                f'        return Decimal(f"-{{{number}}}{exponent}")',
+                "    return convert",
+            ]
+        )
+        + "\n"
+    )
+    unpack = struct.Struct(">" + "".join(fields)).unpack
+    converter: Callable[[bytes], Decimal] = _build(
+        source, "DECIMAL converter", unpack, fail, Decimal
+    )
+    return converter
