@@ -1,9 +1,8 @@
 """The demo: start a throwaway MariaDB, run a small workload, print the decoded row changes.
 
 Run it as ``python -m binlogkit.sandbox.demo [--keep DIR] [--full]``. The row
-changes go to stdout, one JSON object per line (``binlogkit rows --format
-jsonl`` when that command exists, else a plain ``op``/``table``/``before``/
-``after`` object in the same value encoding); progress goes to stderr.
+changes go to stdout, one JSON object per line, exactly as ``binlogkit rows
+--format jsonl`` prints them; progress goes to stderr.
 """
 
 from __future__ import annotations
@@ -13,12 +12,9 @@ import os
 import shutil
 import sys
 import tempfile
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
-import binlogkit
-from binlogkit import jsonenc
-from binlogkit.binlog.events.rows import DeleteRowsEvent, RowsEvent, WriteRowsEvent
 from binlogkit.sandbox.server import MariaDBSandbox, SandboxError
 from binlogkit.sandbox.workload import build_workload, run_workload
 
@@ -37,37 +33,11 @@ def produce_binlogs(folder: Path, *, small: bool = True) -> list[Path]:
     return files
 
 
-def _rows_command() -> Callable[[list[str]], None] | None:
-    """The ``binlogkit`` CLI's entry point when it has a ``rows`` command, else None."""
-    try:
-        import click
-
-        from binlogkit.cli.main import cli, main
-    except ImportError:
-        return None
-    return main if "rows" in cli.list_commands(click.Context(cli)) else None
-
-
 def print_rows(files: Sequence[Path]) -> None:
-    """Print every row change of ``files`` as JSON lines."""
-    cli_main = _rows_command()
-    if cli_main is not None:
-        cli_main(["rows", "--format", "jsonl", *map(str, files)])
-        return
-    with binlogkit.open([str(p) for p in files]) as reader:
-        for event in reader:
-            if not isinstance(event, RowsEvent):
-                continue
-            if isinstance(event, WriteRowsEvent):
-                op = "c"
-            elif isinstance(event, DeleteRowsEvent):
-                op = "d"
-            else:
-                op = "u"
-            table = f"{event.schema}.{event.table_name}"
-            for change in event.rows:
-                line = {"op": op, "table": table, "before": change.before, "after": change.after}
-                print(jsonenc.dumps(line))
+    """Print every row change of ``files`` as JSON lines, as ``binlogkit rows`` does."""
+    from binlogkit.cli.main import main as cli_main
+
+    cli_main(["rows", "--format", "jsonl", *map(str, files)])
 
 
 def main(argv: Sequence[str] | None = None) -> int:
