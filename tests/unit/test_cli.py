@@ -295,3 +295,18 @@ def test_rows_text_format(corpus_dir: Path) -> None:
     for head, want in zip(heads, expected, strict=True):
         assert head.startswith(f"{words[str(want['op'])]} {want['db']}.{want['table']} at ")
         assert f" gtid {want['gtid']} " in head
+
+
+def test_rows_table_filter(corpus_dir: Path) -> None:
+    name = f"{LOCAL}/full/mysql-bin.000002"
+    binlog = corpus_dir / name
+    expected = dump_rows(_dump_of(name))
+    tables = sorted({(str(w["db"]), str(w["table"])) for w in expected})
+    assert len(tables) > 2
+    picked = tables[:2]
+    args = [arg for db, table in picked for arg in ("--table", f"{db}.{table}")]
+    changes = [jsonenc.loads(line) for line in run("rows", *args, str(binlog)).splitlines()]
+    want = [w for w in expected if (w["db"], w["table"]) in picked]
+    assert len(changes) == len(want) > 0
+    for change, w in zip(changes, want, strict=True):
+        assert (change["op"], change["source"]["table"]) == (w["op"], w["table"])

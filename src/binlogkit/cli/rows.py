@@ -47,11 +47,19 @@ _FORMATS: dict[str, Callable[[ChangeEvent], list[str]]] = {
 )
 @binlog_files
 @click.option("--raw", is_flag=True, help="Values as stored (ints and bytes), not converted.")
+@click.option(
+    "--table",
+    "tables",
+    multiple=True,
+    metavar="DB.TABLE",
+    help="Only this table (repeatable); other tables' rows are never decoded.",
+)
 def rows_command(
     fmt: str,
     start_position: int | None,
     no_verify_checksum: bool,
     raw: bool,
+    tables: tuple[str, ...],
     files: tuple[str, ...],
 ) -> None:
     """Print the row changes of binlog FILES (paths, an index file, a directory, a glob or -).
@@ -60,10 +68,14 @@ def rows_command(
     gtid, server_id, db, table, ts_ms}}.
     """
     render = _FORMATS[fmt]
-    with (
-        reading_errors(),
-        open_files(files, start_position, no_verify_checksum, raw_values=raw) as reader,
-    ):
-        for change in row_changes(reader):
-            for line in render(change):
-                emit(line)
+    wanted = {tuple(name.split(".", 1)) for name in tables}
+    if any(len(name) != 2 for name in wanted):
+        raise click.BadParameter("give tables as DB.TABLE", param_hint="--table")
+    keep = (lambda db, table: (db, table) in wanted) if wanted else None
+    options = {"raw_values": raw, "tables": keep}
+    with reading_errors():
+        reader = open_files(files, start_position, no_verify_checksum, **options)
+        with reader:
+            for change in row_changes(reader):
+                for line in render(change):
+                    emit(line)
