@@ -43,7 +43,7 @@ from binlogkit import BinlogDecoder, encode_event
 from binlogkit.binlog.constants import ColumnType as CT
 from binlogkit.binlog.context import DecodeOptions
 from binlogkit.binlog.events import EVENT_CODECS, SkippedEvent
-from binlogkit.binlog.events.rows import RowsEvent, compress_rows
+from binlogkit.binlog.events.rows import RowsEvent
 from binlogkit.binlog.events.table_map import (
     CHARACTER_TYPES,
     NUMERIC_TYPES,
@@ -53,6 +53,7 @@ from binlogkit.binlog.events.table_map import (
     split_optional_metadata,
 )
 from binlogkit.binlog.framing import Frame
+from binlogkit.binlog.mariadb_compression import compress
 from binlogkit.binlog.rows.columns import ColumnInfo
 from binlogkit.errors import DecodeError
 
@@ -133,7 +134,7 @@ def test_table_and_rows_events_reencode(corpus_dir: Path, name: str) -> None:
             assert rebuilt.rows_data == event.rows_data, f"{where}: rows from values"
             assert encode_event(rebuilt, frame.fmt) == frame.raw, where
             if event.compressed:
-                assert compress_rows(event.rows_data) == event.data, f"{where}: recompressed"
+                assert compress(event.rows_data) == event.data, f"{where}: recompressed"
 
 
 @pytest.mark.parametrize("name", FILES)

@@ -25,8 +25,6 @@ from binlogkit.binlog.events.rows import (
     RowsEvent,
     UpdateRowsEvent,
     WriteRowsEvent,
-    compress_rows,
-    uncompress_rows,
 )
 from binlogkit.binlog.events.table_map import (
     OptionalMetadata,
@@ -36,6 +34,7 @@ from binlogkit.binlog.events.table_map import (
 )
 from binlogkit.binlog.framing import Signal
 from binlogkit.binlog.header import EventHeader
+from binlogkit.binlog.mariadb_compression import compress, uncompress
 from binlogkit.errors import DecodeError, EncodeError
 
 T = OptionalMetadataType
@@ -405,10 +404,10 @@ def test_mariadb_compressed_rows() -> None:
     assert event.compressed and event.data == blob
     assert event.rows_data == rows
     assert len(event.rows) == 40 and event.rows[0].after == {"id": 1, "n": "zz", "s": 2}
-    assert uncompress_rows(compress_rows(rows)) == rows
+    assert uncompress(compress(rows)) == rows
     assert event.with_rows(event.rows).data == blob  # unchanged rows keep the stored bytes
     with pytest.raises(DecodeError, match="header says"):
-        uncompress_rows(bytes([0x81, 5]) + zlib.compress(b"abc"))
+        uncompress(bytes([0x81, 5]) + zlib.compress(b"abc"))
 
 
 def test_pre_ga_rows_carry_record_null_bytes() -> None:

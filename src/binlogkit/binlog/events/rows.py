@@ -25,6 +25,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import ClassVar, Self
 
+from binlogkit.binlog import mariadb_compression
 from binlogkit.binlog.constants import EventType
 from binlogkit.binlog.context import DecodeContext, DecodeOptions, FormatContext
 from binlogkit.binlog.events.base import Body, Event, register
@@ -45,9 +46,7 @@ __all__ = [
     "RowsFlag",
     "UpdateRowsEvent",
     "WriteRowsEvent",
-    "compress_rows",
     "table_filter_keeps",
-    "uncompress_rows",
 ]
 
 ROWS_HEADER_LENGTH_V1 = 8
@@ -244,7 +243,7 @@ class RowsEvent(Event):
             return self.data
         raw = self._rows_data
         if raw is None:
-            raw = uncompress_rows(self.data)
+            raw = mariadb_compression.uncompress(self.data)
             object.__setattr__(self, "_rows_data", raw)
         return raw
 
@@ -325,7 +324,7 @@ class RowsEvent(Event):
         """This event with its rows section written from ``rows`` (compressed if its type is)."""
         raw = self.encode_rows(rows, null_padding=null_padding)
         if self.compressed:
-            data = self.data if raw == self.rows_data else compress_rows(raw)
+            data = self.data if raw == self.rows_data else mariadb_compression.compress(raw)
         else:
             data = raw
         return replace(self, data=data)
@@ -454,35 +453,6 @@ class DeleteRowsEvent(RowsEvent):
 
 
 # --- MariaDB's compressed rows ------------------------------------------------------------------
-
-
-def uncompress_rows(blob: bytes) -> bytes:
-    """The data behind MariaDB's compressed header (0x80 | size length, big-endian size, zlib)."""
-    if not blob:
-        raise DecodeError("compressed rows section is empty")
-    head = blob[0]
-    if head & 0xE0 != 0x80:
-        raise DecodeError(f"unknown compressed header byte {head:#04x} (only zlib is known)")
-    size_length = head & 0x07
-    if not 1 <= size_length <= 4 or len(blob) < 1 + size_length:
-        raise DecodeError(f"invalid compressed size length {size_length}")
-    size = int.from_bytes(blob[1 : 1 + size_length], "big")
-    try:
-        data = zlib.decompress(blob[1 + size_length :])
-    except zlib.error as err:
-        raise DecodeError(f"compressed rows do not inflate: {err}") from None
-    if len(data) != size:
-        raise DecodeError(f"compressed rows inflate to {len(data)} bytes, header says {size}")
-    return data
-
-
-def compress_rows(data: bytes) -> bytes:
-    """MariaDB's compressed form of a rows section (zlib at the default level, as the server)."""
-    size = len(data)
-    size_length = max(1, (size.bit_length() + 7) // 8)
-    if size_length > 4:
-        raise EncodeError(f"rows section of {size} bytes is too large to compress")
-    return bytes([0x80 | size_length]) + size.to_bytes(size_length, "big") + zlib.compress(data)
 
 
 def table_filter_keeps(event: Event, keep: Callable[[str, str], bool]) -> bool:
