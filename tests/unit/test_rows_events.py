@@ -587,3 +587,14 @@ def test_images_without_columns_cannot_hold_rows() -> None:
     event = decode_rows(WriteRowsEvent, EventType.WRITE_ROWS_V1, body)
     with pytest.raises(DecodeError, match="no column"):
         _ = event.rows
+
+
+def test_table_map_names_keep_every_byte() -> None:
+    # The names are length-prefixed (and NUL-terminated), so a NUL or a non-UTF-8 byte
+    # inside one is data: it decodes and encodes back to the same bytes.
+    body = table_map_body(7, b"d\0b", b"t\xff", bytes([CT.LONG]), b"", b"\0")
+    event = decode_table_map(body)  # asserts the byte-exact re-encode
+    assert (event.schema.encode("utf-8", "surrogateescape"), event.table_name) == (
+        b"d\0b",
+        "t\udcff",
+    )

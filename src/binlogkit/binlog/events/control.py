@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from binlogkit.binlog import utf8
 from binlogkit.binlog.constants import EventType
 from binlogkit.binlog.context import DecodeContext, FormatContext
 from binlogkit.binlog.events.base import Body, Event, register
@@ -26,13 +27,13 @@ class RotateEvent(Event):
         r = ByteReader(body)
         has_position = ctx.fmt.post_header_length(EventType.ROTATE, 8) >= 8
         position = r.u64("position") if has_position else 4
-        return cls(header, position, r.rest().decode("utf-8", "surrogateescape"))
+        return cls(header, position, utf8.decode(r.rest()))
 
     def encode_body(self, fmt: FormatContext) -> bytes:
         w = ByteWriter()
         if fmt.post_header_length(EventType.ROTATE, 8) >= 8:
             w.u64(self.position)
-        w.write(self.next_file.encode("utf-8", "surrogateescape"))
+        w.write(utf8.encode(self.next_file))
         return w.getvalue()
 
 

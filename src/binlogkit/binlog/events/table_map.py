@@ -19,6 +19,7 @@ from enum import IntEnum
 from typing import TYPE_CHECKING, Any
 
 import binlogkit.binlog.rows.types  # noqa: F401  (registers the column codecs)
+from binlogkit.binlog import utf8
 from binlogkit.binlog.constants import ColumnType, EventType
 from binlogkit.binlog.context import DecodeContext, DecodeOptions, FormatContext
 from binlogkit.binlog.events.base import Body, Event, register
@@ -170,11 +171,11 @@ def _write_strings(values: Iterable[bytes]) -> bytes:
 
 
 def _read_names(data: bytes) -> tuple[str, ...]:
-    return tuple(name.decode("utf-8", "surrogateescape") for name in _read_strings(data))
+    return tuple(utf8.decode(name) for name in _read_strings(data))
 
 
 def _write_names(names: Iterable[str]) -> bytes:
-    return _write_strings(name.encode("utf-8", "surrogateescape") for name in names)
+    return _write_strings(utf8.encode(name) for name in names)
 
 
 def _read_str_values(data: bytes) -> tuple[tuple[bytes, ...], ...]:
@@ -603,12 +604,14 @@ def _read_name(r: ByteReader, what: str) -> str:
     raw = r.take(r.u8(what), what)
     if r.u8(what) != 0:
         raise DecodeError(f"{what} is not NUL-terminated")
-    return raw.decode("utf-8", "surrogateescape")
+    return utf8.decode(raw)
 
 
 def _write_name(w: ByteWriter, name: str) -> None:
-    raw = name.encode("utf-8", "surrogateescape")
+    """The mirror of :func:`_read_name`: length-prefixed, so a NUL inside is kept too."""
+    raw = utf8.encode(name)
     if len(raw) > 255:
         raise EncodeError(f"name longer than 255 bytes: {name!r}")
     w.u8(len(raw))
-    w.cstring(raw)
+    w.write(raw)
+    w.u8(0)
