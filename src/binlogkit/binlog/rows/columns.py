@@ -84,14 +84,26 @@ class ColumnCodec:
     meta_length: ClassVar[int] = 0
     """Bytes of table-map metadata this type takes."""
 
+    meta_big_endian: ClassVar[bool] = False
+    """The metadata is a big-endian number (CHAR, ENUM/SET, DECIMAL: type or precision first)."""
+
     @classmethod
     def read_meta(cls, r: ByteReader) -> int:
-        """Read this type's table-map metadata; the default reads ``meta_length`` bytes LE."""
-        return r.uint(cls.meta_length, "column metadata") if cls.meta_length else 0
+        """Read this type's table-map metadata: ``meta_length`` bytes as one number."""
+        if not cls.meta_length:
+            return 0
+        what = f"{cls.__name__} metadata"
+        if cls.meta_big_endian:
+            return r.uint_be(cls.meta_length, what)
+        return r.uint(cls.meta_length, what)
 
     @classmethod
     def write_meta(cls, meta: int, w: ByteWriter) -> None:
-        if cls.meta_length:
+        if not cls.meta_length:
+            return
+        if cls.meta_big_endian:
+            w.uint_be(meta, cls.meta_length)
+        else:
             w.uint(meta, cls.meta_length)
 
     @classmethod

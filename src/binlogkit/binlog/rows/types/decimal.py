@@ -43,7 +43,6 @@ from binlogkit.binlog.rows.types._base import (
     unencodable,
 )
 from binlogkit.errors import DecodeError, EncodeError
-from binlogkit.wire import ByteReader, ByteWriter
 
 _DIGITS_PER_GROUP = 9
 _BYTES_FOR_DIGITS = (0, 1, 1, 2, 2, 3, 3, 4, 4, 4)
@@ -84,14 +83,7 @@ class _Layout:
 @column_codec(ColumnType.NEWDECIMAL)
 class NewDecimalCodec(ColumnCodec):
     meta_length: ClassVar[int] = 2
-
-    @classmethod
-    def read_meta(cls, r: ByteReader) -> int:
-        return r.uint_be(2, "DECIMAL metadata")
-
-    @classmethod
-    def write_meta(cls, meta: int, w: ByteWriter) -> None:
-        w.uint_be(meta, 2)
+    meta_big_endian: ClassVar[bool] = True
 
     @classmethod
     def _layout(cls, col: ColumnInfo) -> _Layout:

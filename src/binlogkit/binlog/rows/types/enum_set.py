@@ -39,7 +39,6 @@ from binlogkit.binlog.rows.types._base import (
     unencodable,
 )
 from binlogkit.binlog.rows.types.strings import text_converter
-from binlogkit.wire import ByteReader, ByteWriter
 
 _from_le = int.from_bytes
 _NUMBER_CODES = {1: "B", 2: "H", 4: "I", 8: "Q"}
@@ -65,15 +64,8 @@ class _EnumSetCodec(ColumnCodec):
     """Metadata as for STRING: real type, then size."""
 
     meta_length: ClassVar[int] = 2
+    meta_big_endian: ClassVar[bool] = True
     sizes: ClassVar[range]
-
-    @classmethod
-    def read_meta(cls, r: ByteReader) -> int:
-        return r.uint_be(2, "ENUM/SET metadata")
-
-    @classmethod
-    def write_meta(cls, meta: int, w: ByteWriter) -> None:
-        w.uint_be(meta, 2)
 
     @classmethod
     def size(cls, col: ColumnInfo) -> int:

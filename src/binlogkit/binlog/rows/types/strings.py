@@ -45,7 +45,6 @@ from binlogkit.binlog.rows.columns import (
     column_codec,
 )
 from binlogkit.binlog.rows.types._base import prefixed_decoder, prefixed_encoder, unencodable
-from binlogkit.wire import ByteReader, ByteWriter
 
 
 def string_max_length(meta: int) -> int:
@@ -140,14 +139,7 @@ class VarcharCodec(_StringCodec):
 @column_codec(ColumnType.STRING, ColumnType.VAR_STRING)
 class CharCodec(_StringCodec):
     meta_length: ClassVar[int] = 2
-
-    @classmethod
-    def read_meta(cls, r: ByteReader) -> int:
-        return r.uint_be(2, "CHAR metadata")
-
-    @classmethod
-    def write_meta(cls, meta: int, w: ByteWriter) -> None:
-        w.uint_be(meta, 2)
+    meta_big_endian: ClassVar[bool] = True
 
     @classmethod
     def prefix_size(cls, col: ColumnInfo) -> int:
