@@ -75,3 +75,12 @@ ensure_venv() {
         printf '%s %s\n%s \n' "$hash" "$extras" "$hash" >>"$stamp"
     fi
 }
+
+# need_java: a Java 17+ runtime for Spark (Debian's openjdk-17-jre-headless when missing).
+need_java() {
+    local version
+    version="$(java -version 2>&1 | sed -n 's/.*version "\([0-9]*\).*/\1/p' | head -1)"
+    if [ -z "$version" ] || [ "$version" -lt 17 ]; then
+        apt_install openjdk-17-jre-headless
+    fi
+}

@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
-# Set up everything the tests need (Debian packages, .venv, binlogkit[dev]) and run them.
+# Set up everything the tests need (Debian packages, Java for Spark, .venv, binlogkit[dev,spark])
+# and run them.
 # Extra arguments go to pytest, e.g. scripts/test.sh -m "not mariadb" or tests/unit.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/setup.sh"
 
 apt_need mariadb-server:mariadbd mariadb-client:mariadb mariadb-client:mariadb-binlog sysbench:sysbench
-ensure_venv dev
+need_java
+ensure_venv dev,spark
 
 cd "$ROOT"
 status=0
