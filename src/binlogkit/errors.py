@@ -83,3 +83,37 @@ class EncryptedBinlogError(DecodeError):
 
 class EncodeError(BinlogError):
     """A value or event that cannot be written in the binlog format."""
+
+
+class ProtocolError(BinlogError):
+    """The MySQL client/server protocol went wrong: bad bytes, or a call out of turn.
+
+    A state machine that raises it is either still usable (a call out of turn
+    changes nothing) or closed; it never stays half-way.
+    """
+
+
+class ServerError(ProtocolError):
+    """The server answered with an ERR packet: its error code, SQL state and message."""
+
+    def __init__(
+        self, code: int, sql_state: str, server_message: str, *, hint: str | None = None
+    ) -> None:
+        super().__init__(
+            f"server error {code} ({sql_state or 'HY000'}): {server_message}", hint=hint
+        )
+        self.code = code
+        self.sql_state = sql_state
+        self.server_message = server_message
+
+    def __reduce__(self) -> tuple[object, ...]:
+        # Rebuild from the fields (the default would call __init__ with the text only).
+        return (type(self), (self.code, self.sql_state, self.server_message), self.__dict__)
+
+
+class AuthError(ServerError):
+    """The server refused to authenticate us (wrong password, unknown user, plugin...)."""
+
+
+class ConnectionLost(ProtocolError):
+    """The connection closed (or broke) before the expected packet arrived."""

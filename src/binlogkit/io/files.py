@@ -11,7 +11,7 @@ import time
 from collections.abc import Generator, Iterator, Sequence
 from pathlib import Path
 from types import TracebackType
-from typing import BinaryIO
+from typing import TYPE_CHECKING, BinaryIO
 
 from binlogkit.binlog.constants import EventFlag, EventType
 from binlogkit.binlog.context import DecodeOptions
@@ -19,6 +19,9 @@ from binlogkit.binlog.decoder import BinlogDecoder
 from binlogkit.binlog.events import Event, RotateEvent
 from binlogkit.binlog.framing import END, Signal
 from binlogkit.errors import BinlogError
+
+if TYPE_CHECKING:
+    from binlogkit.services.replica_stream import BinlogStream
 
 log = logging.getLogger(__name__)
 
@@ -106,6 +109,8 @@ class BinlogReader:
         self.file: str | None = None
         self._stream: BinaryIO | None = None
         self._events: Iterator[Event] | None = None
+        self.decoder: BinlogDecoder | None = None
+        """The decoder of the current input (its ``last_frame`` holds the raw bytes of an event)."""
 
     def __enter__(self) -> BinlogReader:
         return self
@@ -151,7 +156,7 @@ class BinlogReader:
             while not os.path.exists(path):
                 time.sleep(self.poll_interval)
         self._stream = sys.stdin.buffer if path == "-" else open(path, "rb")  # noqa: SIM115
-        decoder = BinlogDecoder(file=name, options=self.options)
+        decoder = self.decoder = BinlogDecoder(file=name, options=self.options)
         try:
             if start is not None and start > 4:
                 self._seek_past_format(decoder, start)
@@ -246,12 +251,28 @@ def open_binlog(
     on_corrupt: str = "error",
     raw_values: bool = False,
     **kwargs: object,
-) -> BinlogReader:
+) -> BinlogReader | BinlogStream:
     """Open binlog files (a path, a list, a directory, an index file, a glob or ``-``).
 
     Returns a context manager that iterates decoded events. See
     :class:`~binlogkit.binlog.context.DecodeOptions` for the decoding options.
+    A ``mysql://`` or ``mariadb://`` URL reads a live server's stream instead
+    (:class:`~binlogkit.services.replica_stream.BinlogStream`: ``start``,
+    ``server_id``, ``blocking`` and its other options).
     """
+    if isinstance(source, str) and source.startswith(("mysql://", "mariadb://")):
+        from binlogkit.services.replica_stream import open_stream  # network code only when asked
+
+        if start_position is not None or follow:
+            raise BinlogError("a server stream takes start=..., not start_position or follow")
+        return open_stream(
+            source,
+            verify_checksum=verify_checksum,
+            on_unknown=on_unknown,
+            on_corrupt=on_corrupt,
+            raw_values=raw_values,
+            **kwargs,
+        )
     options = DecodeOptions(
         verify_checksum=verify_checksum,
         on_unknown=on_unknown,  # type: ignore[arg-type]

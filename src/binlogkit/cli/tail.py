@@ -1,0 +1,140 @@
+"""``binlogkit tail URL``: follow a live server's binlog, printing row changes or events."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from datetime import datetime
+
+import click
+
+from binlogkit.binlog.context import DecodeOptions
+from binlogkit.binlog.events import Event
+from binlogkit.binlog.info import list_events
+from binlogkit.cli.events import _FORMATS as _EVENT_FORMATS
+from binlogkit.cli.main import command, emit, reading_errors
+from binlogkit.cli.rows import _FORMATS as _ROW_FORMATS
+from binlogkit.pipeline.changes import row_changes
+from binlogkit.protocol.replication import is_stream_only
+from binlogkit.services.replica_stream import BinlogStream, Start, parse_gtids
+
+
+def _default_server_id() -> int:
+    """A replica id unlikely to clash with real servers or another tail: high bits and the pid."""
+    return 0x6B740000 | (os.getpid() & 0xFFFF)
+
+
+def _start(
+    start_file: str | None, start_position: int | None, start_gtid: str | None, oldest: bool
+) -> Start:
+    chosen = sum(x is not None for x in (start_file, start_gtid)) + oldest
+    if chosen > 1:
+        raise click.UsageError("give one of --start-file, --start-gtid or --oldest")
+    if start_position is not None and start_file is None:
+        raise click.UsageError("--start-position needs --start-file (positions are per file)")
+    if start_file is not None:
+        return (start_file, start_position if start_position is not None else 4)
+    if start_gtid is not None:
+        try:
+            return parse_gtids(start_gtid)
+        except ValueError as err:
+            raise click.BadParameter(str(err), param_hint="--start-gtid") from None
+    return "oldest" if oldest else "now"
+
+
+def _until(
+    stream: BinlogStream, stop_position: int | None, stop_datetime: datetime | None
+) -> Iterator[Event]:
+    """The stream's events (the stream-only ones too) up to the stop conditions."""
+    stop_at = None if stop_datetime is None else stop_datetime.timestamp()
+    for event in stream:
+        header = event.header
+        if not is_stream_only(event):
+            if stop_position is not None and header.offset >= stop_position:
+                return
+            if stop_at is not None and header.timestamp >= stop_at:
+                return
+        yield event
+
+
+def _binlog_events(events: Iterator[Event]) -> Iterator[Event]:
+    """Leave out heartbeats and the other events that are not in the binlog files."""
+    return (event for event in events if not is_stream_only(event))
+
+
+@command("tail")
+@click.argument("url")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["jsonl", "text", "events", "events-jsonl"]),
+    default="jsonl",
+    show_default=True,
+    help="jsonl / text: row changes (as `binlogkit rows`); events / events-jsonl: every "
+    "event (as `binlogkit events`).",
+)
+@click.option("--start-file", help="Start in this binlog file (at 4, or --start-position).")
+@click.option("--start-position", type=int, help="Start at this offset of --start-file.")
+@click.option("--start-gtid", help="Start after these GTIDs (MySQL uuid:1-5 or MariaDB 0-1-5).")
+@click.option("--oldest", is_flag=True, help="Start at the oldest binlog (default: from now).")
+@click.option("--stop-position", type=int, help="Stop at the first event at or past this offset.")
+@click.option(
+    "--stop-datetime",
+    type=click.DateTime(["%Y-%m-%d %H:%M:%S", "%Y-%m-%dT%H:%M:%S", "%Y-%m-%d"]),
+    help="Stop at the first event at or after this local time.",
+)
+@click.option(
+    "--non-blocking", is_flag=True, help="End at the end of the last binlog instead of waiting."
+)
+@click.option("--server-id", type=int, help="Replica server id (default: made from the pid).")
+@click.option(
+    "--heartbeat", type=float, default=30.0, show_default=True, help="Heartbeat period, seconds."
+)
+@click.option("--raw", is_flag=True, help="Row values as stored (ints and bytes).")
+def tail_command(
+    url: str,
+    fmt: str,
+    start_file: str | None,
+    start_position: int | None,
+    start_gtid: str | None,
+    oldest: bool,
+    stop_position: int | None,
+    stop_datetime: datetime | None,
+    non_blocking: bool,
+    server_id: int | None,
+    heartbeat: float,
+    raw: bool,
+) -> None:
+    """Follow the binlog of the server at URL (mysql://user:pw@host:port or mariadb://...).
+
+    Reconnects by itself after a broken connection and goes on exactly after
+    the last complete transaction.
+    """
+    start = _start(start_file, start_position, start_gtid, oldest)
+    with reading_errors():
+        try:
+            stream = BinlogStream(
+                url,
+                server_id=server_id if server_id is not None else _default_server_id(),
+                start=start,
+                blocking=not non_blocking,
+                heartbeat=heartbeat,
+                include_stream_only=True,
+                options=DecodeOptions(raw_values=raw),
+            )
+        except ValueError as err:
+            raise click.UsageError(str(err)) from None
+        with stream:
+            events = _until(stream, stop_position, stop_datetime)
+            if fmt.startswith("events"):
+                header, render = _EVENT_FORMATS["jsonl" if fmt == "events-jsonl" else "text"]
+                if header is not None:
+                    emit(header)
+                for row in list_events(events):
+                    if not is_stream_only(row.event):
+                        emit(render(row))
+            else:
+                lines = _ROW_FORMATS[fmt]
+                for change in row_changes(_binlog_events(events)):
+                    for line in lines(change):
+                        emit(line)

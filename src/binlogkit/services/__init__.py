@@ -1,0 +1,1 @@
+"""Long-running services built on the protocol drivers: replica stream, relay, servers."""
