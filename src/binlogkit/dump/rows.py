@@ -1,0 +1,197 @@
+"""Row events as ``-v`` / ``-vv`` pseudo-SQL (``### INSERT INTO ...``), and row counts.
+
+Follows the tools' ``Rows_log_event::print_verbose``: each row image is read
+from the (uncompressed) rows section with the column printers of
+:mod:`binlogkit.dump.values`, built once per table map.
+"""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass
+
+from binlogkit.binlog.events.rows import RowsEvent
+from binlogkit.binlog.events.table_map import TableMapEvent
+from binlogkit.dump.text import backquoted
+from binlogkit.dump.values import ColumnPrinter, table_def_metas, value_printer
+from binlogkit.errors import BinlogError, DecodeError
+
+__all__ = ["RowsPrinter", "TablePrinter"]
+
+
+@dataclass(frozen=True, slots=True)
+class TablePrinter:
+    """The printers of one table map's columns, and its name as the tools print it."""
+
+    name: str
+    columns: tuple[ColumnPrinter, ...]
+    unsized: frozenset[str] = frozenset()
+    """Keys of the columns whose size the tools' row counter cannot tell (it stops there)."""
+
+    @classmethod
+    def of(cls, table: TableMapEvent) -> TablePrinter:
+        metas = table_def_metas(table.column_types, table.metadata)
+        nulls = table.null_bitmap
+        columns = tuple(
+            value_printer(
+                code, meta, bool(nulls[i >> 3] >> (i & 7) & 1) if i >> 3 < len(nulls) else False
+            )
+            for i, (code, meta) in enumerate(zip(table.column_types, metas, strict=True))
+        )
+        unsized = frozenset(
+            info.key for info, col in zip(table.columns, columns, strict=True) if not col.sized
+        )
+        return cls(f"{backquoted(table.schema)}.{backquoted(table.table_name)}", columns, unsized)
+
+
+def _present(bitmap: bytes | None, width: int) -> tuple[int, ...]:
+    if bitmap is None:
+        return ()
+    return tuple(i for i in range(width) if bitmap[i >> 3] >> (i & 7) & 1)
+
+
+class RowsPrinter:
+    """Prints (or counts) the rows of row events, ``verbose`` 1 or 2 (0: count only)."""
+
+    def __init__(self, verbose: int) -> None:
+        self.verbose = verbose
+
+    def count(self, event: RowsEvent, table: TablePrinter | None) -> int:
+        """The number of rows the tools count without ``-v`` (count_row_events).
+
+        Their counter stops after the first row holding a value whose size it
+        cannot tell (GEOMETRY, compressed columns ...): that row is the last counted.
+        """
+        if table is None:
+            return 0
+        if not event.rows_data:
+            return 0 if event.has_before else 1
+        unsized = table.unsized
+        count = 0
+        try:
+            rows = event.rows
+        except BinlogError:
+            return self._scan_count(event, table)
+        for change in rows:
+            count += 1
+            if unsized and any(
+                image is not None and any(image.get(key) is not None for key in unsized)
+                for image in (change.before, change.after)
+            ):
+                break
+        return count
+
+    def _scan_count(self, event: RowsEvent, table: TablePrinter) -> int:
+        """Count rows the tools' way, from the value sizes (when the decoder cannot read them)."""
+        data = event.rows_data
+        images = [self._bitmaps(event, table)[0]]
+        second = self._bitmaps(event, table)[1]
+        if second is not None:
+            images.append(second)
+        count = 0
+        pos = 0
+        columns = table.columns
+        try:
+            while pos < len(data):
+                count += 1
+                for present in images:
+                    nulls = data[pos : pos + (len(present) + 7) // 8]
+                    pos += len(nulls)
+                    for n, i in enumerate(present):
+                        if nulls[n >> 3] >> (n & 7) & 1:
+                            continue
+                        if not columns[i].sized:
+                            return count
+                        pos = columns[i].print(data, pos)[1]
+        except (DecodeError, IndexError, ValueError, struct.error):
+            pass
+        return count
+
+    def _bitmaps(
+        self, event: RowsEvent, table: TablePrinter
+    ) -> tuple[tuple[int, ...], tuple[int, ...] | None]:
+        """The present columns of the first image, and of the second (updates only)."""
+        before = event.columns_before
+        after = event.columns_after
+        both = event.has_before and event.has_after
+        if both and after is None:
+            after = before  # pre-GA updates: one bitmap for both images
+        width = min(event.width, len(table.columns))
+        first = _present(before if event.has_before else after, width)
+        return first, (_present(after, width) if both else None)
+
+    def rows(self, event: RowsEvent, table: TablePrinter | None) -> tuple[list[str], int]:
+        """The ``###`` lines of ``event`` (none when not verbose) and its number of rows."""
+        if table is None:
+            if not self.verbose:
+                return [], 0
+            return [f"### Row event for unknown table #{event.table_id}"], 0
+        data = event.rows_data
+        first, second = self._bitmaps(event, table)
+        if event.has_before and event.has_after:
+            verb, clause1, clause2 = "UPDATE", "### WHERE", "### SET"
+        elif event.has_before:
+            verb, clause1, clause2 = "DELETE FROM", "### WHERE", None
+        else:
+            verb, clause1, clause2 = "INSERT INTO", "### SET", None
+        if not event.has_before and not data:
+            if not self.verbose:
+                return [], 1
+            return [f"### INSERT INTO {table.name} VALUES ()"], 1
+        out: list[str] = []
+        count = 0
+        pos = 0
+        end = len(data)
+        head = f"### {verb} {table.name}"
+        image = self._image
+        try:
+            while pos < end:
+                count += 1
+                out.append(head)
+                pos = image(data, pos, first, table.columns, clause1, out)
+                if second is not None:
+                    if not second:
+                        out.append("### SET /* no columns */")
+                    else:
+                        pos = image(data, pos, second, table.columns, clause2, out)
+        except (struct.error, IndexError, ValueError) as err:
+            raise DecodeError(
+                f"row {count} of {table.name} cannot be printed: {err}",
+                file=event.header.file,
+                offset=event.header.offset,
+            ) from err
+        if not self.verbose:
+            return [], count
+        return out, count
+
+    def _image(
+        self,
+        buf: bytes,
+        pos: int,
+        present: tuple[int, ...],
+        columns: tuple[ColumnPrinter, ...],
+        clause: str | None,
+        out: list[str],
+    ) -> int:
+        nulls = buf[pos : pos + (len(present) + 7) // 8]
+        pos += len(nulls)
+        verbose = self.verbose
+        if verbose:
+            out.append(clause or "")
+        for n, i in enumerate(present):
+            col = columns[i]
+            is_null = nulls[n >> 3] >> (n & 7) & 1
+            if is_null:
+                text = "NULL"
+            else:
+                if pos >= len(buf):
+                    raise DecodeError("row image runs past the end of the rows section")
+                text, pos = col.print(buf, pos)
+            if verbose > 1:
+                out.append(
+                    f"###   @{i + 1}={text} /* {col.typestr} meta={col.meta} "
+                    f"nullable={int(col.nullable)} is_null={is_null} */"
+                )
+            elif verbose:
+                out.append(f"###   @{i + 1}={text}")
+        return pos

@@ -1,0 +1,47 @@
+"""Run ``mariadb-binlog`` and ``binlogkit dump`` on the same file and compare the texts.
+
+A plain module (not a conftest) so the corpus and live dump tests share it.
+The tool's output is the known answer; ours must equal it line for line.
+"""
+
+from __future__ import annotations
+
+import difflib
+import shutil
+import subprocess
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from binlogkit.cli.main import cli
+
+TOOL = shutil.which("mariadb-binlog")
+
+
+def tool_dump(path: Path, *args: str) -> bytes:
+    """What ``mariadb-binlog ARGS PATH`` prints (its exit status is not checked: it may fail
+    midway on values it cannot print, and ours must then stop at the same place)."""
+    assert TOOL is not None
+    return subprocess.run([TOOL, *args, str(path)], capture_output=True, check=False).stdout
+
+
+def our_dump(path: Path, *args: str) -> bytes:
+    """What ``binlogkit dump ARGS PATH`` prints."""
+    result = CliRunner().invoke(cli, ["dump", *args, str(path)], catch_exceptions=False)
+    return result.stdout_bytes
+
+
+def diff_text(want: bytes, got: bytes, label: str, limit: int = 60) -> str:
+    """A unified diff of the two dumps (the first ``limit`` lines), for assertion messages."""
+    lines = difflib.unified_diff(
+        want.decode("utf-8", "replace").splitlines(),
+        got.decode("utf-8", "replace").splitlines(),
+        f"mariadb-binlog {label}",
+        f"binlogkit dump {label}",
+        lineterm="",
+    )
+    return "\n".join(line[:240] for _, line in zip(range(limit), lines, strict=False))
+
+
+def assert_same_dump(want: bytes, got: bytes, label: str) -> None:
+    assert got == want, "dumps differ:\n" + diff_text(want, got, label)
