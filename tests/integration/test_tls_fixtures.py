@@ -11,6 +11,8 @@ from tls_certs import (
     TlsFiles,
     make_tls_files,
     tls_client_args,
+    tls_files,  # noqa: F401  (fixture)
+    tls_mariadb,  # noqa: F401  (fixture)
 )
 
 from binlogkit.sandbox import MariaDBSandbox
@@ -38,20 +40,21 @@ def _client(
 
 
 @pytest.mark.parametrize("host", ["127.0.0.1", "localhost"])
-def test_verified_tls_session(tls_mariadb: MariaDBSandbox, tls_files: TlsFiles, host: str) -> None:
+def test_verified_tls_session(tls_mariadb: MariaDBSandbox, tls_files: TlsFiles, host: str) -> None:  # noqa: F811
     done = _client(tls_mariadb, "tls_user", *tls_client_args(tls_files), host=host)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip().startswith("TLSv1"), done.stdout
 
 
-def test_require_ssl_refuses_plain(tls_mariadb: MariaDBSandbox) -> None:
+def test_require_ssl_refuses_plain(tls_mariadb: MariaDBSandbox) -> None:  # noqa: F811
     done = _client(tls_mariadb, "tls_user", "--skip-ssl")
     assert done.returncode != 0
     assert "Access denied" in done.stderr
 
 
 def test_require_x509_needs_client_certificate(
-    tls_mariadb: MariaDBSandbox, tls_files: TlsFiles
+    tls_mariadb: MariaDBSandbox,  # noqa: F811
+    tls_files: TlsFiles,  # noqa: F811
 ) -> None:
     refused = _client(tls_mariadb, "x509_user", *tls_client_args(tls_files))
     assert refused.returncode != 0
@@ -62,7 +65,9 @@ def test_require_x509_needs_client_certificate(
 
 
 def test_other_ca_fails_verification(
-    tls_mariadb: MariaDBSandbox, tls_files: TlsFiles, tmp_path: Path
+    tls_mariadb: MariaDBSandbox,  # noqa: F811
+    tls_files: TlsFiles,  # noqa: F811
+    tmp_path: Path,
 ) -> None:
     stranger = make_tls_files(tmp_path)
     done = _client(tls_mariadb, "tls_user", *tls_client_args(stranger))

@@ -1,0 +1,308 @@
+"""Streaming: binlogkit next to python-mysql-replication on the same server, in one run.
+
+Starts a throwaway MariaDB, writes binlogs with sysbench (``oltp_read_write``)
+and a bulk insert, then streams all of them over TCP with binlogkit
+(``binlogkit.open("mariadb://...")``) and with python-mysql-replication
+(``pymysqlreplication.BinLogStreamReader``): a dump from the oldest binlog,
+stopped at the end position the server reported (blocking mode for both:
+python-mysql-replication's non-blocking mode loses its connection on MariaDB
+10.11 and starts over, endlessly),
+each decoding every row of every rows event. Reports rows/s and MB/s (binlog
+bytes streamed per second) for both and the ratio.
+
+Then the end-to-end lag: each library follows the server (blocking, from the
+current end) while sysbench ``oltp_write_only`` runs at a fixed rate and a
+heartbeat row carrying ``UNIX_TIMESTAMP(NOW(6))`` is committed every 50 ms;
+the lag of a heartbeat is the time between that commit time and the moment
+the consumer has it decoded. Every consumer runs in its own process, pinned to
+one core (taskset), with the same decoding work (all rows, all columns).
+
+    .venv/bin/python benchmarks/stream.py [--scale 1.0] [--lag-seconds 10] [--rate 200]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from decode import SYSBENCH_TABLES, run_child
+
+USER, PASSWORD = "bench", "bench-pass"
+SENTINEL = -1.0
+
+
+def _url(port: int) -> str:
+    return f"mariadb://{USER}:{PASSWORD}@127.0.0.1:{port}"
+
+
+def _settings(port: int) -> dict[str, Any]:
+    return {"host": "127.0.0.1", "port": port, "user": USER, "passwd": PASSWORD}
+
+
+# -- consumers (each runs in a child process) ------------------------------------
+
+
+def consume_binlogkit(
+    port: int, start: tuple[str, int] | None, lag: bool, end: tuple[str, int] | None
+) -> dict[str, Any]:
+    import binlogkit
+    from binlogkit.binlog.events.rows import RowsEvent
+
+    rows = events = 0
+    lags: list[float] = []
+    where: Any = "oldest" if start is None else start
+    with binlogkit.open(_url(port), start=where, server_id=9001, blocking=True) as stream:
+        print("ready", flush=True)
+        begin = time.perf_counter()
+        for event in stream:
+            events += 1
+            header = event.header
+            if end is not None and (os.path.basename(header.file or ""), header.log_pos) >= end:
+                return _result(events, rows, begin, lags)
+            if isinstance(event, RowsEvent):
+                for change in event.rows:
+                    rows += 1
+                    after = change.after
+                    if lag and event.table_name == "heartbeat" and after is not None:
+                        sent = after["t"]
+                        if sent == SENTINEL:
+                            return _result(events, rows, begin, lags)
+                        lags.append(time.time() - sent)
+    return _result(events, rows, begin, lags)
+
+
+def consume_pymysqlreplication(
+    port: int, start: tuple[str, int] | None, lag: bool, end: tuple[str, int] | None
+) -> dict[str, Any]:
+    from pymysqlreplication import BinLogStreamReader
+    from pymysqlreplication.row_event import DeleteRowsEvent, UpdateRowsEvent, WriteRowsEvent
+
+    rows = events = 0
+    lags: list[float] = []
+    position: dict[str, Any] = {}
+    if start is not None:
+        position = {"resume_stream": True, "log_file": start[0], "log_pos": start[1]}
+    stream = BinLogStreamReader(
+        connection_settings=_settings(port),
+        server_id=9002,
+        blocking=True,
+        is_mariadb=True,
+        **position,
+    )
+    print("ready", flush=True)
+    begin = time.perf_counter()
+    try:
+        for event in stream:
+            events += 1
+            if end is not None and (stream.log_file, event.packet.log_pos) >= end:
+                return _result(events, rows, begin, lags)
+            if isinstance(event, WriteRowsEvent | UpdateRowsEvent | DeleteRowsEvent):
+                for row in event.rows:
+                    rows += 1
+                    after = row.get("values", row.get("after_values"))
+                    if lag and event.table == "heartbeat" and after is not None:
+                        sent = after["t"]
+                        if sent == SENTINEL:
+                            return _result(events, rows, begin, lags)
+                        lags.append(time.time() - sent)
+    finally:
+        stream.close()
+    return _result(events, rows, begin, lags)
+
+
+def _result(events: int, rows: int, begin: float, lags: list[float]) -> dict[str, Any]:
+    return {"events": events, "rows": rows, "seconds": time.perf_counter() - begin, "lags": lags}
+
+
+CONSUMERS = {"binlogkit": consume_binlogkit, "python-mysql-replication": consume_pymysqlreplication}
+
+
+# -- the server side ----------------------------------------------------------------
+
+
+def _sysbench(server: Any, test: str, *extra: str) -> list[str]:
+    return [
+        "sysbench",
+        test,
+        "--db-driver=mysql",
+        f"--mysql-socket={server.socket}",
+        "--mysql-user=root",
+        "--mysql-db=sbtest",
+        f"--tables={SYSBENCH_TABLES}",
+        *extra,
+    ]
+
+
+def load(server: Any, scale: float) -> None:
+    """The binlogs to stream: a sysbench run and a bulk insert."""
+    size = int(20000 * scale)
+    server.execute(
+        f"CREATE DATABASE sbtest; CREATE DATABASE bench;"
+        f"CREATE USER '{USER}'@'%' IDENTIFIED BY '{PASSWORD}';"
+        f"GRANT ALL PRIVILEGES ON *.* TO '{USER}'@'%';"
+        "CREATE TABLE bench.heartbeat (id INT AUTO_INCREMENT PRIMARY KEY, t DOUBLE)"
+    )
+    base = _sysbench(server, "oltp_read_write", f"--table-size={size}", "--threads=2")
+    subprocess.run([*base, "prepare"], check=True, capture_output=True)
+    subprocess.run([*base, f"--events={size}", "--time=0", "run"], check=True, capture_output=True)
+    server.execute(
+        "CREATE TABLE sbtest.bulk (id INT PRIMARY KEY, k INT UNSIGNED, price DECIMAL(12,2),"
+        " label VARCHAR(64), created DATETIME(3), ratio DOUBLE)"
+    )
+    server.execute(
+        "INSERT INTO sbtest.bulk SELECT seq, seq * 7919 % 100003, seq / 100,"
+        " CONCAT('label-', seq), '2024-01-01' + INTERVAL seq SECOND, seq / 3"
+        f" FROM seq_1_to_{int(300_000 * scale)}",
+        database="sbtest",
+    )
+    server.flush_binlogs()
+
+
+def _consumer(
+    name: str,
+    port: int,
+    start: tuple[str, int] | None,
+    lag: bool,
+    end: tuple[str, int] | None = None,
+) -> list[str]:
+    spec = json.dumps({"name": name, "port": port, "start": start, "lag": lag, "end": end})
+    return [sys.executable, __file__, "--consume", spec]
+
+
+def throughput(name: str, port: int, end: tuple[str, int]) -> dict[str, Any]:
+    _, peak, out = run_child(_consumer(name, port, None, False, end), capture=True)
+    result: dict[str, Any] = json.loads(out.splitlines()[-1])
+    result["peak_mib"] = peak
+    return result
+
+
+def lag(name: str, server: Any, seconds: float, rate: int) -> dict[str, Any]:
+    """Follow the server with ``name`` while sysbench and the heartbeat write."""
+    file, position = server.query("SHOW MASTER STATUS")[0][:2]
+    pin = ["taskset", "-c", "0"] if shutil.which("taskset") else []
+    child = subprocess.Popen(
+        pin + _consumer(name, server.port, (str(file), int(str(position))), True),
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert child.stdout is not None
+    child.stdout.readline()  # "ready"
+    time.sleep(0.5)
+    workload = subprocess.Popen(
+        [
+            *_sysbench(server, "oltp_write_only", "--threads=2"),
+            f"--rate={rate}",
+            f"--time={int(seconds)}",
+            "--events=0",
+            "run",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    beats = subprocess.Popen(
+        server.client_command("--batch", database="bench"), stdin=subprocess.PIPE, text=True
+    )
+    assert beats.stdin is not None
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        beats.stdin.write("INSERT INTO heartbeat (t) VALUES (UNIX_TIMESTAMP(NOW(6)));\n")
+        beats.stdin.flush()
+        time.sleep(0.05)
+    workload.wait()
+    beats.stdin.write(f"INSERT INTO heartbeat (t) VALUES ({SENTINEL});\n")
+    beats.stdin.close()
+    beats.wait()
+    timer = threading.Timer(seconds * 20 + 60, child.kill)
+    timer.start()
+    out = child.stdout.read()
+    child.wait()
+    timer.cancel()
+    if child.returncode:
+        raise RuntimeError(f"{name} lag consumer failed (exit {child.returncode})")
+    return dict(json.loads(out.splitlines()[-1]))
+
+
+def _ms(values: list[float], q: float) -> float:
+    if not values:
+        return float("nan")
+    ordered = sorted(values)
+    return 1000 * ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--scale", type=float, default=1.0, help="workload size factor")
+    parser.add_argument("--lag-seconds", type=float, default=10.0, help="live load duration")
+    parser.add_argument("--rate", type=int, default=200, help="sysbench transactions/s (live)")
+    parser.add_argument("--consume", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.consume:
+        spec = json.loads(args.consume)
+        start = tuple(spec["start"]) if spec["start"] else None
+        end = tuple(spec["end"]) if spec["end"] else None
+        print(json.dumps(CONSUMERS[spec["name"]](spec["port"], start, spec["lag"], end)))
+        return
+
+    from binlogkit.sandbox import MariaDBSandbox
+
+    base = Path(tempfile.mkdtemp(prefix="bk-stream-bench-"))
+    options = {"max_binlog_size": "1G", "innodb_buffer_pool_size": "256M"}
+    try:
+        with MariaDBSandbox(base / "server", options=options) as server:
+            print(f"writing binlogs (scale {args.scale}) ...", file=sys.stderr)
+            load(server, args.scale)
+            total = sum(int(str(row[1])) for row in server.query("SHOW BINARY LOGS"))
+            file, position = server.query("SHOW MASTER STATUS")[0][:2]
+            end = (str(file), int(str(position)))
+            mb = total / 1e6
+            print(f"\nthroughput: all binlogs ({mb:.1f} MB), dump over TCP to the end")
+            header = f"{'library':<26}{'rows':>10}{'s':>8}{'MB/s':>8}{'rows/s':>11}{'peak MiB':>10}"
+            print(header)
+            print("-" * len(header))
+            speed = {}
+            for name in CONSUMERS:
+                r = throughput(name, server.port, end)
+                speed[name] = r["rows"] / r["seconds"]
+                print(
+                    f"{name:<26}{r['rows']:>10}{r['seconds']:>8.2f}{mb / r['seconds']:>8.1f}"
+                    f"{speed[name]:>11.0f}{r['peak_mib']:>10.1f}"
+                )
+            ratio = speed["binlogkit"] / speed["python-mysql-replication"]
+            print(f"binlogkit rows/s = {ratio:.1f} x python-mysql-replication (target 10)")
+
+            print(
+                f"\nlag: commit -> decoded, sysbench oltp_write_only at {args.rate} tx/s"
+                f" + heartbeat every 50 ms, {args.lag_seconds:.0f} s"
+            )
+            header = (
+                f"{'library':<26}{'beats':>7}{'p50 ms':>9}{'p99 ms':>9}{'max ms':>9}{'mean ms':>9}"
+            )
+            print(header)
+            print("-" * len(header))
+            for name in CONSUMERS:
+                r = lag(name, server, args.lag_seconds, args.rate)
+                lags = r["lags"]
+                mean = 1000 * statistics.fmean(lags) if lags else float("nan")
+                print(
+                    f"{name:<26}{len(lags):>7}{_ms(lags, 0.5):>9.1f}{_ms(lags, 0.99):>9.1f}"
+                    f"{_ms(lags, 1.0):>9.1f}{mean:>9.1f}"
+                )
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    os.environ.setdefault("PYTHONHASHSEED", "0")
+    main()

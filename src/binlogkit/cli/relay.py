@@ -1,0 +1,98 @@
+"""``binlogkit relay URL --to DIR``: keep a byte-exact copy of a server's binlog files."""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+from collections.abc import Iterator
+from contextlib import contextmanager
+from types import FrameType
+
+import click
+
+from binlogkit.cli.main import command, reading_errors
+from binlogkit.services.relay import BinlogRelay
+
+log = logging.getLogger(__name__)
+
+
+def _default_server_id() -> int:
+    """A replica id unlikely to clash with real servers or another relay: high bits and the pid."""
+    return 0x6B720000 | (os.getpid() & 0xFFFF)
+
+
+@contextmanager
+def _stopped_by_signals(relay: BinlogRelay) -> Iterator[None]:
+    """SIGINT and SIGTERM stop the relay cleanly (the copy stays resumable)."""
+
+    def handler(signum: int, frame: FrameType | None) -> None:
+        log.info("%s: stopping", signal.Signals(signum).name)
+        relay.stop()
+
+    previous = {sig: signal.signal(sig, handler) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for sig, old in previous.items():
+            signal.signal(sig, old)
+
+
+@command("relay")
+@click.argument("url")
+@click.option(
+    "--to",
+    "directory",
+    required=True,
+    type=click.Path(file_okay=False),
+    help="Folder of the copy (created when missing; an earlier copy there is resumed).",
+)
+@click.option("--server-id", type=int, help="Replica server id (default: made from the pid).")
+@click.option(
+    "--start-file", help="In an empty folder, start with this binlog (default: the oldest)."
+)
+@click.option(
+    "--stop-never/--non-blocking",
+    default=True,
+    show_default=True,
+    help="Follow the server until stopped, or end at the end of its last binlog.",
+)
+@click.option("--no-verify-checksum", is_flag=True, help="Do not check the events' CRC32.")
+@click.option("--sync", is_flag=True, help="fsync each file when complete, and the index.")
+@click.option(
+    "--heartbeat", type=float, default=5.0, show_default=True, help="Heartbeat period, seconds."
+)
+def relay_command(
+    url: str,
+    directory: str,
+    server_id: int | None,
+    start_file: str | None,
+    stop_never: bool,
+    no_verify_checksum: bool,
+    sync: bool,
+    heartbeat: float,
+) -> None:
+    """Copy the binlogs of the server at URL (mysql://user:pw@host:port) into DIR.
+
+    The files get the server's names and bytes, with an index file; a rerun
+    resumes after the last complete event. Reconnects after a broken
+    connection; SIGINT or SIGTERM stops it cleanly.
+    """
+    with reading_errors():
+        try:
+            relay = BinlogRelay(
+                url,
+                directory,
+                server_id=server_id if server_id is not None else _default_server_id(),
+                start_file=start_file,
+                blocking=stop_never,
+                verify_checksum=not no_verify_checksum,
+                sync=sync,
+                heartbeat=heartbeat,
+            )
+        except ValueError as err:
+            raise click.UsageError(str(err)) from None
+        with _stopped_by_signals(relay):
+            end = relay.run()
+    if end is not None:
+        click.echo(f"{end.file}:{end.position}", err=True)

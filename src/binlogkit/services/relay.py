@@ -1,0 +1,444 @@
+"""Relay: a byte-exact copy of a server's binary log files, kept up to date.
+
+:class:`RelayWriter` turns the events of a binlog dump (as the server sends
+them) back into the server's files: the same names, each starting with the
+magic and the format description as the server wrote it, one event after the
+other, and an index file that lists them. Events the server makes up for the
+stream (the artificial ROTATE that names the file, heartbeats, the format
+description sent again when a dump starts in the middle of a file) are not
+written. Checksums are verified and every event's end position is checked
+against the file size, so a hole or an overlap stops the copy instead of
+corrupting it.
+
+The format description of the file being written carries the BINLOG_IN_USE
+flag, as the server's own active file does; it is cleared in place when the
+file ends with a ROTATE or STOP event (the server sends it cleared).
+
+:class:`BinlogRelay` connects with :class:`~binlogkit.services.replica_stream.ReplicaStream`,
+asks for the events after the end of the copy (the last complete event of the
+last file; a partial tail left by a crash is cut off first), writes them, and
+reconnects with backoff when the connection breaks, until :meth:`BinlogRelay.stop`.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+import struct
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from types import TracebackType
+from typing import BinaryIO
+
+from binlogkit.binlog.constants import MAGIC, EventFlag, EventType
+from binlogkit.binlog.events.format_description import fde_checksum_alg
+from binlogkit.binlog.framing import EventFramer, Frame, crc32_ok
+from binlogkit.binlog.header import EventHeader
+from binlogkit.errors import BinlogError, ChecksumError, ConnectionLost, ServerError
+from binlogkit.protocol.replication import DumpFlag
+from binlogkit.protocol.spec import ConnectionSpec
+from binlogkit.services.replica_stream import ReplicaStream
+
+log = logging.getLogger(__name__)
+
+__all__ = ["BinlogRelay", "RelayError", "RelayPosition", "RelayWriter"]
+
+_HEADER = struct.Struct("<IBIIIH")
+_HEADER_LENGTH = 19
+_FLAGS_OFFSET = 17
+_FDE_FLAGS_AT = len(MAGIC) + _FLAGS_OFFSET
+_ROTATE_POSITION = struct.Struct("<Q")
+_NUMBERED = re.compile(r"^(?P<base>.+)\.(?P<number>\d{6,})$")
+_SKIPPED_TYPES = frozenset({EventType.HEARTBEAT, EventType.HEARTBEAT_V2})
+_SCAN_CHUNK = 1 << 20
+_RETRY_CODES = frozenset({1053, 1077, 1079, 1152, 1317, 1927, 2013, 3169})
+"""Server errors that end a dump but not the server's willingness to start another:
+shutdown, a killed connection or query."""
+
+
+class RelayError(BinlogError):
+    """The relay cannot continue without damaging its copy (gap, overlap, bad event)."""
+
+
+@dataclass(frozen=True, slots=True)
+class RelayPosition:
+    """Where the copy ends: the server file and the offset of the next event to fetch."""
+
+    file: str
+    position: int
+
+
+def _index_name(file: str) -> str:
+    match = _NUMBERED.match(file)
+    base = match["base"] if match else file
+    return f"{base}.index"
+
+
+class RelayWriter:
+    """Writes the events of a binlog dump into copies of the server's files in ``directory``.
+
+    Feed it every event packet body (the event bytes, without the leading OK
+    byte) with :meth:`write_event`; it decides what belongs in the files.
+    :meth:`recover` reads what an earlier run left and says where to resume.
+    ``sync``: fsync each file when it is complete and the index when it changes.
+    """
+
+    def __init__(
+        self, directory: str | os.PathLike[str], *, verify_checksum: bool = True, sync: bool = False
+    ) -> None:
+        self.directory = Path(directory)
+        self.verify_checksum = verify_checksum
+        self.sync = sync
+        self.file: str | None = None
+        """The file being written (or the last one, once complete)."""
+        self.size = 0
+        """The size of :attr:`file`: the offset of its next event."""
+        self.complete = False
+        """:attr:`file` ends with a ROTATE or STOP event: no more events belong in it."""
+        self.next_file: RelayPosition | None = None
+        """Where the server said the next file starts (from the ROTATE that ended :attr:`file`)."""
+        self.events_written = 0
+        self._stream: BinaryIO | None = None
+        self._checksum = False
+        self._skip_format = False
+
+    # -- life cycle ---------------------------------------------------------------
+
+    def __enter__(self) -> RelayWriter:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Close the file being written (the copy stays resumable)."""
+        if self._stream is not None:
+            self._stream.close()
+            self._stream = None
+
+    @property
+    def position(self) -> RelayPosition | None:
+        """Where to ask the server to continue, or None before any file was started."""
+        if self.file is None:
+            return None
+        if self.complete and self.next_file is not None:
+            return self.next_file
+        return RelayPosition(self.file, self.size)
+
+    def files(self) -> list[str]:
+        """The names of the copied files, oldest first (from the index file)."""
+        indexes = sorted(self.directory.glob("*.index"))
+        if not indexes:
+            return []
+        lines = indexes[0].read_text().splitlines()
+        return [Path(line.strip()).name for line in lines if line.strip()]
+
+    # -- resuming -------------------------------------------------------------------
+
+    def recover(self) -> RelayPosition | None:
+        """Find the end of the copy left in the directory; cut off a partial last event.
+
+        Returns where to resume (None when the directory holds no copy yet).
+        Raises :class:`RelayError` when the last file is damaged before its tail.
+        """
+        self.directory.mkdir(parents=True, exist_ok=True)
+        files = self.files()
+        if not files:
+            return None
+        name = files[-1]
+        path = self.directory / name
+        self.close()
+        self.file, self.size, self.complete, self.next_file = name, 0, False, None
+        self._checksum = False
+        if not path.exists() or path.stat().st_size <= len(MAGIC):
+            if path.exists() and path.read_bytes() != MAGIC[: path.stat().st_size]:
+                raise RelayError("not a binlog copy", file=str(path), offset=0)
+            self._open(path, truncate=True)
+            return RelayPosition(name, len(MAGIC))
+        end, last = self._scan(path)
+        if end < path.stat().st_size:
+            log.warning(
+                "%s: cutting off a partial event at offset %d (%d bytes)",
+                path,
+                end,
+                path.stat().st_size - end,
+            )
+            os.truncate(path, end)
+        self.size = end
+        if last is not None and last.header.type_code == EventType.ROTATE:
+            self.complete = True
+            self.next_file = _rotate_target(last.raw, last.checksum_length)
+        elif last is not None and last.header.type_code == EventType.STOP:
+            self.complete = True
+        if not self.complete:
+            self._open(path, truncate=False)
+        return self.position
+
+    def _scan(self, path: Path) -> tuple[int, Frame | None]:
+        """The offset after the last complete event of ``path``, and that event."""
+        framer = EventFramer(file=str(path), verify_checksum=self.verify_checksum)
+        last: Frame | None = None
+        with path.open("rb") as stream:
+            while chunk := stream.read(_SCAN_CHUNK):
+                framer.receive_data(chunk)
+                while isinstance(frame := framer.next_frame(), Frame):
+                    last = frame
+        self._checksum = framer.fmt.checksum_length > 0
+        return framer.offset, last
+
+    # -- writing ----------------------------------------------------------------------
+
+    def write_event(self, raw: bytes) -> None:
+        """Take one event of the dump stream: write it, or note what it announces."""
+        if len(raw) < _HEADER_LENGTH:
+            raise RelayError(f"event of {len(raw)} bytes is shorter than its header")
+        _ts, code, _server_id, size, log_pos, flags = _HEADER.unpack_from(raw)
+        if size != len(raw):
+            raise RelayError(
+                f"event header says {size} bytes, the packet holds {len(raw)}",
+                file=self.file,
+                offset=self.size,
+            )
+        if code == EventType.ROTATE and (flags & EventFlag.ARTIFICIAL or log_pos == 0):
+            self._start_file(raw)
+        elif code in _SKIPPED_TYPES or flags & EventFlag.ARTIFICIAL:
+            return
+        elif code == EventType.FORMAT_DESCRIPTION:
+            self._format_description(raw)
+        else:
+            self._append(raw, code, log_pos)
+
+    def _start_file(self, raw: bytes) -> None:
+        """An artificial ROTATE: the server says which file (and offset) comes next."""
+        checksum_length = 4 if len(raw) >= _HEADER_LENGTH + 12 and crc32_ok(raw) else 0
+        target = _rotate_target(raw, checksum_length)
+        name, position = target.file, target.position
+        if not name or "/" in name or name in (".", ".."):
+            raise RelayError(f"the server names an unusable binlog file {name!r}")
+        if name == self.file:
+            if position != self.size:
+                raise RelayError(
+                    f"the server continues at offset {position}, the copy ends at {self.size}",
+                    file=self.file,
+                    offset=self.size,
+                    hint="the copy and the server's file differ; start a new copy",
+                )
+            self._skip_format = position > len(MAGIC)
+            return
+        if self.file is not None and name != self.file and not self.complete:
+            log.warning("%s ends without a ROTATE or STOP event (server crash?)", self.file)
+        self.close()
+        path = self.directory / name
+        if position != len(MAGIC):
+            raise RelayError(
+                f"the server starts file {name} at offset {position}; a copy starts at offset 4",
+                file=name,
+                hint="start the relay at the beginning of a file (--start-file)",
+            )
+        self.file, self.size, self.complete, self.next_file = name, 0, False, None
+        self._checksum = False
+        self._skip_format = False
+        self._open(path, truncate=True)
+        self._add_to_index(name)
+
+    def _format_description(self, raw: bytes) -> None:
+        if self._skip_format or self.size > len(MAGIC):
+            self._skip_format = False
+            return
+        if self._stream is None:
+            raise RelayError("format description before the server named its file")
+        alg = fde_checksum_alg(raw, _HEADER_LENGTH)
+        if alg and self.verify_checksum and not crc32_ok(raw):
+            raise ChecksumError("CRC32 mismatch", file=self.file, offset=self.size)
+        self._checksum = bool(alg)
+        event = bytearray(raw)
+        event[_FLAGS_OFFSET] |= EventFlag.BINLOG_IN_USE
+        self._write(bytes(event))
+
+    def _append(self, raw: bytes, code: int, log_pos: int) -> None:
+        if self._stream is None or self.size <= len(MAGIC):
+            raise RelayError(
+                f"event type {code} before the file's format description",
+                file=self.file,
+                offset=self.size,
+            )
+        if self._checksum and self.verify_checksum and not crc32_ok(raw):
+            raise ChecksumError("CRC32 mismatch", file=self.file, offset=self.size)
+        if log_pos and log_pos != self.size + len(raw):
+            raise RelayError(
+                f"event ends at {log_pos} by its header, at {self.size + len(raw)} in the copy",
+                file=self.file,
+                offset=self.size,
+                hint="events are missing from the stream (or repeated)",
+            )
+        self._write(raw)
+        if code == EventType.ROTATE:
+            self.next_file = _rotate_target(raw, 4 if self._checksum else 0)
+            self._finish()
+        elif code == EventType.STOP:
+            self._finish()
+
+    def _write(self, raw: bytes) -> None:
+        assert self._stream is not None
+        self._stream.write(raw)
+        self.size += len(raw)
+        self.events_written += 1
+
+    def _finish(self) -> None:
+        """The file is complete: clear BINLOG_IN_USE in its format description, close it."""
+        assert self._stream is not None
+        self._stream.seek(_FDE_FLAGS_AT)
+        flags = self._stream.read(1)[0]
+        self._stream.seek(_FDE_FLAGS_AT)
+        self._stream.write(bytes([flags & ~EventFlag.BINLOG_IN_USE & 0xFF]))
+        self._stream.seek(self.size)
+        if self.sync:
+            os.fsync(self._stream.fileno())
+        self.complete = True
+        self.close()
+
+    def _open(self, path: Path, *, truncate: bool) -> None:
+        stream = path.open("w+b" if truncate else "r+b", buffering=0)
+        if truncate:
+            stream.write(MAGIC)
+            self.size = len(MAGIC)
+        else:
+            stream.seek(self.size)
+        self._stream = stream
+
+    def _add_to_index(self, name: str) -> None:
+        index = self.directory / _index_name(name)
+        lines = index.read_text().splitlines() if index.exists() else []
+        if f"./{name}" in lines:
+            return
+        temporary = index.with_name(index.name + ".tmp")
+        with temporary.open("w") as out:
+            out.write("".join(f"{line}\n" for line in [*lines, f"./{name}"]))
+            if self.sync:
+                out.flush()
+                os.fsync(out.fileno())
+        temporary.replace(index)
+
+
+def _rotate_target(raw: bytes, checksum_length: int) -> RelayPosition:
+    """The (file, position) a ROTATE event names."""
+    header = EventHeader.decode(raw, 0, _HEADER_LENGTH)
+    body = raw[_HEADER_LENGTH : len(raw) - checksum_length]
+    if len(body) < _ROTATE_POSITION.size or header.type_code != EventType.ROTATE:
+        raise RelayError("malformed ROTATE event")
+    position = _ROTATE_POSITION.unpack_from(body)[0]
+    return RelayPosition(body[_ROTATE_POSITION.size :].decode("utf-8", "replace"), position)
+
+
+class BinlogRelay:
+    """Keeps ``directory`` a byte-exact copy of the binlogs of the server ``spec`` points to.
+
+    Starts where an earlier run stopped (see :meth:`RelayWriter.recover`), or at
+    ``start_file`` (default: the server's oldest binlog) in an empty directory.
+    ``blocking=False`` stops at the end of the server's last binlog; otherwise
+    the relay follows the server, reconnecting with backoff (``retry_delay``
+    doubling up to ``max_retry_delay``) when the connection breaks, until
+    :meth:`stop` is called (from any thread or a signal handler).
+    """
+
+    def __init__(
+        self,
+        spec: ConnectionSpec | str,
+        directory: str | os.PathLike[str],
+        *,
+        server_id: int = 0x6B62_7201,
+        start_file: str | None = None,
+        blocking: bool = True,
+        verify_checksum: bool = True,
+        sync: bool = False,
+        heartbeat: float = 5.0,
+        retry_delay: float = 0.1,
+        max_retry_delay: float = 5.0,
+    ) -> None:
+        self.spec = ConnectionSpec.from_url(spec) if isinstance(spec, str) else spec
+        self.writer = RelayWriter(directory, verify_checksum=verify_checksum, sync=sync)
+        self.server_id = server_id
+        self.start_file = start_file
+        self.blocking = blocking
+        self.heartbeat = heartbeat
+        self.retry_delay = retry_delay
+        self.max_retry_delay = max_retry_delay
+        self._stop = threading.Event()
+        self._lock = threading.Lock()
+        self._stream: ReplicaStream | None = None
+
+    def stop(self) -> None:
+        """Ask :meth:`run` to return; wakes it by closing the connection."""
+        self._stop.set()
+        with self._lock:
+            stream = self._stream
+        if stream is not None:
+            stream.abort()
+
+    @property
+    def stopped(self) -> bool:
+        return self._stop.is_set()
+
+    def run(self) -> RelayPosition | None:
+        """Copy until stopped (or, non-blocking, until the server's end); returns the end."""
+        try:
+            position = self.writer.recover()
+            if position is not None:
+                log.info("resuming the copy at %s:%d", position.file, position.position)
+            delay = self.retry_delay
+            while not self._stop.is_set():
+                try:
+                    if self._follow(position):
+                        break
+                except (ConnectionLost, OSError, ServerError) as err:
+                    if self._stop.is_set():
+                        break
+                    if isinstance(err, ServerError) and err.code not in _RETRY_CODES:
+                        raise
+                    log.warning("relay: %s; reconnecting in %.1f s", err, delay)
+                    self._stop.wait(delay)
+                    delay = min(delay * 2, self.max_retry_delay)
+                else:
+                    delay = self.retry_delay
+                position = self.writer.position
+            return self.writer.position
+        finally:
+            self.writer.close()
+
+    def _follow(self, position: RelayPosition | None) -> bool:
+        """Stream from ``position`` into the writer; True when done (end or stop)."""
+        stream = ReplicaStream(self.spec, server_id=self.server_id, heartbeat=self.heartbeat)
+        with self._lock:
+            if self._stop.is_set():
+                return True
+            self._stream = stream
+        flags = 0 if self.blocking else DumpFlag.NON_BLOCK
+        try:
+            if position is not None:
+                stream.open(file=position.file, position=position.position, flags=flags)
+            elif self.start_file is not None:
+                stream.open(file=self.start_file, flags=flags)
+            else:
+                stream.open("oldest", flags=flags)
+            while (raw := stream.fetch()) is not None:
+                self.writer.write_event(raw)
+                if self._stop.is_set():
+                    return True
+            if self.blocking:  # MariaDB ends a dump with EOF when it shuts down
+                raise ConnectionLost("the server ended the binlog dump")
+            return True
+        except (ConnectionLost, OSError, ServerError):
+            if self._stop.is_set():
+                return True
+            raise
+        finally:
+            with self._lock:
+                self._stream = None
+            stream.close()
