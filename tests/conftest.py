@@ -1,11 +1,23 @@
-"""Shared fixtures: the real-binlog corpus."""
+"""Shared fixtures: the real-binlog corpus and throwaway MariaDB servers.
+
+A test that uses ``mariadb_factory`` (directly or through another fixture) is
+marked ``mariadb``. Without a MariaDB server on the machine those tests skip,
+except in CI (the ``CI`` environment variable set), where they fail: CI must
+install the server, and a silent skip would hide that it did not.
+"""
 
 from __future__ import annotations
 
+import os
+import re
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 from corpus_files import CORPUS
+
+from binlogkit.sandbox import MariaDBSandbox, mariadbd_path
+from binlogkit.sandbox.server import OptionValue
 
 
 @pytest.fixture(scope="session")
@@ -14,3 +26,44 @@ def corpus_dir() -> Path:
     if not (CORPUS / "MANIFEST.tsv").is_file():
         pytest.skip(f"binlog corpus not found at {CORPUS} (set BINLOGKIT_CORPUS)")
     return CORPUS
+
+
+ServerFactory = Callable[..., MariaDBSandbox]
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if "mariadb_factory" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.mariadb)
+
+
+@pytest.fixture(scope="session")
+def mariadb_factory(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerFactory]:
+    """Starts throwaway MariaDB servers: ``mariadb_factory(name, **options)``.
+
+    Each call starts a new server in its own temp folder with the given server
+    options (on top of :data:`binlogkit.sandbox.DEFAULT_OPTIONS`) and returns the
+    running :class:`~binlogkit.sandbox.MariaDBSandbox`. A test may stop it early;
+    every server still running is stopped at the end of the session.
+    """
+    if mariadbd_path() is None:
+        reason = (
+            "MariaDB server not installed (no mariadbd on PATH or in /usr/sbin); "
+            "run scripts/test.sh, or apt-get install mariadb-server mariadb-client"
+        )
+        if os.environ.get("CI"):
+            pytest.fail(f"{reason} — CI must have it", pytrace=False)
+        pytest.skip(reason)
+    started: list[MariaDBSandbox] = []
+
+    def start(name: str = "server", **options: OptionValue) -> MariaDBSandbox:
+        base = tmp_path_factory.mktemp(re.sub(r"[^A-Za-z0-9_-]", "_", name))
+        server = MariaDBSandbox(Path(base), options=options)
+        started.append(server)
+        return server.start()
+
+    try:
+        yield start
+    finally:
+        for server in started:
+            server.stop()
