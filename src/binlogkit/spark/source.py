@@ -1,0 +1,390 @@
+"""The ``binlog`` PySpark data source: binlog files → a DataFrame of row changes (or events).
+
+Options (all optional besides the path):
+
+- ``path`` (what ``load`` is given): a file, a directory, a glob or an
+  ``.index`` file; ``load([...])`` takes a list of them.
+- ``events``: ``rows`` (default; one row per row change) or ``all`` (one row per event).
+- ``table``: ``db.table``; row changes of that table only, with ``before`` and
+  ``after`` as typed structs (needs ``binlog_row_metadata=FULL``).
+- ``splitSize``: target bytes per partition (default 64 MiB; ``k``/``m``/``g``
+  suffixes allowed). Each file is at least one partition; larger files are cut
+  at transaction starts (:mod:`binlogkit.io.splits`).
+- ``verifyChecksum``: ``true`` (default) or ``false``.
+
+Filters on ``file``, ``db``, ``table``, ``op`` and ``pos`` are pushed down: files
+and splits out of range are not read, table maps of other tables drop their
+rows events before the rows are decoded, and rows events of other operations
+are skipped whole.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import pyarrow as pa
+from pyspark.sql.datasource import (
+    DataSource,
+    DataSourceReader,
+    EqualNullSafe,
+    EqualTo,
+    Filter,
+    GreaterThan,
+    GreaterThanOrEqual,
+    In,
+    InputPartition,
+    LessThan,
+    LessThanOrEqual,
+)
+from pyspark.sql.types import StructType
+
+from binlogkit.binlog.context import DecodeOptions
+from binlogkit.binlog.events import Event
+from binlogkit.binlog.events.rows import RowsEvent
+from binlogkit.binlog.events.table_map import TableMapEvent
+from binlogkit.binlog.rows.columns import ColumnInfo
+from binlogkit.errors import BinlogError
+from binlogkit.io.files import BinlogReader, resolve_sources
+from binlogkit.io.splits import DEFAULT_SPLIT_SIZE, Split, plan_splits, read_split, split_decoder
+from binlogkit.spark.arrow import change_batches, event_batches
+from binlogkit.spark.schema import CHANGE_SCHEMA, EVENT_SCHEMA, typed_columns, typed_schema
+
+__all__ = ["BinlogDataSource", "BinlogPartition", "BinlogSourceReader", "PushdownBinlogReader"]
+
+_SIZE = re.compile(r"(\d+)\s*([kmg]?)i?b?", re.IGNORECASE)
+_UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30}
+_TEXT_COLUMNS = frozenset({"file", "db", "table", "op"})
+
+
+def parse_size(text: str) -> int:
+    """``"1048576"``, ``"64m"``, ``"1 GiB"`` → bytes."""
+    m = _SIZE.fullmatch(text.strip())
+    if m is None or int(m[1]) < 1:
+        raise BinlogError(
+            f"splitSize must be a positive size such as 67108864 or 64m, not {text!r}"
+        )
+    return int(m[1]) * _UNITS[m[2].lower()]
+
+
+def _flag(options: dict[str, str], name: str, default: bool) -> bool:
+    value = options.get(name)
+    if value is None:
+        return default
+    if value.lower() not in ("true", "false"):
+        raise BinlogError(f"option {name} must be true or false, not {value!r}")
+    return value.lower() == "true"
+
+
+@dataclass(frozen=True, slots=True)
+class ReadPlan:
+    """What to read and how: plain, picklable data (no files, locks or Spark objects)."""
+
+    paths: tuple[str, ...]
+    events: bool = False
+    table: tuple[str, str] | None = None
+    columns: tuple[ColumnInfo, ...] | None = None
+    split_size: int = DEFAULT_SPLIT_SIZE
+    verify_checksum: bool = True
+
+    @classmethod
+    def from_options(cls, options: dict[str, str]) -> ReadPlan:
+        opts = {key.lower(): value for key, value in options.items()}
+        sources: list[str] = []
+        if "paths" in opts:
+            sources += json.loads(opts["paths"])
+        if "path" in opts:
+            sources.append(opts["path"])
+        if not sources:
+            raise BinlogError('give the binlog files: spark.read.format("binlog").load(path)')
+        events = opts.get("events", "rows").lower()
+        if events not in ("rows", "all"):
+            raise BinlogError(f"option events must be rows or all, not {events!r}")
+        table = None
+        if "table" in opts:
+            db, dot, name = opts["table"].partition(".")
+            if not dot or not db or not name:
+                raise BinlogError(f"option table must be db.table, not {opts['table']!r}")
+            if events == "all":
+                raise BinlogError(
+                    "option table gives typed row changes; it cannot go with events=all"
+                )
+            table = (db, name)
+        return cls(
+            paths=tuple(resolve_sources(sources)),
+            events=events == "all",
+            table=table,
+            split_size=parse_size(opts.get("splitsize", str(DEFAULT_SPLIT_SIZE))),
+            verify_checksum=_flag(opts, "verifychecksum", True),
+        )
+
+    def options(self, keep_table: Callable[[str, str], bool] | None = None) -> DecodeOptions:
+        return DecodeOptions(verify_checksum=self.verify_checksum, tables=keep_table)
+
+    def find_columns(self) -> tuple[ColumnInfo, ...]:
+        """The columns of the first table map of ``table`` in the files; an error if none."""
+        assert self.table is not None
+        db, name = self.table
+        options = self.options(lambda d, t: (d, t) == (db, name))
+        for path in self.paths:
+            with BinlogReader(path, options=options) as reader:
+                for event in reader:
+                    if isinstance(event, TableMapEvent):
+                        return event.columns
+        raise BinlogError(
+            f"no table map of {db}.{name} in {len(self.paths)} file(s) from {self.paths[0]}",
+            hint="check the table name, or read without the table option",
+        )
+
+    def schema(self) -> StructType:
+        if self.events:
+            return EVENT_SCHEMA
+        if self.table is None:
+            return CHANGE_SCHEMA
+        columns = self.columns if self.columns is not None else self.find_columns()
+        return typed_schema(typed_columns(columns, ".".join(self.table)))
+
+
+@dataclass(frozen=True, slots=True)
+class BinlogPartition(InputPartition):
+    """One split of one file (a whole file when it is small)."""
+
+    split: Split
+
+
+# -- pushed-down filters -----------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class Pushed:
+    """The filters the reader applies itself: allowed values per text column, a pos range."""
+
+    allowed: dict[str, frozenset[str]] = field(default_factory=dict)
+    positions: frozenset[int] | None = None
+    low: int = 0
+    high: int | None = None
+
+    def take(self, flt: Filter, columns: Iterable[str]) -> bool:
+        """Record ``flt`` if it can be applied exactly here; whether it was."""
+        attribute: tuple[str, ...] = getattr(flt, "attribute", ())
+        if len(attribute) != 1 or attribute[0] not in columns:
+            return False
+        name = attribute[0]
+        value = getattr(flt, "value", None)
+        if name in _TEXT_COLUMNS:
+            values = _texts(flt, value)
+            if values is None:
+                return False
+            self.allowed[name] = self.allowed.get(name, values) & values
+            return True
+        if name == "pos":
+            return self._take_pos(flt, value)
+        return False
+
+    def _take_pos(self, flt: Filter, value: Any) -> bool:
+        if isinstance(flt, In):
+            numbers = [v for v in value if v is not None]
+            if not all(_is_int(v) for v in numbers):
+                return False
+            found = frozenset(numbers)
+            self.positions = found if self.positions is None else self.positions & found
+            return True
+        if not _is_int(value):
+            return False
+        if isinstance(flt, EqualTo | EqualNullSafe):
+            found = frozenset({value})
+            self.positions = found if self.positions is None else self.positions & found
+        elif isinstance(flt, GreaterThan | GreaterThanOrEqual):
+            self.low = max(self.low, value + (1 if isinstance(flt, GreaterThan) else 0))
+        elif isinstance(flt, LessThan | LessThanOrEqual):
+            bound = value - (1 if isinstance(flt, LessThan) else 0)
+            self.high = bound if self.high is None else min(self.high, bound)
+        else:
+            return False
+        return True
+
+    def pos_ok(self, pos: int) -> bool:
+        if pos < self.low or (self.high is not None and pos > self.high):
+            return False
+        return self.positions is None or pos in self.positions
+
+    def keeps_split(self, split: Split) -> bool:
+        """Whether the split can hold an event the filters keep (by file name and range)."""
+        files = self.allowed.get("file")
+        if files is not None and os.path.basename(split.path) not in files:
+            return False
+        # Events expanded from a transaction payload report the payload's end: ``end`` included.
+        if split.end < self.low or (self.high is not None and split.start > self.high):
+            return False
+        return self.positions is None or any(split.start <= p <= split.end for p in self.positions)
+
+    def row_filter(self) -> Callable[[dict[str, Any]], bool] | None:
+        """A check of a row's source values, None when nothing is pushed."""
+        if not self.allowed and self.positions is None and not self.low and self.high is None:
+            return None
+        allowed = tuple(self.allowed.items())
+        pos_ok = self.pos_ok
+
+        def keep(values: dict[str, Any]) -> bool:
+            return pos_ok(values["pos"]) and all(values[k] in ok for k, ok in allowed)
+
+        return keep
+
+    def table_filter(self) -> Callable[[str, str], bool] | None:
+        """The decoder's table predicate from the ``db`` and ``table`` filters."""
+        dbs, tables = self.allowed.get("db"), self.allowed.get("table")
+        if dbs is None and tables is None:
+            return None
+        return lambda db, table: (dbs is None or db in dbs) and (tables is None or table in tables)
+
+    def rows_event_filter(self) -> Callable[[RowsEvent], bool] | None:
+        """Whether a rows event is worth decoding, by its operation and position."""
+        ops = self.allowed.get("op")
+        if ops is None and self.positions is None and not self.low and self.high is None:
+            return None
+        pos_ok = self.pos_ok
+
+        def wanted(event: RowsEvent) -> bool:
+            if ops is not None and _op(event) not in ops:
+                return False
+            return pos_ok(event.header.offset)
+
+        return wanted
+
+
+def _texts(flt: Filter, value: Any) -> frozenset[str] | None:
+    if isinstance(flt, In):
+        items = [v for v in value if v is not None]
+        return frozenset(items) if all(isinstance(v, str) for v in items) else None
+    if isinstance(flt, EqualTo | EqualNullSafe) and isinstance(value, str):
+        return frozenset({value})
+    return None
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _op(event: RowsEvent) -> str:
+    if not event.has_before:
+        return "c"
+    return "u" if event.has_after else "d"
+
+
+def _table_predicate(
+    table: tuple[str, str] | None, pushed: Callable[[str, str], bool] | None
+) -> Callable[[str, str], bool] | None:
+    """The decoder's table predicate: the typed table (if any) and the pushed filters."""
+    if table is None:
+        return pushed
+    if pushed is None:
+        return lambda db, name: (db, name) == table
+    return lambda db, name: (db, name) == table and pushed(db, name)
+
+
+def _skip_rows_events(
+    events: Iterable[Event], wanted: Callable[[RowsEvent], bool]
+) -> Iterator[Event]:
+    """The events without the rows events ``wanted`` rejects (their rows are never decoded)."""
+    for event in events:
+        if isinstance(event, RowsEvent) and not wanted(event):
+            continue
+        yield event
+
+
+# -- reader and source -------------------------------------------------------------------
+
+
+class BinlogSourceReader(DataSourceReader):
+    """Plans partitions (files and their splits) and decodes one into Arrow batches.
+
+    Holds only plain data, so it pickles cleanly to the executors.
+    """
+
+    def __init__(self, plan: ReadPlan, schema: StructType) -> None:
+        self.plan = plan
+        self.schema = schema
+        self.pushed = Pushed()
+
+    def partitions(self) -> list[InputPartition]:
+        parts: list[InputPartition] = []
+        for path in self.plan.paths:
+            for split in plan_splits(path, self.plan.split_size):
+                if self.pushed.keeps_split(split):
+                    parts.append(BinlogPartition(split))
+        return parts
+
+    def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
+        if not isinstance(partition, BinlogPartition):
+            return iter(())  # Spark's stand-in when every split was pruned
+        split = partition.split
+        plan, pushed = self.plan, self.pushed
+        options = plan.options(_table_predicate(plan.table, pushed.table_filter()))
+        events: Iterable[Event] = read_split(split, options)
+        wanted = pushed.rows_event_filter()
+        if wanted is not None:
+            events = _skip_rows_events(events, wanted)
+        keep = pushed.row_filter()
+        if plan.events:
+            _, fde = split_decoder(split)
+            return event_batches(events, self.schema, format_event=fde, keep=keep)
+        typed = None
+        if plan.table is not None:
+            columns = plan.columns if plan.columns is not None else plan.find_columns()
+            typed = (typed_columns(columns, ".".join(plan.table)), ".".join(plan.table))
+        return change_batches(events, self.schema, typed=typed, keep=keep)
+
+
+class PushdownBinlogReader(BinlogSourceReader):
+    """The reader with filter pushdown (needs ``spark.sql.python.filterPushdown.enabled``)."""
+
+    def pushFilters(self, filters: list[Filter]) -> Iterable[Filter]:
+        columns = set(self.schema.fieldNames())
+        for flt in filters:
+            if not self.pushed.take(flt, columns):
+                yield flt
+
+
+class BinlogDataSource(DataSource):
+    """Format ``binlog``: row changes (or events) of MySQL/MariaDB binlog files."""
+
+    reader_class: type[BinlogSourceReader] = PushdownBinlogReader
+
+    @classmethod
+    def name(cls) -> str:
+        return "binlog"
+
+    def _plan(self) -> ReadPlan:
+        plan: ReadPlan | None = getattr(self, "_read_plan", None)
+        if plan is None:
+            plan = ReadPlan.from_options(dict(self.options))
+            if plan.table is not None:
+                plan = _with_columns(plan)
+            self._read_plan = plan
+        return plan
+
+    def schema(self) -> StructType:
+        return self._plan().schema()
+
+    def reader(self, schema: StructType) -> DataSourceReader:
+        plan = self._plan()
+        expected = plan.schema()
+        if schema.fieldNames() != expected.fieldNames():
+            raise BinlogError(
+                "the binlog source has a fixed schema: do not pass .schema(...) to the reader"
+            )
+        return self.reader_class(plan, expected)
+
+
+class PlainBinlogDataSource(BinlogDataSource):
+    """Format ``binlog`` without filter pushdown (Spark evaluates every filter)."""
+
+    reader_class = BinlogSourceReader
+
+
+def _with_columns(plan: ReadPlan) -> ReadPlan:
+    return replace(plan, columns=plan.find_columns())

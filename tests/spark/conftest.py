@@ -1,0 +1,122 @@
+"""Fixtures for Spark tests: one local SparkSession for the whole test session; corpus files.
+
+Tests that use ``spark`` are marked ``spark``. Without pyspark or a Java runtime
+they skip, except in CI (the ``CI`` environment variable set), where they fail:
+CI must install both, and a silent skip would hide that it did not.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import shutil
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from corpus_walk import corpus_files, walk
+
+import binlogkit
+from binlogkit.errors import BinlogError
+from binlogkit.pipeline.changes import row_changes
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        names = getattr(item, "fixturenames", ())
+        if "spark" in names:
+            # One xdist worker runs them all, so the session's JVM starts once.
+            item.add_marker(pytest.mark.spark)
+            item.add_marker(pytest.mark.xdist_group("spark"))
+
+
+def _missing() -> str | None:
+    """Why Spark cannot start here, or None when it can."""
+    if importlib.util.find_spec("pyspark") is None or importlib.util.find_spec("pyarrow") is None:
+        return "pyspark or pyarrow not installed (pip install -e '.[spark]')"
+    java_home = os.environ.get("JAVA_HOME")
+    if not (java_home and (Path(java_home) / "bin" / "java").exists()) and not shutil.which("java"):
+        return "no Java runtime (java on PATH or JAVA_HOME); Spark needs Java 17 or newer"
+    return None
+
+
+@pytest.fixture(scope="session")
+def clean_corpus_files(corpus_dir: Path) -> tuple[Path, ...]:
+    """Corpus files up to 300 kB that the plain reader decodes whole, rows included."""
+    found = []
+    for name in corpus_files():
+        path = corpus_dir / name
+        if path.stat().st_size > 300_000:
+            continue
+        try:
+            with binlogkit.open(str(path)) as reader:
+                for change in row_changes(reader):
+                    change.to_dict()
+        except BinlogError:
+            continue
+        found.append(path)
+    return tuple(found)
+
+
+@pytest.fixture(scope="session")
+def sample_corpus_files(clean_corpus_files: tuple[Path, ...]) -> tuple[Path, ...]:
+    """A few clean files that together have every event type and server version of them all.
+
+    Each Spark partition costs a task; this keeps the Spark tests to a couple dozen.
+    """
+    features = {path: _features(path) for path in clean_corpus_files}
+    wanted = set().union(*features.values())
+    chosen: list[Path] = []
+    while wanted:
+        best = max(clean_corpus_files, key=lambda p: len(features[p] & wanted))
+        chosen.append(best)
+        wanted -= features[best]
+    return tuple(sorted(chosen))
+
+
+def _features(path: Path) -> set[object]:
+    """The event type codes of a file and its server version (from the format description)."""
+    data = path.read_bytes()
+    version = data[25:75].split(b"\0")[0]
+    return {e.type_code for e in walk(data).events} | {version}
+
+
+@pytest.fixture(scope="session")
+def spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    """A local SparkSession (``local[2]``, small and quiet) with format ``binlog`` registered."""
+    reason = _missing()
+    if reason is not None:
+        if os.environ.get("CI"):
+            pytest.fail(f"{reason} — CI must have it", pytrace=False)
+        pytest.skip(reason)
+    os.environ["PYSPARK_PYTHON"] = sys.executable
+    os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
+    os.environ["SPARK_LOCAL_IP"] = "127.0.0.1"
+    from pyspark.sql import SparkSession
+
+    from binlogkit.spark import register
+
+    java_opts = "-XX:+UseSerialGC -XX:TieredStopAtLevel=1"
+    warehouse = tmp_path_factory.mktemp("spark-warehouse")
+    session = (
+        SparkSession.builder.master("local[2]")
+        .appName("binlogkit-tests")
+        .config("spark.sql.shuffle.partitions", "2")
+        .config("spark.default.parallelism", "2")
+        .config("spark.ui.enabled", "false")
+        .config("spark.driver.extraJavaOptions", java_opts)
+        .config("spark.executor.extraJavaOptions", java_opts)
+        .config("spark.driver.bindAddress", "127.0.0.1")
+        .config("spark.driver.host", "127.0.0.1")
+        .config("spark.sql.session.timeZone", "UTC")
+        .config("spark.sql.warehouse.dir", str(warehouse))
+        .getOrCreate()
+    )
+    session.sparkContext.setLogLevel("ERROR")
+    register(session)
+    try:
+        yield session
+    finally:
+        session.stop()
