@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 from corpus_files import CORPUS
+from tls_certs import tls_files, tls_mariadb  # noqa: F401  (fixtures for every test folder)
 
 from binlogkit.sandbox import MariaDBSandbox, mariadbd_path
 from binlogkit.sandbox.server import OptionValue

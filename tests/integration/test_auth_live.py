@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
-from tls_certs import TlsFiles, server_tls_options, tls_files  # noqa: F401
+from tls_certs import TlsFiles, server_tls_options
 
 from binlogkit.errors import AuthError
 from binlogkit.protocol.auth import Accept, Secret, client_auth, make_credential, server_auth
@@ -47,7 +47,7 @@ class AuthServer:
 @pytest.fixture(scope="module")
 def auth_env(
     mariadb_factory: Callable[..., MariaDBSandbox],
-    tls_files: TlsFiles,  # noqa: F811
+    tls_files: TlsFiles,
 ) -> AuthServer:
     """The server and its TLS files."""
     server = mariadb_factory(

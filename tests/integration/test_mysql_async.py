@@ -1,15 +1,12 @@
 """The asyncio driver against a real MariaDB: the same surface as the blocking one."""
 
-# The pytest fixtures imported from tls_certs are used as arguments of the same name.
-# ruff: noqa: F811
-
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Iterator
 
 import pytest
-from tls_certs import TLS_USERS, TlsFiles, tls_files, tls_mariadb  # noqa: F401
+from tls_certs import TLS_USERS, TlsFiles
 
 from binlogkit.errors import AuthError, ConnectionLost, ProtocolError, ServerError
 from binlogkit.io.mysql_async import AsyncMySQLConnection

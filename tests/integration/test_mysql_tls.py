@@ -1,5 +1,3 @@
-# The pytest fixtures imported from tls_certs are used as arguments of the same name.
-# ruff: noqa: F811
 """TLS on the blocking driver against a MariaDB serving the test CA's certificates.
 
 The server says itself whether the session is encrypted (``Ssl_cipher``,
@@ -12,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from tls_certs import TLS_USERS, TlsFiles, make_tls_files, tls_files, tls_mariadb  # noqa: F401
+from tls_certs import TLS_USERS, TlsFiles, make_tls_files
 
 from binlogkit.errors import AuthError, ProtocolError
 from binlogkit.io.mysql import MySQLConnection

@@ -6,14 +6,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from tls_certs import (
-    TLS_USERS,
-    TlsFiles,
-    make_tls_files,
-    tls_client_args,
-    tls_files,  # noqa: F401  (fixture)
-    tls_mariadb,  # noqa: F401  (fixture)
-)
+from tls_certs import TLS_USERS, TlsFiles, make_tls_files, tls_client_args
 
 from binlogkit.sandbox import MariaDBSandbox
 
@@ -40,21 +33,21 @@ def _client(
 
 
 @pytest.mark.parametrize("host", ["127.0.0.1", "localhost"])
-def test_verified_tls_session(tls_mariadb: MariaDBSandbox, tls_files: TlsFiles, host: str) -> None:  # noqa: F811
+def test_verified_tls_session(tls_mariadb: MariaDBSandbox, tls_files: TlsFiles, host: str) -> None:
     done = _client(tls_mariadb, "tls_user", *tls_client_args(tls_files), host=host)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip().startswith("TLSv1"), done.stdout
 
 
-def test_require_ssl_refuses_plain(tls_mariadb: MariaDBSandbox) -> None:  # noqa: F811
+def test_require_ssl_refuses_plain(tls_mariadb: MariaDBSandbox) -> None:
     done = _client(tls_mariadb, "tls_user", "--skip-ssl")
     assert done.returncode != 0
     assert "Access denied" in done.stderr
 
 
 def test_require_x509_needs_client_certificate(
-    tls_mariadb: MariaDBSandbox,  # noqa: F811
-    tls_files: TlsFiles,  # noqa: F811
+    tls_mariadb: MariaDBSandbox,
+    tls_files: TlsFiles,
 ) -> None:
     refused = _client(tls_mariadb, "x509_user", *tls_client_args(tls_files))
     assert refused.returncode != 0
@@ -65,8 +58,8 @@ def test_require_x509_needs_client_certificate(
 
 
 def test_other_ca_fails_verification(
-    tls_mariadb: MariaDBSandbox,  # noqa: F811
-    tls_files: TlsFiles,  # noqa: F811
+    tls_mariadb: MariaDBSandbox,
+    tls_files: TlsFiles,
     tmp_path: Path,
 ) -> None:
     stranger = make_tls_files(tmp_path)

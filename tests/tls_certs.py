@@ -7,9 +7,7 @@ a client certificate, all signed by that CA, as PEM files in a folder.
 them, and :func:`create_tls_users` makes accounts that require TLS
 (``REQUIRE SSL``) or a client certificate signed by the CA (``REQUIRE X509``).
 
-Fixtures (import them into the conftest.py of a test folder, e.g.
-``from tls_certs import tls_files, tls_mariadb  # noqa: F401``; the folder of
-this module is on ``sys.path`` through tests/integration/conftest.py):
+Fixtures (tests/conftest.py makes them available to every test):
 
 - ``tls_files`` (session): the :class:`TlsFiles`.
 - ``tls_mariadb`` (session): a running :class:`~binlogkit.sandbox.MariaDBSandbox`
