@@ -31,6 +31,18 @@ def our_dump(path: Path, *args: str) -> bytes:
     return result.stdout_bytes
 
 
+def tool_run(*args: str) -> bytes:
+    """What ``mariadb-binlog --no-defaults ARGS`` prints (for -R: no option files)."""
+    assert TOOL is not None
+    return subprocess.run([TOOL, "--no-defaults", *args], capture_output=True, check=False).stdout
+
+
+def our_run(*args: str) -> bytes:
+    """What ``binlogkit dump ARGS`` prints."""
+    result = CliRunner().invoke(cli, ["dump", *args], catch_exceptions=False)
+    return result.stdout_bytes
+
+
 def diff_text(want: bytes, got: bytes, label: str, limit: int = 60) -> str:
     """A unified diff of the two dumps (the first ``limit`` lines), for assertion messages."""
     lines = difflib.unified_diff(

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import io
+import os
 import sys
 from collections import OrderedDict
 from collections.abc import Iterator
+from dataclasses import replace
 from datetime import datetime
-from typing import Any
+from typing import Any, Protocol
 
 import click
 
@@ -17,12 +19,17 @@ from binlogkit.binlog.decoder import encode_event
 from binlogkit.binlog.events import Event, FormatDescriptionEvent, StartEventV3
 from binlogkit.cli.main import binlog_files, command, reading_errors
 from binlogkit.dump import Base64Output, Dumper, DumpOptions
+from binlogkit.dump.flashback import print_flashback
+from binlogkit.dump.remote import RemoteOptions, RemoteSource, copy_raw
 from binlogkit.errors import BinlogError
 from binlogkit.gtid import GtidSet
 from binlogkit.io.files import open_binlog, resolve_sources
 from binlogkit.pipeline.selection import Selection, parse_id_list, parse_rewrite_db
+from binlogkit.protocol.spec import ConnectionSpec
 
 _FLAVORS = {"auto": None, "mariadb": Flavor.MARIADB, "mysql": Flavor.MYSQL}
+_DEFAULT_SOCKET = "/run/mysqld/mysqld.sock"
+"""Where the tools look for the server when given neither host nor socket (Debian builds)."""
 _KEEP_RAW = 4096
 """How many decoded events' raw bytes are kept while the selection may hold them back."""
 
@@ -39,6 +46,10 @@ def _datetime(text: str | None) -> datetime | None:
 
 class _Source:
     """The events of the inputs, each with its raw bytes and the format it was read with."""
+
+    closes_on_error = True
+    current: str | None = None
+    live = False
 
     def __init__(self, files: tuple[str, ...], start: int | None, options: dict[str, Any]) -> None:
         self.paths = resolve_sources(list(files))
@@ -69,16 +80,106 @@ class _Source:
                     raws.popitem(last=False)
             yield event
 
-    def raw(self, event: Event, fmt: FormatContext) -> tuple[bytes, FormatContext]:
-        """The bytes an event was read from, or its encoding when the selection rewrote it."""
+    def take(
+        self, event: Event, fmt: FormatContext
+    ) -> tuple[bytes, FormatContext, str | None, int | None]:
+        """The bytes an event was read from (its encoding when the selection rewrote it),
+        their format, the input it belongs to, and the offset to print when not its own."""
         entry = self._raw.pop(id(event), None)
         if entry is not None and entry[0] is event:
-            return entry[1], entry[2]
-        return encode_event(event, fmt), fmt
+            return entry[1], entry[2], event.header.file, None
+        return encode_event(event, fmt), fmt, event.header.file, None
 
 
-@command("dump")
+class Source(Protocol):
+    """What :func:`dump` reads: files (:class:`_Source`) or a server (:class:`RemoteSource`)."""
+
+    paths: list[str]
+    closes_on_error: bool
+    """Whether the dump's closing lines are still printed after a read error."""
+    current: str | None
+    """The input being read (when it is known before its first event)."""
+    live: bool
+    """Whether the source waits for new events (the output is then flushed after each)."""
+
+    def events(self) -> Iterator[Event]: ...
+
+    def take(
+        self, event: Event, fmt: FormatContext
+    ) -> tuple[bytes, FormatContext, str | None, int | None]: ...
+
+
+def _default_server_id() -> int:
+    """A replica id unlikely to clash with real servers: high bits and the pid."""
+    return 0x6B640000 | (os.getpid() & 0xFFFF)
+
+
+def _remote_spec(
+    url: str | None,
+    host: str | None,
+    port: int | None,
+    user: str | None,
+    password: str | None,
+    socket: str | None,
+) -> ConnectionSpec:
+    """The server of ``-R``: a URL, overridden by --host/--port/--user/--password/--socket."""
+    spec = ConnectionSpec.from_url(url) if url else ConnectionSpec()
+    changes: dict[str, Any] = {}
+    if host is not None:
+        changes["host"] = host
+    if port is not None:
+        changes["port"] = port
+    if user is not None:
+        changes["user"] = user
+    if socket is not None:
+        changes["unix_socket"] = socket
+    elif host is None and port is None and not url:
+        changes["unix_socket"] = _DEFAULT_SOCKET if os.path.exists(_DEFAULT_SOCKET) else None
+    spec = replace(spec, **changes)
+    return spec if password is None else spec.with_password(password)
+
+
+def _is_url(text: str) -> bool:
+    return text.startswith(("mysql://", "mariadb://"))
+
+
+@command("dump", context_settings={"help_option_names": ["--help"]})
 @binlog_files
+@click.option(
+    "-R",
+    "--read-from-remote-server",
+    "remote",
+    is_flag=True,
+    help="FILES are binlog names on a server (or a mysql:// URL comes first).",
+)
+@click.option("-h", "--host", help="The server's host (with -R).")
+@click.option("-P", "--port", type=int, help="The server's port (with -R).")
+@click.option("-u", "--user", help="User name on the server (with -R).")
+@click.option("-p", "--password", help="Password on the server (with -R).")
+@click.option("-S", "--socket", help="The server's unix socket (with -R).")
+@click.option(
+    "-t", "--to-last-log", is_flag=True, help="With -R: go on through the server's later binlogs."
+)
+@click.option(
+    "--stop-never", is_flag=True, help="With -R: wait for new events (implies --to-last-log)."
+)
+@click.option(
+    "--stop-never-slave-server-id",
+    "--connection-server-id",
+    "connection_server_id",
+    type=int,
+    help="The replica server id of the dump (default: made from the pid).",
+)
+@click.option(
+    "--raw",
+    is_flag=True,
+    help="With -R: write the server's files byte for byte into the --result-file folder.",
+)
+@click.option(
+    "-r",
+    "--result-file",
+    help="Write the dump here; with --raw the folder for the files.",
+)
 @click.option("--stop-position", type=int, help="Stop at the first event at or past this offset.")
 @click.option("--start-datetime", help="Begin at the first event at or after this local time.")
 @click.option("--stop-datetime", help="Stop at the first event at or after this local time.")
@@ -108,6 +209,13 @@ class _Source:
     help="'# Number of rows' after row statements (mariadb-binlog).",
 )
 @click.option("--skip-annotate-row-events", is_flag=True, help="Leave Annotate_rows events out.")
+@click.option("--skip-gtids", is_flag=True, help="Leave GTID events and GTID_NEXT out (MySQL).")
+@click.option(
+    "-B",
+    "--flashback",
+    is_flag=True,
+    help="Print the undo of the range: rows events reversed, last transaction first.",
+)
 @click.option(
     "--flavor",
     type=click.Choice(sorted(_FLAVORS)),
@@ -138,9 +246,55 @@ def dump_command(
     short_form: bool,
     print_row_count: bool,
     skip_annotate_row_events: bool,
+    skip_gtids: bool,
     flavor: str,
+    flashback: bool,
+    remote: bool,
+    host: str | None,
+    port: int | None,
+    user: str | None,
+    password: str | None,
+    socket: str | None,
+    to_last_log: bool,
+    stop_never: bool,
+    connection_server_id: int | None,
+    raw: bool,
+    result_file: str | None,
 ) -> None:
-    """Print binlog FILES as mysqlbinlog / mariadb-binlog do (paths, an index, a directory, -)."""
+    """Print binlog FILES as mysqlbinlog / mariadb-binlog do (paths, an index, a directory, -).
+
+    With -R (or a mysql:// / mariadb:// URL first), FILES are binlog names on
+    the server, each dumped from its start (the first from --start-position)
+    to its end, or on to the last binlog with --to-last-log / --stop-never.
+    """
+    url = files[0] if files and _is_url(files[0]) else None
+    remote = remote or url is not None
+    if url is not None:
+        files = files[1:]
+    if (raw or to_last_log or stop_never) and not remote:
+        raise click.UsageError("--raw, --to-last-log and --stop-never need -R")
+    remote_options: RemoteOptions | None = None
+    if remote:
+        try:
+            remote_options = RemoteOptions(
+                spec=_remote_spec(url, host, port, user, password, socket),
+                files=files,
+                start_position=start_position,
+                to_last_log=to_last_log,
+                stop_never=stop_never,
+                server_id=connection_server_id or _default_server_id(),
+                verify_checksum=not no_verify_checksum,
+                annotate_rows=not skip_annotate_row_events,
+            )
+        except BinlogError as err:
+            raise click.UsageError(str(err)) from None
+    if raw:
+        assert remote_options is not None
+        if result_file is None:
+            raise click.UsageError("--raw needs --result-file DIR (where the files go)")
+        with reading_errors():
+            copy_raw(remote_options, result_file)
+        return
     options = DumpOptions(
         base64_output=Base64Output(base64_output),
         verbose=verbose,
@@ -149,6 +303,7 @@ def dump_command(
         flavor=_FLAVORS[flavor],
         print_row_count=print_row_count,
         skip_annotate_row_events=skip_annotate_row_events,
+        skip_gtids=skip_gtids,
         database=database,
         table=table,
         rewrite_db=dict(parse_rewrite_db(r) for r in rewrite_db),
@@ -157,8 +312,9 @@ def dump_command(
             for x in (do_domain_ids, ignore_domain_ids, do_server_ids, ignore_server_ids, server_id)
         ),
     )
+    target = open(result_file, "wb") if result_file else sys.stdout.buffer  # noqa: SIM115
     out = io.TextIOWrapper(
-        sys.stdout.buffer,
+        target,
         encoding="utf-8",
         errors="surrogateescape",
         newline="\n",
@@ -179,15 +335,48 @@ def dump_command(
                 ignore_server_ids=parse_id_list(ignore_server_ids) if ignore_server_ids else None,
                 server_id=server_id,
             )
-            source = _Source(files, start_position, {"verify_checksum": not no_verify_checksum})
-            dump(source, selection, options, out.write)
+            source: Source
+            if remote_options is not None:
+                source = RemoteSource(remote_options)
+            else:
+                source = _Source(files, start_position, {"verify_checksum": not no_verify_checksum})
+            if flashback:
+                dump_flashback(source, selection, options, out.write)
+            else:
+                dump(source, selection, options, out.write, out.flush)
         finally:
             out.flush()
             out.detach()
+            if target is not sys.stdout.buffer:
+                target.close()
 
 
-def dump(source: _Source, selection: Selection, options: DumpOptions, write: Any) -> None:
-    """Print the selected events of ``source`` with ``write``, header and trailer included."""
+def dump_flashback(source: Source, selection: Selection, options: DumpOptions, write: Any) -> None:
+    """Print the undo of the selected events (see :mod:`binlogkit.dump.flashback`)."""
+    dumper = Dumper(options, write)
+    dumper.begin()
+    dumper.begin_file()
+    dumper.flush_pending()
+    events = source.events()
+    if not selection.is_empty:
+        events = selection.filter(events, last_file=source.paths[-1] if source.paths else None)
+    print_flashback(events, write)
+    dumper.end_file()
+    dumper.end()
+
+
+def dump(
+    source: Source,
+    selection: Selection,
+    options: DumpOptions,
+    write: Any,
+    flush: Any = None,
+) -> None:
+    """Print the selected events of ``source`` with ``write``, header and trailer included.
+
+    ``flush`` is called after each event of a source that waits for new ones (--stop-never).
+    """
+    flush = flush if source.live else None
     dumper = Dumper(options, write)
     dumper.begin()
     events = source.events()
@@ -199,20 +388,35 @@ def dump(source: _Source, selection: Selection, options: DumpOptions, write: Any
     while True:
         try:
             event = next(events, None)
-        except BinlogError:  # a read error: the tools still close the output
+        except BinlogError:  # a read error: the tools still close the output (not -R's)
+            if not source.closes_on_error:  # only the lines before the failed dump
+                if source.current != current:
+                    if current is not None:
+                        dumper.end_file()
+                    dumper.begin_file()
+                dumper.flush_pending()
+                raise
             if current is not None:
                 dumper.end_file()
             dumper.end()
             raise
         if event is None:
             break
-        if event.header.file != current:
+        raw, fmt, group, at = source.take(event, fmt)
+        if group != current:
             if current is not None:
                 dumper.end_file()
-            current = event.header.file
+            current = group
             dumper.begin_file()
-        raw, fmt = source.raw(event, fmt)
-        dumper.event(event, raw, fmt)
+        try:
+            dumper.event(event, raw, fmt, at)
+            if flush is not None:
+                flush()
+        except BinlogError:  # mysqlbinlog closes the output after an event it cannot print
+            if dumper.flavor is Flavor.MYSQL:
+                dumper.end_file()
+                dumper.end()
+            raise
     if current is not None:
         dumper.end_file()
     dumper.end()

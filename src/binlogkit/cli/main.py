@@ -1,18 +1,20 @@
 """The ``binlogkit`` command: a click group whose subcommands register themselves.
 
 Each command lives in its own module under :mod:`binlogkit.cli` and is declared
-with :func:`command`; the group imports every module of the package the first
-time it is asked for its commands, so a new command is one new module.
+with :func:`command`, so a new command is one new module. A command runs with
+only its own module imported when the module bears the command's name; listing
+the commands imports them all.
 """
 
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import logging
 import pkgutil
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
@@ -20,31 +22,48 @@ import binlogkit
 from binlogkit.binlog import utf8
 from binlogkit.errors import BinlogError
 
+if TYPE_CHECKING:
+    from binlogkit.services.replica_stream import BinlogStream
+
 __all__ = ["binlog_files", "cli", "command", "emit", "main", "open_files", "reading_errors"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 
 class _Commands(click.Group):
-    """A group that imports the command modules of :mod:`binlogkit.cli` on first use."""
+    """A group that imports its command modules only when they are needed.
+
+    The command ``name`` is looked up first in the module of the same name
+    (``-`` as ``_``), so running one command imports only its module; listing
+    the commands (``--help``), or a name no module is named after, imports
+    every module of :mod:`binlogkit.cli`.
+    """
 
     _loaded = False
 
     def _load(self) -> None:
         if not self._loaded:
             self._loaded = True
-            package = importlib.import_module("binlogkit.cli")
+            package = importlib.import_module(_PACKAGE)
             for module in pkgutil.iter_modules(package.__path__):
                 if module.name != "main":
-                    importlib.import_module(f"binlogkit.cli.{module.name}")
+                    importlib.import_module(f"{_PACKAGE}.{module.name}")
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         self._load()
         return super().list_commands(ctx)
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
-        self._load()
+        if cmd_name not in self.commands and not self._loaded:
+            name = cmd_name.replace("-", "_")
+            if name.isidentifier() and importlib.util.find_spec(f"{_PACKAGE}.{name}"):
+                importlib.import_module(f"{_PACKAGE}.{name}")
+            if cmd_name not in self.commands:
+                self._load()
         return super().get_command(ctx, cmd_name)
+
+
+_PACKAGE = "binlogkit.cli"
 
 
 @click.group(cls=_Commands, context_settings={"help_option_names": ["-h", "--help"]})
@@ -76,7 +95,7 @@ def binlog_files(command: F) -> F:
 
 def open_files(
     files: tuple[str, ...], start_position: int | None, no_verify_checksum: bool, **options: Any
-) -> binlogkit.BinlogReader:
+) -> binlogkit.BinlogReader | BinlogStream:
     """Open the files of :func:`binlog_files`; ``options`` go to :func:`binlogkit.open`."""
     return binlogkit.open(
         list(files),

@@ -2,45 +2,18 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import click
 
-from binlogkit import jsonenc
 from binlogkit.cli.main import binlog_files, command, emit, open_files, reading_errors
-from binlogkit.pipeline.changes import ChangeEvent, row_changes
-
-_OPS = {"c": "INSERT", "u": "UPDATE", "d": "DELETE"}
-
-
-def _json_lines(change: ChangeEvent) -> list[str]:
-    return [jsonenc.dumps(change.to_dict())]
-
-
-def _text_lines(change: ChangeEvent) -> list[str]:
-    src = change.source
-    lines = [
-        f"{_OPS[change.op]} {src.db}.{src.table} at {src.file}:{src.pos} row {src.row}"
-        f" gtid {src.gtid or '-'} server {src.server_id} ts_ms {src.ts_ms}"
-    ]
-    if change.before is not None:
-        lines.append(f"  before: {jsonenc.dumps(change.before)}")
-    if change.after is not None:
-        lines.append(f"  after:  {jsonenc.dumps(change.after)}")
-    return lines
-
-
-_FORMATS: dict[str, Callable[[ChangeEvent], list[str]]] = {
-    "jsonl": _json_lines,
-    "text": _text_lines,
-}
+from binlogkit.cli.render import ROW_FORMATS
+from binlogkit.pipeline.changes import row_changes
 
 
 @command("rows")
 @click.option(
     "--format",
     "fmt",
-    type=click.Choice(sorted(_FORMATS)),
+    type=click.Choice(sorted(ROW_FORMATS)),
     default="jsonl",
     show_default=True,
     help="jsonl: one JSON envelope per row change (docs/json-encoding.md); text: for reading.",
@@ -67,7 +40,7 @@ def rows_command(
     Each change is {"op": c|u|d, "before", "after", "source": {file, pos, row,
     gtid, server_id, db, table, ts_ms}}.
     """
-    render = _FORMATS[fmt]
+    render = ROW_FORMATS[fmt]
     wanted = {tuple(name.split(".", 1)) for name in tables}
     if any(len(name) != 2 for name in wanted):
         raise click.BadParameter("give tables as DB.TABLE", param_hint="--table")

@@ -11,9 +11,8 @@ import click
 from binlogkit.binlog.context import DecodeOptions
 from binlogkit.binlog.events import Event
 from binlogkit.binlog.info import list_events
-from binlogkit.cli.events import _FORMATS as _EVENT_FORMATS
 from binlogkit.cli.main import command, emit, reading_errors
-from binlogkit.cli.rows import _FORMATS as _ROW_FORMATS
+from binlogkit.cli.render import EVENT_FORMATS, ROW_FORMATS
 from binlogkit.pipeline.changes import row_changes
 from binlogkit.protocol.replication import is_stream_only
 from binlogkit.services.replica_stream import BinlogStream, Start, parse_gtids
@@ -57,6 +56,14 @@ def _until(
         yield event
 
 
+def _event_format_name(name: str) -> str:
+    """``--format`` of tail for an event format: ``events`` (text) or ``events-NAME``."""
+    return "events" if name == "text" else f"events-{name}"
+
+
+_EVENT_CHOICES = {_event_format_name(name): name for name in EVENT_FORMATS}
+
+
 def _binlog_events(events: Iterator[Event]) -> Iterator[Event]:
     """Leave out heartbeats and the other events that are not in the binlog files."""
     return (event for event in events if not is_stream_only(event))
@@ -67,7 +74,7 @@ def _binlog_events(events: Iterator[Event]) -> Iterator[Event]:
 @click.option(
     "--format",
     "fmt",
-    type=click.Choice(["jsonl", "text", "events", "events-jsonl"]),
+    type=click.Choice([*sorted(ROW_FORMATS), *sorted(_EVENT_CHOICES)]),
     default="jsonl",
     show_default=True,
     help="jsonl / text: row changes (as `binlogkit rows`); events / events-jsonl: every "
@@ -126,15 +133,15 @@ def tail_command(
             raise click.UsageError(str(err)) from None
         with stream:
             events = _until(stream, stop_position, stop_datetime)
-            if fmt.startswith("events"):
-                header, render = _EVENT_FORMATS["jsonl" if fmt == "events-jsonl" else "text"]
-                if header is not None:
-                    emit(header)
+            if fmt in _EVENT_CHOICES:
+                render = EVENT_FORMATS[_EVENT_CHOICES[fmt]]
+                if render.header is not None:
+                    emit(render.header)
                 for row in list_events(events):
                     if not is_stream_only(row.event):
-                        emit(render(row))
+                        emit(render.line(row))
             else:
-                lines = _ROW_FORMATS[fmt]
+                lines = ROW_FORMATS[fmt]
                 for change in row_changes(_binlog_events(events)):
                     for line in lines(change):
                         emit(line)

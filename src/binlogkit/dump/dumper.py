@@ -27,6 +27,7 @@ from typing import Any
 from binlogkit.binlog.constants import Flavor
 from binlogkit.binlog.context import FormatContext, flavor_of
 from binlogkit.binlog.events import Event, FormatDescriptionEvent, StartEventV3
+from binlogkit.binlog.events.rows import RowsEvent
 from binlogkit.dump.options import Base64Output, DumpOptions
 from binlogkit.dump.rows import RowsPrinter, TablePrinter
 from binlogkit.dump.text import base64_lines, hexdump, timestamp
@@ -48,6 +49,46 @@ def formats(*classes: type[Event]) -> Callable[[Formatter], Formatter]:
         return fn
 
     return mark
+
+
+_MARIADB_BEGIN = (
+    "/*!50530 SET @@SESSION.PSEUDO_SLAVE_MODE=1*/;\n"
+    "/*!40019 SET @@session.max_delayed_threads=0*/;\n"
+    "/*!50003 SET @OLD_COMPLETION_TYPE=@@COMPLETION_TYPE,COMPLETION_TYPE=0*/;\n"
+)
+_MYSQL_BEGIN = (
+    "# The proper term is pseudo_replica_mode, but we use this compatibility alias\n"
+    "# to make the statement usable on server versions 8.0.24 and older.\n"
+    "/*!50530 SET @@SESSION.PSEUDO_SLAVE_MODE=1*/;\n"
+    "/*!50003 SET @OLD_COMPLETION_TYPE=@@COMPLETION_TYPE,COMPLETION_TYPE=0*/;\n"
+)
+_ALNUM = bytes(
+    c if (0x30 <= c <= 0x39 or 0x41 <= c <= 0x5A or 0x61 <= c <= 0x7A) else 0x2E for c in range(256)
+)
+
+
+def mysql_hexdump(raw: bytes, offset: int, header_length: int) -> str:
+    """mysqlbinlog's ``--hexdump`` comment of one event at ``offset`` (MySQL's print_header)."""
+    out = []
+    data = raw
+    at = offset
+    if header_length == 19 and len(raw) >= 19:
+        h = raw[:19]
+        out.append(
+            "# Position  Timestamp   Type   Source ID        Size      Source Pos    Flags \n"
+            f"# {offset:08x} {h[0]:02x} {h[1]:02x} {h[2]:02x} {h[3]:02x}   {h[4]:02x}   "
+            f"{h[5]:02x} {h[6]:02x} {h[7]:02x} {h[8]:02x}   {h[9]:02x} {h[10]:02x} {h[11]:02x} "
+            f"{h[12]:02x}   {h[13]:02x} {h[14]:02x} {h[15]:02x} {h[16]:02x}   "
+            f"{h[17]:02x} {h[18]:02x}\n"
+        )
+        data = raw[19:]
+        at = offset + 19
+    for start in range(0, len(data), 16):
+        chunk = data[start : start + 16]
+        hexes = "".join(f"{b:02x} " for b in chunk[:8]) + "".join(f" {b:02x}" for b in chunk[8:])
+        text = chunk.translate(_ALNUM).decode("ascii")
+        out.append(f"# {at + start:08x} {hexes:<48} |{text}|\n")
+    return "".join(out)
 
 
 # The largest BINLOG statement printed in one piece (opt_binlog_rows_event_max_encoded_size).
@@ -81,6 +122,17 @@ class PrintState:
     printed_fd: bool = False
     ignored_tables: set[int] = field(default_factory=set)
     """Table ids whose TABLE_MAP ``--database`` / ``--table`` left out (with their rows)."""
+    default_collation_for_utf8mb4: int = -1
+    in_transaction: bool = False
+    """mysqlbinlog: a BEGIN was printed and its transaction has not ended."""
+    seen_gtid: bool = False
+    """mysqlbinlog: a GTID event was printed and its transaction has not ended."""
+    skipped_in_transaction: bool = False
+    """mysqlbinlog: ``--database`` left out part of the current transaction."""
+    unflushed: bool = False
+    deferred: list[str] = field(default_factory=list)
+    """mysqlbinlog: INTVAR, RAND and USER_VAR texts held until their statement is printed."""
+    """A row statement's events were gathered and its last one has not come."""
 
 
 class Dumper:
@@ -100,32 +152,77 @@ class Dumper:
         """Whether row events and table maps go out as BINLOG blocks (do_print_encoded)."""
         self._ts: tuple[int, str] = (-1, "")
         self._printers: dict[tuple[Any, ...], TablePrinter] = {}
+        self._pending: list[str] = []
+        self._payload: tuple[int, int] | None = None
+        """(end offset, log_pos) of the TRANSACTION_PAYLOAD whose inner events are printing."""
+        self._log_pos: int | None = None
+        self._at: int | None = None
+        """The end_log_pos printed for the current event when it is not its own (inner events)."""
+        """The header and DELIMITER lines, held until the flavour to print them in is known."""
 
     # -- the whole output -------------------------------------------------------------
 
     def begin(self) -> None:
-        """The lines before the first file."""
-        self.write(
-            "/*!50530 SET @@SESSION.PSEUDO_SLAVE_MODE=1*/;\n"
-            "/*!40019 SET @@session.max_delayed_threads=0*/;\n"
-            "/*!50003 SET @OLD_COMPLETION_TYPE=@@COMPLETION_TYPE,COMPLETION_TYPE=0*/;\n"
-        )
+        """The lines before the first file (written with the first event, in its flavour)."""
+        self._pending.append("begin")
 
     def begin_file(self) -> None:
-        self.write("DELIMITER /*!*/;\n")
+        self._pending.append("file")
+
+    def flush_pending(self) -> None:
+        """Write the opening lines held back until the flavour is known."""
+        mysql = self.flavor is Flavor.MYSQL
+        for what in self._pending:
+            if what == "file":
+                self.write("DELIMITER /*!*/;\n")
+            elif mysql:
+                self.write(_MYSQL_BEGIN)
+            else:
+                self.write(_MARIADB_BEGIN)
+        self._pending.clear()
 
     def end_file(self) -> None:
-        self.write("DELIMITER ;\n")
+        if self._pending:
+            self.flush_pending()
+        self.close_payload()
+        if self.flavor is not Flavor.MYSQL:
+            self.write("DELIMITER ;\n")
+            return
+        s = self.state
+        out = []
+        if s.unflushed:
+            pass  # mysqlbinlog warns on stderr and leaves the partial statement out
+        elif s.in_transaction:
+            out.append(f"ROLLBACK /* added by mysqlbinlog */ {self.delimiter}\n")
+        elif s.seen_gtid:
+            out.append(
+                f"BEGIN /*added by mysqlbinlog */{self.delimiter}\n"
+                f"ROLLBACK /* added by mysqlbinlog */{self.delimiter}\n"
+            )
+        if not self.options.skip_gtids:
+            added = "/* added by mysqlbinlog */"
+            out.append(f"SET @@SESSION.GTID_NEXT= 'AUTOMATIC' {added} {self.delimiter}\n")
+        out.append("DELIMITER ;\n")
+        self.write("".join(out))
 
     def end(self) -> None:
         """The lines after the last file."""
+        if self._pending:
+            self.flush_pending()
+        if self.flavor is Flavor.MYSQL:
+            self.write(
+                "# End of log file\n"
+                "/*!50003 SET COMPLETION_TYPE=@OLD_COMPLETION_TYPE*/;\n"
+                "/*!50530 SET @@SESSION.PSEUDO_SLAVE_MODE=0*/;\n"
+            )
+            return
         self.write(
             "# End of log file\n"
             "ROLLBACK /* added by mysqlbinlog */;\n"
             "/*!50003 SET COMPLETION_TYPE=@OLD_COMPLETION_TYPE*/;\n"
             "/*!50530 SET @@SESSION.PSEUDO_SLAVE_MODE=0*/;\n"
         )
-        if self.options.id_filters and self.flavor is Flavor.MARIADB:
+        if self.options.id_filters:
             self.write(
                 "/*!100001 SET @@SESSION.SERVER_ID=@@GLOBAL.SERVER_ID */;\n"
                 "/*!100001 SET @@SESSION.GTID_DOMAIN_ID=@@GLOBAL.GTID_DOMAIN_ID */;\n"
@@ -133,8 +230,13 @@ class Dumper:
 
     # -- one event ----------------------------------------------------------------------
 
-    def event(self, event: Event, raw: bytes, fmt: FormatContext | None = None) -> None:
-        """Print one event; ``raw`` is its bytes as read, ``fmt`` the format it was read with."""
+    def event(
+        self, event: Event, raw: bytes, fmt: FormatContext | None = None, at: int | None = None
+    ) -> None:
+        """Print one event; ``raw`` is its bytes as read, ``fmt`` the format it was read with.
+
+        ``at``: the offset to print for it when not its own (a remote dump's numbering).
+        """
         if isinstance(event, FormatDescriptionEvent):
             self.fmt = event.context()
             if self.options.flavor is None:
@@ -145,8 +247,18 @@ class Dumper:
                 self.flavor = flavor_of(event.server_version)
         elif fmt is not None:
             self.fmt = fmt
+        if self._pending:
+            self.flush_pending()
+        h = event.header
+        payload = self._payload
+        if payload is not None:
+            if h.log_pos == 0 and h.offset == payload[0]:
+                self._log_pos = payload[1]
+            else:
+                self.close_payload()
+        self._at = at
         if not self.options.short_form:
-            self.write(f"# at {event.header.offset}\n")
+            self.at(event)
         cls = type(event)
         if cls in self._cache:
             formatter = self._cache[cls]
@@ -155,6 +267,45 @@ class Dumper:
             self._cache[cls] = formatter
         if formatter is not None:
             formatter(self, event, raw)
+        self._log_pos = None
+        self._at = None
+
+    def statement_context(self, text: str) -> None:
+        """An INTVAR, RAND or USER_VAR text: mysqlbinlog prints it with its statement."""
+        if self.flavor is Flavor.MYSQL:
+            self.state.deferred.append(text)
+        else:
+            self.write(text)
+
+    def open_payload(self, event: Event) -> None:
+        """The events that follow, up to the next outer one, are the payload's inner events."""
+        h = event.header
+        self._payload = (h.end, h.log_pos)
+
+    def close_payload(self) -> None:
+        if self._payload is not None:
+            self._payload = None
+            if not self.options.short_form:
+                self.write("# End of compressed events!\n")
+
+    def at(self, event: Event) -> None:
+        """``# at N``; mysqlbinlog leaves it out before a row event it refuses to print."""
+        if self.flavor is Flavor.MYSQL and isinstance(event, RowsEvent) and self.refuses_rows():
+            return
+        self.write(f"# at {self.offset(event)}\n")
+
+    def offset(self, event: Event) -> int:
+        """The offset printed for the event being printed (``# at``, hex dump addresses)."""
+        if self._log_pos is not None:
+            return self._log_pos
+        return event.header.offset if self._at is None else self._at
+
+    def refuses_rows(self) -> bool:
+        """mysqlbinlog stops at a row event when no format description was printed as base64."""
+        o = self.options
+        return not (
+            self.state.printed_fd or o.short_form or o.base64_output is Base64Output.DECODE_ROWS
+        )
 
     # -- pieces the formatters share ------------------------------------------------------
 
@@ -175,13 +326,19 @@ class Dumper:
         if when != h.timestamp:
             text = timestamp(h.timestamp)
             self._ts = (h.timestamp, text)
-        line = f"#{text} server id {h.server_id}  end_log_pos {h.log_pos} "
+        log_pos = h.log_pos if self._log_pos is None else self._log_pos
+        line = f"#{text} server id {h.server_id}  end_log_pos {log_pos} "
         if self.fmt.checksum_length and len(raw) >= 4:
             line += f"CRC32 0x{int.from_bytes(raw[-4:], 'little'):08x} "
         if self.options.hexdump:
-            at = h.offset if hexdump_offset is None else hexdump_offset
+            at = self.offset(event) if hexdump_offset is None else hexdump_offset
+            if self._log_pos is not None:
+                at = self._log_pos
             dumped = raw if shown is None else shown
-            line += "\n" + hexdump(dumped, at, self.fmt.header_length) + "# Event: "
+            if self.flavor is Flavor.MYSQL:
+                line += "\n" + mysql_hexdump(dumped, at, self.fmt.header_length) + "# "
+            else:
+                line += "\n" + hexdump(dumped, at, self.fmt.header_length) + "# Event: "
         return line
 
     def base64(self, raw: bytes) -> str:

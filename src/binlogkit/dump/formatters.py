@@ -41,6 +41,7 @@ from binlogkit.binlog.rows.charsets import charset_name
 from binlogkit.dump.dumper import Dumper, formats
 from binlogkit.dump.options import Base64Output
 from binlogkit.dump.text import backquoted, timestamp
+from binlogkit.errors import BinlogError
 
 # -- the format description ----------------------------------------------------------
 
@@ -123,7 +124,10 @@ def _query_header(d: Dumper, event: QueryEvent, raw: bytes) -> list[str]:
     out: list[str] = []
     mariadb = d.flavor is Flavor.MARIADB
     if not d.options.short_form:
-        xid = f"\txid={st.xid or 0}" if mariadb else ""
+        if mariadb:
+            xid = f"\txid={st.xid or 0}"
+        else:
+            xid = f"\tXid = {st.ddl_xid}" if st.ddl_xid is not None else ""
         type_name = event_type_str(event.header.type_code, d.flavor)
         out.append(
             f"{d.header(event, raw)}\t{type_name}\tthread_id={event.thread_id}"
@@ -165,7 +169,8 @@ def _query_header(d: Dumper, event: QueryEvent, raw: bytes) -> list[str]:
             out.append("SET " + ", ".join(parts) + f"{delim}\n")
             s.flags2 = flags2
     if st.sql_mode is not None and st.sql_mode != s.sql_mode:
-        out.append(f"SET @@session.sql_mode={st.sql_mode}{delim}\n")
+        removed = "/*!80005 &~0x1003ff00*/" if not mariadb and st.sql_mode & 0x1003FF00 else ""
+        out.append(f"SET @@session.sql_mode={st.sql_mode}{removed}{delim}\n")
         s.sql_mode = st.sql_mode
     auto = st.auto_increment or (1, 1)
     if auto != s.auto_increment:
@@ -178,7 +183,7 @@ def _query_header(d: Dumper, event: QueryEvent, raw: bytes) -> list[str]:
         name = charset_name(st.charset[0])
         if name is not None:
             out.append(f"/*!\\C {name} */{delim}\n")
-        else:
+        elif mariadb:
             out.append("# Ignored (Unknown charset) ")
         client = name if mariadb else str(st.charset[0])
         out.append(
@@ -199,7 +204,61 @@ def _query_header(d: Dumper, event: QueryEvent, raw: bytes) -> list[str]:
         value = str(collation) if collation else "DEFAULT"
         out.append(f"SET @@session.collation_database={value}{delim}\n")
         s.charset_database = collation
+    if not mariadb:
+        out += _mysql_session_variables(d, event)
     return out
+
+
+def _mysql_session_variables(d: Dumper, event: QueryEvent) -> list[str]:
+    """The session variables only MySQL's QUERY events carry (print_query_header's last lines)."""
+    st = event.status
+    s = d.state
+    delim = d.delimiter
+    out = []
+    if st.explicit_defaults_for_timestamp is not None:
+        value = 0 if st.explicit_defaults_for_timestamp == 0 else 1
+        out.append(f"SET @@session.explicit_defaults_for_timestamp={value}{delim}\n")
+    collation = st.default_collation_for_utf8mb4 or 0
+    if collation != s.default_collation_for_utf8mb4:
+        if collation:
+            out.append(
+                f"/*!80011 SET @@session.default_collation_for_utf8mb4={collation}*/{delim}\n"
+            )
+        s.default_collation_for_utf8mb4 = collation
+    # mysqlbinlog compares these two with "not printed yet" (0xff) and never remembers them
+    if st.sql_require_primary_key is not None:
+        value = st.sql_require_primary_key
+        out.append(f"/*!80013 SET @@session.sql_require_primary_key={value}*/{delim}\n")
+    if st.default_table_encryption is not None:
+        value = st.default_table_encryption
+        out.append(f"/*!80016 SET @@session.default_table_encryption={value}*/{delim}\n")
+    return out
+
+
+def _starts_group(query: bytes) -> bool:
+    """MySQL's Query_log_event::starts_group: BEGIN or XA START."""
+    return query == b"BEGIN" or query[:8] == b"XA START"
+
+
+def _ends_group(query: bytes) -> bool:
+    """MySQL's Query_log_event::ends_group: COMMIT, ROLLBACK (not to a savepoint), XA ROLLBACK."""
+    upper = query[:12].upper()
+    return (
+        query == b"COMMIT"
+        or (upper.startswith(b"ROLLBACK") and not upper.startswith(b"ROLLBACK TO "))
+        or query[:11] == b"XA ROLLBACK"
+    )
+
+
+def _track_transaction(d: Dumper, query: bytes) -> None:
+    """What mysqlbinlog remembers of the transaction a printed statement belongs to."""
+    s = d.state
+    if _ends_group(query):
+        s.in_transaction = s.seen_gtid = s.skipped_in_transaction = False
+    elif _starts_group(query):
+        s.in_transaction = True
+    elif not s.in_transaction:
+        s.seen_gtid = False
 
 
 def _rewritten_use(d: Dumper, event: QueryEvent) -> None:
@@ -218,8 +277,24 @@ def _rewritten_use(d: Dumper, event: QueryEvent) -> None:
 @formats(QueryEvent)
 def _query(d: Dumper, event: QueryEvent, raw: bytes) -> None:
     xa = bool(d.state.gtid_flags2 & 0xC0)
+    deferred = d.state.deferred
+    if deferred:
+        d.state.deferred = []
     if not _is_trans_keyword(event.query, xa) and d.skips_db(event.db):
+        if d.flavor is Flavor.MYSQL:
+            s = d.state
+            query = event.query
+            if s.seen_gtid and not s.in_transaction and not _starts_group(query):
+                if not _ends_group(query):
+                    d.write(f"COMMIT /* added by mysqlbinlog */{d.delimiter}\n")
+                s.skipped_in_transaction = s.in_transaction = s.seen_gtid = False
+            else:
+                s.skipped_in_transaction = True
         return
+    if d.flavor is Flavor.MYSQL:
+        _track_transaction(d, event.query)
+    if deferred:
+        d.write("".join(deferred))
     _rewritten_use(d, event)
     d.skip_replication(event)
     out = _query_header(d, event, raw)
@@ -230,6 +305,9 @@ def _query(d: Dumper, event: QueryEvent, raw: bytes) -> None:
 
 @formats(ExecuteLoadQueryEvent)
 def _execute_load_query(d: Dumper, event: ExecuteLoadQueryEvent, raw: bytes) -> None:
+    if d.state.deferred:
+        d.write("".join(d.state.deferred))
+        d.state.deferred = []
     d.skip_replication(event)
     out = _query_header(d, event, raw)
     out.append(utf8.decode(event.query))
@@ -244,14 +322,16 @@ def _intvar(d: Dumper, event: IntvarEvent, raw: bytes) -> None:
     d.skip_replication(event)
     head = "" if d.options.short_form else f"{d.header(event, raw)}\tIntvar\n"
     info = event_info(event, d.flavor)  # NAME=value, signed
-    d.write(f"{head}SET {info}{d.delimiter}\n")
+    d.statement_context(f"{head}SET {info}{d.delimiter}\n")
 
 
 @formats(RandEvent)
 def _rand(d: Dumper, event: RandEvent, raw: bytes) -> None:
     d.skip_replication(event)
     head = "" if d.options.short_form else f"{d.header(event, raw)}\tRand\n"
-    d.write(f"{head}SET @@RAND_SEED1={event.seed1}, @@RAND_SEED2={event.seed2}{d.delimiter}\n")
+    d.statement_context(
+        f"{head}SET @@RAND_SEED1={event.seed1}, @@RAND_SEED2={event.seed2}{d.delimiter}\n"
+    )
 
 
 @formats(UserVarEvent)
@@ -275,11 +355,13 @@ def _user_var(d: Dumper, event: UserVarEvent, raw: bytes) -> None:
         else:
             hexed = "0x" + event.raw.hex().upper() if event.raw else "''"
             text = f"_{charset} {hexed} COLLATE `{collation_name(event.charset)}`"
-    d.write(f"{head}{name}:={text}{d.delimiter}\n")
+    d.statement_context(f"{head}{name}:={text}{d.delimiter}\n")
 
 
 @formats(XidEvent)
 def _xid(d: Dumper, event: XidEvent, raw: bytes) -> None:
+    s = d.state
+    s.in_transaction = s.seen_gtid = s.skipped_in_transaction = False
     d.skip_replication(event)
     head = "" if d.options.short_form else f"{d.header(event, raw)}\tXid = {event.xid}\n"
     d.write(f"{head}COMMIT{d.delimiter}\n")
@@ -443,9 +525,7 @@ def _table_map(d: Dumper, event: TableMapEvent, raw: bytes) -> None:
     if s.annotate is not None:
         annotate, annotate_raw = s.annotate
         # The tools print it now, their hex dump address already the table map's (sic).
-        header = (
-            "" if d.options.short_form else d.header(annotate, annotate_raw, event.header.offset)
-        )
+        header = "" if d.options.short_form else d.header(annotate, annotate_raw, d.offset(event))
         s.head.append(_annotate_text(header, annotate))  # type: ignore[arg-type]
         s.annotate = None
     if not d.options.short_form:
@@ -480,7 +560,18 @@ _ROWS_NAMES: dict[int, str] = {
 }
 
 
-def _rows_name(event: RowsEvent) -> str:
+_OLD_ROWS_NAMES: dict[int, str] = {
+    EventType.PRE_GA_WRITE_ROWS: "Write_rows_old",
+    EventType.PRE_GA_UPDATE_ROWS: "Update_rows_old",
+    EventType.PRE_GA_DELETE_ROWS: "Delete_rows_old",
+}
+
+
+def _rows_name(event: RowsEvent, flavor: Flavor) -> str:
+    if event.legacy:
+        return _OLD_ROWS_NAMES[event.header.type_code]
+    if flavor is Flavor.MYSQL:
+        return event_type_str(event.header.type_code, flavor)
     name = _ROWS_NAMES.get(event.header.type_code)
     if name is not None:
         return name
@@ -505,6 +596,20 @@ def _rows(d: Dumper, event: RowsEvent, raw: bytes) -> None:
         return
     if end:
         s.ignored_tables.clear()
+    mysql = d.flavor is Flavor.MYSQL
+    if mysql and d.refuses_rows():
+        name = event_type_str(event.header.type_code, d.flavor)
+        if d.options.base64_output is Base64Output.NEVER:
+            raise BinlogError(
+                f"--base64-output=never specified, but binlog contains a {name} event "
+                "which must be printed in base64."
+            )
+        raise BinlogError(
+            "malformed binlog: it does not contain any Format_description_log_event. "
+            f"I now found a {name} event, which is not safe to process without a "
+            "Format_description_log_event."
+        )
+    s.unflushed = not end
     shown = raw
     code = _UNCOMPRESSED.get(event.header.type_code)
     if code is not None and (d.encode_rows or d.options.hexdump):
@@ -514,11 +619,17 @@ def _rows(d: Dumper, event: RowsEvent, raw: bytes) -> None:
     if not d.options.short_form:
         flags = " flags: STMT_END_F" if end else ""
         header = d.header(event, raw, shown=shown)
-        s.head.append(f"{header}\t{_rows_name(event)}: table id {event.table_id}{flags}\n")
+        s.head.append(
+            f"{header}\t{_rows_name(event, d.flavor)}: table id {event.table_id}{flags}\n"
+        )
     if d.encode_rows:
         s.body.append(d.base64(shown))
     table = d.table_printer(event.table_id)
-    if d.options.verbose:
+    if event.legacy:
+        # The tools' Old_rows_log_event prints no pseudo-SQL and counts no rows: the
+        # images start with record NULL bytes, which their row printer cannot read.
+        count = 0
+    elif d.options.verbose:
         lines, count = d.rows_printer.rows(event, table)
         s.tail.extend(lines)
     else:
@@ -526,7 +637,11 @@ def _rows(d: Dumper, event: RowsEvent, raw: bytes) -> None:
     s.row_count += count
     if end:
         d.flush_statement()
-        if d.options.print_row_count and not d.options.short_form:
+        if d.options.print_row_count and not d.options.short_form and not mysql:
             d.write(f"# Number of rows: {s.row_count}\n")
         s.row_count = 0
         s.annotate = None
+
+
+# The MySQL-only events' formatters register themselves on import.
+from binlogkit.dump import mysql as _mysql  # noqa: E402, F401

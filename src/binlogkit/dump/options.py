@@ -38,6 +38,8 @@ class DumpOptions:
       events (``--database``), only this table's row events (``--table``). The
       tools apply these while printing, after ``# at N`` (which stays); the
       other selections belong to :class:`~binlogkit.pipeline.selection.Selection`.
+    - ``skip_gtids``: leave GTID events and ``SET @@SESSION.GTID_NEXT`` out (mysqlbinlog
+      ``--skip-gtids``).
     - ``rewrite_db``: the ``--rewrite-db`` renames the events went through, so
       that ``database`` is matched against the original name as mariadb-binlog does.
     """
@@ -53,3 +55,4 @@ class DumpOptions:
     table: str | None = None
     rewrite_db: Mapping[str, str] = field(default_factory=dict)
     id_filters: bool = False
+    skip_gtids: bool = False

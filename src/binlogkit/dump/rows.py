@@ -2,16 +2,23 @@
 
 Follows the tools' ``Rows_log_event::print_verbose``: each row image is read
 from the (uncompressed) rows section with the column printers of
-:mod:`binlogkit.dump.values`, built once per table map.
+:mod:`binlogkit.dump.values`, built once per table map. By default the rows
+go through the straight-line printers and counters of
+:mod:`binlogkit.dump.compiled`, made once per table and row shape; the plain
+column-by-column walk here is their reference and takes over whenever they
+cannot vouch for a rows section.
 """
 
 from __future__ import annotations
 
 import struct
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
 
 from binlogkit.binlog.events.rows import RowsEvent
 from binlogkit.binlog.events.table_map import TableMapEvent
+from binlogkit.dump.compiled import compile_counter, compile_rows
 from binlogkit.dump.text import backquoted
 from binlogkit.dump.values import ColumnPrinter, table_def_metas, value_printer
 from binlogkit.errors import BinlogError, DecodeError
@@ -27,6 +34,10 @@ class TablePrinter:
     columns: tuple[ColumnPrinter, ...]
     unsized: frozenset[str] = frozenset()
     """Keys of the columns whose size the tools' row counter cannot tell (it stops there)."""
+    compiled: dict[tuple[Any, ...], Callable[[bytes], Any]] = field(
+        default_factory=dict, compare=False, repr=False
+    )
+    """The generated printers and counters of this table, by row shape."""
 
     @classmethod
     def of(cls, table: TableMapEvent) -> TablePrinter:
@@ -51,10 +62,33 @@ def _present(bitmap: bytes | None, width: int) -> tuple[int, ...]:
 
 
 class RowsPrinter:
-    """Prints (or counts) the rows of row events, ``verbose`` 1 or 2 (0: count only)."""
+    """Prints (or counts) the rows of row events, ``verbose`` 1 or 2 (0: count only).
 
-    def __init__(self, verbose: int) -> None:
+    ``compiled=False`` keeps to the plain walk (the reference of the generated code).
+    """
+
+    def __init__(self, verbose: int, *, compiled: bool = True) -> None:
         self.verbose = verbose
+        self.compiled = compiled
+
+    def generated(self, event: RowsEvent, table: TablePrinter) -> Callable[[bytes], Any]:
+        """The generated printer (or, not verbose, counter) of rows shaped like ``event``'s.
+
+        It takes the rows section and gives what :meth:`rows` (or :meth:`count`)
+        gives, or raises when the plain walk must decide.
+        """
+        key = (
+            self.verbose,
+            event.has_before,
+            event.has_after,
+            event.width,
+            event.columns_before,
+            event.columns_after,
+        )
+        fn = table.compiled.get(key)
+        if fn is None:
+            fn = table.compiled[key] = self._compile(event, table)
+        return fn
 
     def count(self, event: RowsEvent, table: TablePrinter | None) -> int:
         """The number of rows the tools count without ``-v`` (count_row_events).
@@ -66,6 +100,12 @@ class RowsPrinter:
             return 0
         if not event.rows_data:
             return 0 if event.has_before else 1
+        if self.compiled and not (event.partial or event.legacy):
+            # (their images are laid out otherwise; the decoder counts them below)
+            try:
+                return self.generated(event, table)(event.rows_data)  # type: ignore[no-any-return]
+            except Exception:  # the plain count gives the answer or the error
+                pass
         unsized = table.unsized
         count = 0
         try:
@@ -127,6 +167,11 @@ class RowsPrinter:
                 return [], 0
             return [f"### Row event for unknown table #{event.table_id}"], 0
         data = event.rows_data
+        if self.compiled and self.verbose and data:
+            try:
+                return self.generated(event, table)(data)  # type: ignore[no-any-return]
+            except Exception:  # the plain walk gives the output or the error
+                pass
         first, second = self._bitmaps(event, table)
         if event.has_before and event.has_after:
             verb, clause1, clause2 = "UPDATE", "### WHERE", "### SET"
@@ -163,6 +208,20 @@ class RowsPrinter:
         if not self.verbose:
             return [], count
         return out, count
+
+    def _compile(self, event: RowsEvent, table: TablePrinter) -> Callable[[bytes], Any]:
+        first, second = self._bitmaps(event, table)
+        if not self.verbose:
+            return compile_counter(table.columns, (first,) if second is None else (first, second))
+        images: list[tuple[str, tuple[int, ...] | None]]
+        if event.has_before and event.has_after:
+            verb = "UPDATE"
+            images = [("### WHERE", first), ("### SET", second or None)]
+        elif event.has_before:
+            verb, images = "DELETE FROM", [("### WHERE", first)]
+        else:
+            verb, images = "INSERT INTO", [("### SET", first)]
+        return compile_rows(table.columns, f"### {verb} {table.name}", images, self.verbose)
 
     def _image(
         self,

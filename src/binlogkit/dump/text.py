@@ -27,29 +27,44 @@ def backquoted(name: str) -> str:
 def base64_lines(raw: bytes) -> str:
     """``raw`` in base64, 76 characters a line, each line ended (my_base64_encode + newline)."""
     text = binascii.b2a_base64(raw, newline=False).decode("ascii")
-    return "".join([text[i : i + 76] + "\n" for i in range(0, len(text), 76)])
+    if len(text) <= 76:
+        return text + "\n" if text else ""
+    return "\n".join([text[i : i + 76] for i in range(0, len(text), 76)]) + "\n"
+
+
+_SHOWN = bytes(b if 0x20 <= b < 0x7F else 0x2E for b in range(256))
+"""Bytes as the hex dump's text column shows them: printable ASCII, else ``.``."""
 
 
 def hexdump(raw: bytes, offset: int, header_length: int) -> str:
     """The ``--hexdump`` comment of one event at ``offset``: its header fields, then its bytes."""
-    h = raw[:19]
+    if len(raw) < 19:
+        raise IndexError(f"an event of {len(raw)} bytes has no 19-byte header to dump")
+    h = raw[:19].hex(" ")  # byte i at h[3 * i : 3 * i + 2]
     out = [
         "# Position\n",
         "#           |Timestamp   |Type |Master ID   |Size        |Master Pos  |Flags\n",
-        f"# {offset:8x}  |{h[0]:02x} {h[1]:02x} {h[2]:02x} {h[3]:02x} |{h[4]:02x}   "
-        f"|{h[5]:02x} {h[6]:02x} {h[7]:02x} {h[8]:02x} |{h[9]:02x} {h[10]:02x} {h[11]:02x} "
-        f"{h[12]:02x} |{h[13]:02x} {h[14]:02x} {h[15]:02x} {h[16]:02x} |{h[17]:02x} {h[18]:02x}\n",
+        f"# {offset:8x}  |{h[0:11]} |{h[12:14]}   |{h[15:26]} |{h[27:38]} "
+        f"|{h[39:50]} |{h[51:56]}\n",
         "#\n",
     ]
     data = raw[header_length:]
     at = offset + header_length
-    for start in range(0, len(data), _BYTES_PER_LINE):
-        chunk = data[start : start + _BYTES_PER_LINE]
-        left = " ".join(f"{b:02x}" for b in chunk[:8])
-        right = " ".join(f"{b:02x}" for b in chunk[8:])
-        hexes = f"{left}  {right}" if right else f"{left} "
-        text = "".join(chr(b) if 0x20 <= b < 0x7F else "." for b in chunk)
-        out.append(f"# {at + start:8x}  {hexes:<49} |{text}|\n")
+    size = len(data)
+    whole = size - size % _BYTES_PER_LINE
+    hexes = data.hex(" ")  # three characters a byte
+    text = data.translate(_SHOWN).decode("ascii")
+    out += [
+        f"# {at + i:8x}  {hexes[3 * i : 3 * i + 23]}  {hexes[3 * i + 24 : 3 * i + 47]}  "
+        f"|{text[i : i + _BYTES_PER_LINE]}|\n"
+        for i in range(0, whole, _BYTES_PER_LINE)
+    ]
+    if whole < size:
+        chunk = data[whole:]
+        left = chunk[:8].hex(" ")
+        right = chunk[8:].hex(" ")
+        shown = f"{left}  {right}" if right else f"{left} "
+        out.append(f"# {at + whole:8x}  {shown:<49} |{text[whole:]}|\n")
     if data:
         out.append("#\n")
     return "".join(out)

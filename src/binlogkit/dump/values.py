@@ -21,8 +21,11 @@ from binlogkit.binlog.rows.types.decimal import decimal_size
 from binlogkit.errors import DecodeError
 
 __all__ = [
+    "QUOTES",
     "ColumnPrinter",
+    "DecimalLayout",
     "PrintFn",
+    "decimal_layout",
     "quoted",
     "table_def_metas",
     "value_printer",
@@ -42,6 +45,12 @@ class ColumnPrinter:
     print: PrintFn
     sized: bool = True
     """Whether the tools' row counter knows this type's size (calc_field_event_length)."""
+    code: int = 0
+    """The column's type as the tools see it (ENUM and SET, not the STRING they are logged as)."""
+    width: int = 0
+    """The value's size in bytes when it is fixed and the printer reads exactly that, else 0."""
+    prefix: int = 0
+    """For a string: the size of its length prefix (its printer is :func:`quoted`), else 0."""
 
 
 Builder = Callable[[int, int], tuple[str, PrintFn]]
@@ -125,13 +134,62 @@ def value_printer(code: int, meta: int, nullable: bool) -> ColumnPrinter:
             length = meta
     if code == CT.STRING:
         typestr, fn = _string(length)
+        prefix = 1 if length < 256 else 2
     else:
         builder = _PRINTERS.get(code)
         if builder is None:
             typestr, fn = "", _unprintable(code, meta)
         else:
             typestr, fn = builder(code, meta)
-    return ColumnPrinter(typestr, meta, nullable, fn, code in _SIZED)
+        prefix = _prefix_size(code, meta)
+    return ColumnPrinter(
+        typestr, meta, nullable, fn, code in _SIZED, code, _fixed_width(code, meta), prefix
+    )
+
+
+_FIXED: dict[int, int] = {
+    CT.TINY: 1,
+    CT.SHORT: 2,
+    CT.INT24: 3,
+    CT.LONG: 4,
+    CT.LONGLONG: 8,
+    CT.FLOAT: 4,
+    CT.DOUBLE: 8,
+    CT.YEAR: 1,
+    CT.DATE: 3,
+    CT.NEWDATE: 3,
+    CT.TIME: 3,
+    CT.TIMESTAMP: 4,
+    CT.DATETIME: 8,
+}
+_FRACTIONAL: dict[int, int] = {CT.TIMESTAMP2: 4, CT.DATETIME2: 5, CT.TIME2: 3}
+
+
+def _fixed_width(code: int, meta: int) -> int:
+    """What :attr:`ColumnPrinter.width` says of a column (0: not fixed, or the printer fails)."""
+    if code in _FIXED:
+        return _FIXED[code]
+    if code in _FRACTIONAL:
+        return _FRACTIONAL[code] + _FRAC_BYTES[meta] if meta <= 6 else 0
+    if code == CT.NEWDECIMAL:
+        precision, scale = meta >> 8, meta & 0xFF
+        return decimal_size(precision, scale) if precision >= scale else 0
+    if code == CT.BIT:
+        return ((meta >> 8) * 8 + (meta & 0xFF) + 7) // 8
+    if code == CT.ENUM:
+        return meta & 0xFF if meta & 0xFF in (1, 2) else 0
+    if code == CT.SET:
+        return meta & 0xFF
+    return 0
+
+
+def _prefix_size(code: int, meta: int) -> int:
+    """What :attr:`ColumnPrinter.prefix` says of a column that is not a CHAR."""
+    if code in (CT.VARCHAR, CT.VAR_STRING, CT.VARCHAR_COMPRESSED):
+        return 1 if meta < 256 else 2
+    if code in _BLOB_TYPES and meta in _BLOB_NAMES:
+        return meta
+    return 0
 
 
 _SIZED = frozenset(
@@ -173,7 +231,8 @@ def _unprintable(code: int, meta: int) -> PrintFn:
 
 # -- quoting ----------------------------------------------------------------------------
 
-_QUOTE = {c: f"\\x{c:02x}" for c in range(0x20)}
+QUOTES = {c: f"\\x{c:02x}" for c in range(0x20)}
+"""The ``str.translate`` table of :func:`quoted`: characters below 0x20 as ``\\xNN``."""
 
 
 def quoted(raw: bytes) -> str:
@@ -184,7 +243,7 @@ def quoted(raw: bytes) -> str:
     """
     text = raw.decode("utf-8", "surrogateescape")
     if not text.isprintable():
-        text = text.translate(_QUOTE)
+        text = text.translate(QUOTES)
     return "'" + text + "'"
 
 
@@ -247,38 +306,68 @@ def _longlong(code: int, meta: int) -> tuple[str, PrintFn]:
 _DIGIT_BYTES = (0, 1, 1, 2, 2, 3, 3, 4, 4, 4)
 
 
+@dataclass(frozen=True, slots=True)
+class DecimalLayout:
+    """How a DECIMAL(precision, scale) value sits in its bytes, read as one big-endian number.
+
+    Each group of up to nine digits is a slice of the number's bits: ``(shift, mask)``;
+    the digits print with ``whole_format`` and ``frac_format`` (``%`` formats).
+    """
+
+    size: int
+    sign: int
+    whole_format: str
+    whole_shifts: tuple[tuple[int, int], ...]
+    frac_format: str
+    frac_shifts: tuple[tuple[int, int], ...]
+
+
+def decimal_layout(precision: int, scale: int) -> DecimalLayout:
+    """The layout of a DECIMAL(precision, scale) value (size 0: not a valid declaration)."""
+    intg = precision - scale
+    whole: list[tuple[int, int]] = []  # (digits, bytes) of each group, most significant first
+    if intg % 9:
+        whole.append((intg % 9, _DIGIT_BYTES[intg % 9]))
+    whole += [(9, 4)] * (intg // 9)
+    frac = [(9, 4)] * (scale // 9)
+    if scale % 9:
+        frac.append((scale % 9, _DIGIT_BYTES[scale % 9]))
+    size = decimal_size(precision, scale) if precision >= scale else 0
+    shifts: list[tuple[int, int]] = []
+    left = size
+    for _, nbytes in whole + frac:
+        left -= nbytes
+        shifts.append((left * 8, (1 << nbytes * 8) - 1))
+    return DecimalLayout(
+        size,
+        1 << (size * 8 - 1) if size else 0,
+        "".join(f"%0{digits}d" for digits, _ in whole),
+        tuple(shifts[: len(whole)]),
+        "." + "".join(f"%0{digits}d" for digits, _ in frac) if scale else "",
+        tuple(shifts[len(whole) :]),
+    )
+
+
 @printer_for(CT.NEWDECIMAL)
 def _newdecimal(code: int, meta: int) -> tuple[str, PrintFn]:
     precision, scale = meta >> 8, meta & 0xFF
-    intg = precision - scale
-    groups: list[tuple[int, int, bool]] = []  # (digits, bytes, fraction?)
-    if intg % 9:
-        groups.append((intg % 9, _DIGIT_BYTES[intg % 9], False))
-    groups += [(9, 4, False)] * (intg // 9)
-    groups += [(9, 4, True)] * (scale // 9)
-    if scale % 9:
-        groups.append((scale % 9, _DIGIT_BYTES[scale % 9], True))
-    size = decimal_size(precision, scale) if precision >= scale else 0
+    layout = decimal_layout(precision, scale)
+    size, sign = layout.size, layout.sign
+    whole_format, whole_shifts = layout.whole_format, layout.whole_shifts
+    frac_format, frac_shifts = layout.frac_format, layout.frac_shifts
+    ones = (1 << size * 8) - 1
 
     def read(buf: bytes, pos: int) -> tuple[str, int]:
         end = pos + size
         if end > len(buf) or size == 0:
             raise DecodeError(f"DECIMAL({precision},{scale}) value runs past the row")
-        raw = bytearray(buf[pos:end])
-        negative = not raw[0] & 0x80
-        raw[0] ^= 0x80
+        value = int.from_bytes(buf[pos:end], "big") ^ sign
+        negative = value & sign  # the sign bit was clear: a negative number, stored inverted
         if negative:
-            raw = bytearray(b ^ 0xFF for b in raw)
-        whole: list[str] = []
-        frac: list[str] = []
-        at = 0
-        for digits, nbytes, is_frac in groups:
-            value = int.from_bytes(raw[at : at + nbytes], "big")
-            at += nbytes
-            (frac if is_frac else whole).append(f"{value:0{digits}d}")
-        text = "".join(whole).lstrip("0") or "0"
+            value ^= ones
+        text = (whole_format % tuple([value >> s & m for s, m in whole_shifts])).lstrip("0") or "0"
         if scale:
-            text += "." + "".join(frac)
+            text += frac_format % tuple([value >> s & m for s, m in frac_shifts])
         return ("-" + text if negative else text), end
 
     return f"DECIMAL({precision},{scale})", read
@@ -510,7 +599,10 @@ _BLOB_NAMES = {
 }
 
 
-@printer_for(CT.BLOB, CT.BLOB_COMPRESSED, CT.TINY_BLOB, CT.MEDIUM_BLOB, CT.LONG_BLOB)
+_BLOB_TYPES = (CT.BLOB, CT.BLOB_COMPRESSED, CT.TINY_BLOB, CT.MEDIUM_BLOB, CT.LONG_BLOB)
+
+
+@printer_for(*_BLOB_TYPES)
 def _blob(code: int, meta: int) -> tuple[str, PrintFn]:
     if meta not in _BLOB_NAMES:
         return "", _unprintable(code, meta)
