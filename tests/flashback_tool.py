@@ -9,6 +9,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 _BLOCK = re.compile(rb"BINLOG '\n(.*?)'", re.S)
+_PADDED = re.compile(rb"[^=]*=*")
+"""One base64 piece: the tool encodes each event on its own, padding included."""
 _TABLE_MAP = 19
 
 
@@ -36,7 +38,9 @@ def tool_flashback_rows(files: Sequence[Path], options: Sequence[str] = ()) -> l
     )
     events = []
     for block in _BLOCK.findall(done.stdout):
-        for raw in split_events(base64.b64decode(block.replace(b"\n", b""))):
+        text = block.replace(b"\n", b"")
+        data = b"".join(base64.b64decode(part) for part in _PADDED.findall(text) if part)
+        for raw in split_events(data):
             if raw[4] not in (_TABLE_MAP, 15):
                 events.append(raw)
     return events
