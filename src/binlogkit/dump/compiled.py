@@ -5,8 +5,10 @@ column through the printers of :mod:`binlogkit.dump.values`; that plain walk
 is the reference. This module writes, for one table and one pair of
 columns-present bitmaps, a Python function that does the same work for a
 whole rows section without the per-column loop: the common types (integers,
-strings, dates and times) are read inline, the others through their printer,
-and each row becomes one ``%`` formatting of a template.
+strings, dates and times) are read inline, the others (JSON, VECTOR, BIT ...)
+through their printer, and each row becomes one ``%`` formatting of a
+template. PARTIAL_UPDATE_ROWS events, whose after-images carry value options
+and JSON diffs, are left to the plain walk.
 
 The generated code is exact on its success path and at least as strict as the
 plain walk: when anything is off (a value running past the rows section, a
@@ -22,7 +24,7 @@ import struct
 from collections.abc import Callable, Sequence
 
 from binlogkit.binlog.constants import ColumnType as CT
-from binlogkit.dump.values import QUOTES, ColumnPrinter, c_g, decimal_layout
+from binlogkit.dump.values import MYSQL_QUOTES, QUOTES, ColumnPrinter, c_g, decimal_layout
 
 __all__ = ["Fallback", "RowsFn", "compile_counter", "compile_rows"]
 
@@ -47,6 +49,7 @@ class _Writer:
         self.names: dict[str, object] = {
             "Fallback": Fallback,
             "Q": QUOTES,
+            "MQ": MYSQL_QUOTES,
             "U32": struct.Struct("<I").unpack_from,
             "U64": struct.Struct("<Q").unpack_from,
             "F32": struct.Struct("<f").unpack_from,
@@ -147,8 +150,11 @@ def _value(w: _Writer, depth: int, col: ColumnPrinter, var: str) -> None:
         w.line(depth, "if e > end:")
         w.line(depth + 1, "raise Fallback")
         w.line(depth, f"x = buf[{start} : e].decode('utf-8', 'surrogateescape')")
-        w.line(depth, "if not x.isprintable():")
-        w.line(depth + 1, "x = x.translate(Q)")
+        if col.mysql:  # (the quote and the backslash are printable, yet escaped)
+            w.line(depth, "x = x.translate(MQ)")
+        else:
+            w.line(depth, "if not x.isprintable():")
+            w.line(depth + 1, "x = x.translate(Q)")
         w.line(depth, f'{var} = "\'" + x + "\'"')
         w.line(depth, "pos = e")
     elif code == CT.DATETIME2 and 0 <= meta <= 6:

@@ -359,7 +359,9 @@ class Dumper:
         known = self.state.tables.get(table.table_id)
         if known is not None and known[0] is table:
             return
+        mysql = self.flavor is Flavor.MYSQL
         key = (
+            mysql,
             table.schema,
             table.table_name,
             table.column_types,
@@ -370,7 +372,7 @@ class Dumper:
         if printer is None:
             if len(self._printers) > 4096:
                 self._printers.clear()
-            printer = self._printers[key] = TablePrinter.of(table)
+            printer = self._printers[key] = TablePrinter.of(table, mysql=mysql)
         self.state.tables[table.table_id] = (table, printer)
 
     def skips_db(self, db: str) -> bool:

@@ -2,7 +2,11 @@
 
 Follows the tools' ``Rows_log_event::print_verbose``: each row image is read
 from the (uncompressed) rows section with the column printers of
-:mod:`binlogkit.dump.values`, built once per table map. By default the rows
+:mod:`binlogkit.dump.values`, built once per table map. The after-image of a
+MySQL PARTIAL_UPDATE_ROWS event starts with its value options and, for partial
+JSON updates, a bit per JSON column of the table telling whether that column
+holds diffs, printed as ``JSON_REPLACE(@N, ...)`` and the like
+(:func:`~binlogkit.dump.json_values.diff_text`). By default the rows
 go through the straight-line printers and counters of
 :mod:`binlogkit.dump.compiled`, made once per table and row shape; the plain
 column-by-column walk here is their reference and takes over whenever they
@@ -13,14 +17,16 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
+from binlogkit.binlog.constants import ColumnType as CT
 from binlogkit.binlog.events.rows import RowsEvent
 from binlogkit.binlog.events.table_map import TableMapEvent
 from binlogkit.dump.compiled import compile_counter, compile_rows
+from binlogkit.dump.json_values import partial_json_printer
 from binlogkit.dump.text import backquoted
-from binlogkit.dump.values import ColumnPrinter, table_def_metas, value_printer
+from binlogkit.dump.values import ColumnPrinter, PrintFn, table_def_metas, value_printer
 from binlogkit.errors import BinlogError, DecodeError
 
 __all__ = ["RowsPrinter", "TablePrinter"]
@@ -34,25 +40,40 @@ class TablePrinter:
     columns: tuple[ColumnPrinter, ...]
     unsized: frozenset[str] = frozenset()
     """Keys of the columns whose size the tools' row counter cannot tell (it stops there)."""
+    diffs: tuple[tuple[int, PrintFn], ...] = ()
+    """Each JSON column (index) and its printer of partial-update diffs."""
     compiled: dict[tuple[Any, ...], Callable[[bytes], Any]] = field(
         default_factory=dict, compare=False, repr=False
     )
     """The generated printers and counters of this table, by row shape."""
 
     @classmethod
-    def of(cls, table: TableMapEvent) -> TablePrinter:
+    def of(cls, table: TableMapEvent, *, mysql: bool = False) -> TablePrinter:
+        """The printers of ``table``'s columns; ``mysql``: as MySQL's mysqlbinlog prints."""
         metas = table_def_metas(table.column_types, table.metadata)
         nulls = table.null_bitmap
+        vectors = CT.VECTOR in table.column_types
+        dimensions = iter((vectors and table.metadata_fields.vector_dimensions) or ())
         columns = tuple(
             value_printer(
-                code, meta, bool(nulls[i >> 3] >> (i & 7) & 1) if i >> 3 < len(nulls) else False
+                code,
+                meta,
+                bool(nulls[i >> 3] >> (i & 7) & 1) if i >> 3 < len(nulls) else False,
+                mysql=mysql,
+                dimensions=next(dimensions, 0) if code == CT.VECTOR else 0,
             )
             for i, (code, meta) in enumerate(zip(table.column_types, metas, strict=True))
         )
         unsized = frozenset(
             info.key for info, col in zip(table.columns, columns, strict=True) if not col.sized
         )
-        return cls(f"{backquoted(table.schema)}.{backquoted(table.table_name)}", columns, unsized)
+        diffs = tuple(
+            (i, partial_json_printer(col.meta, f"@{i + 1}"))
+            for i, col in enumerate(columns)
+            if col.code == CT.JSON
+        )
+        name = f"{backquoted(table.schema)}.{backquoted(table.table_name)}"
+        return cls(name, columns, unsized, diffs)
 
 
 def _present(bitmap: bytes | None, width: int) -> tuple[int, ...]:
@@ -167,7 +188,7 @@ class RowsPrinter:
                 return [], 0
             return [f"### Row event for unknown table #{event.table_id}"], 0
         data = event.rows_data
-        if self.compiled and self.verbose and data:
+        if self.compiled and self.verbose and data and not event.partial:
             try:
                 return self.generated(event, table)(data)  # type: ignore[no-any-return]
             except Exception:  # the plain walk gives the output or the error
@@ -195,7 +216,9 @@ class RowsPrinter:
                 out.append(head)
                 pos = image(data, pos, first, table.columns, clause1, out)
                 if second is not None:
-                    if not second:
+                    if event.partial:
+                        pos = self._partial_image(data, pos, second, table, out)
+                    elif not second:
                         out.append("### SET /* no columns */")
                     else:
                         pos = image(data, pos, second, table.columns, clause2, out)
@@ -222,6 +245,33 @@ class RowsPrinter:
         else:
             verb, images = "INSERT INTO", [("### SET", first)]
         return compile_rows(table.columns, f"### {verb} {table.name}", images, self.verbose)
+
+    def _partial_image(
+        self, buf: bytes, pos: int, present: tuple[int, ...], table: TablePrinter, out: list[str]
+    ) -> int:
+        """The after-image of a PARTIAL_UPDATE_ROWS event (print_verbose_one_row, UPDATE_AI).
+
+        Its value options (a length-encoded integer) come first; with
+        PARTIAL_JSON_UPDATES (bit 0) a bitmap follows with a bit per JSON column
+        of the table, set where the column holds diffs instead of a document.
+        """
+        if pos >= len(buf):
+            raise DecodeError("the value options of a partial update run past the rows section")
+        first = buf[pos]
+        size = {0xFC: 2, 0xFD: 3, 0xFE: 8}.get(first, 0) if first >= 0xFB else 0
+        if first == 0xFB or pos + 1 + size > len(buf):
+            raise DecodeError("bad value options in a partial update")
+        options = int.from_bytes(buf[pos + 1 : pos + 1 + size], "little") if size else first
+        pos += 1 + size
+        columns = table.columns
+        if options & 1:
+            bits = buf[pos : pos + (len(table.diffs) + 7) // 8]
+            pos += len(bits)
+            diffs = {i: fn for k, (i, fn) in enumerate(table.diffs) if bits[k >> 3] >> (k & 7) & 1}
+            columns = tuple(
+                replace(col, print=diffs[i]) if i in diffs else col for i, col in enumerate(columns)
+            )
+        return self._image(buf, pos, present, columns, "### SET", out)
 
     def _image(
         self,

@@ -21,11 +21,13 @@ from binlogkit.binlog.rows.types.decimal import decimal_size
 from binlogkit.errors import DecodeError
 
 __all__ = [
+    "MYSQL_QUOTES",
     "QUOTES",
     "ColumnPrinter",
     "DecimalLayout",
     "PrintFn",
     "decimal_layout",
+    "mysql_quoted",
     "quoted",
     "table_def_metas",
     "value_printer",
@@ -51,6 +53,8 @@ class ColumnPrinter:
     """The value's size in bytes when it is fixed and the printer reads exactly that, else 0."""
     prefix: int = 0
     """For a string: the size of its length prefix (its printer is :func:`quoted`), else 0."""
+    mysql: bool = False
+    """Strings are quoted as mysqlbinlog quotes them (:func:`mysql_quoted`), not mariadb-binlog."""
 
 
 Builder = Callable[[int, int], tuple[str, PrintFn]]
@@ -117,8 +121,14 @@ def table_def_metas(column_types: bytes, metadata: bytes | None) -> list[int]:
     return metas
 
 
-def value_printer(code: int, meta: int, nullable: bool) -> ColumnPrinter:
-    """The printer of a column of type ``code`` with table_def metadata ``meta``."""
+def value_printer(
+    code: int, meta: int, nullable: bool, *, mysql: bool = False, dimensions: int = 0
+) -> ColumnPrinter:
+    """The printer of a column of type ``code`` with table_def metadata ``meta``.
+
+    ``mysql``: print as MySQL 8's mysqlbinlog (strings quoted by :func:`mysql_quoted`);
+    ``dimensions``: a VECTOR column's dimensionality (table map metadata), for ``-vv``.
+    """
     length = 0
     if code == CT.STRING and meta >> 8 in (CT.ENUM, CT.SET):
         code = meta >> 8  # table_def::type(): ENUM and SET are logged as STRING
@@ -142,8 +152,22 @@ def value_printer(code: int, meta: int, nullable: bool) -> ColumnPrinter:
         else:
             typestr, fn = builder(code, meta)
         prefix = _prefix_size(code, meta)
+    if code == CT.VECTOR:
+        typestr = f"VECTOR({dimensions})"
+    if mysql and prefix:
+        fn = _prefixed(prefix, mysql_quoted)
+    elif mysql and code == CT.GEOMETRY:
+        fn = _geometry_printer(meta, mysql_quoted)
     return ColumnPrinter(
-        typestr, meta, nullable, fn, code in _SIZED, code, _fixed_width(code, meta), prefix
+        typestr,
+        meta,
+        nullable,
+        fn,
+        code in _SIZED,
+        code,
+        _fixed_width(code, meta),
+        prefix,
+        mysql,
     )
 
 
@@ -245,6 +269,28 @@ def quoted(raw: bytes) -> str:
     if not text.isprintable():
         text = text.translate(QUOTES)
     return "'" + text + "'"
+
+
+MYSQL_QUOTES = {
+    **QUOTES,
+    0x08: "\\b",
+    0x09: "\\t",
+    0x0A: "\\n",
+    0x0C: "\\f",
+    0x0D: "\\r",
+    0x27: "\\'",
+    0x5C: "\\\\",
+}
+"""The ``str.translate`` table of :func:`mysql_quoted` (MySQL 8's quote table)."""
+
+
+def mysql_quoted(raw: bytes) -> str:
+    """``'...'`` as MySQL 8's mysqlbinlog quotes (``my_b_write_quoted``, its quote table).
+
+    Like :func:`quoted`, but backspace, tab, newline, form feed, carriage return,
+    the quote and the backslash come out as C-style escapes (``\\n``, ``\\'`` ...).
+    """
+    return "'" + raw.decode("utf-8", "surrogateescape").translate(MYSQL_QUOTES) + "'"
 
 
 # -- integers -------------------------------------------------------------------------
@@ -570,13 +616,13 @@ def _set(code: int, meta: int) -> tuple[str, PrintFn]:
 # -- strings ----------------------------------------------------------------------------
 
 
-def _prefixed(prefix: int) -> PrintFn:
+def _prefixed(prefix: int, quote: Callable[[bytes], str] = quoted) -> PrintFn:
     def read(buf: bytes, pos: int) -> tuple[str, int]:
         start = pos + prefix
         end = start + int.from_bytes(buf[pos:start], "little")
         if end > len(buf):
             raise DecodeError("string value runs past the row")
-        return quoted(buf[start:end]), end
+        return quote(buf[start:end]), end
 
     return read
 
@@ -612,9 +658,17 @@ def _blob(code: int, meta: int) -> tuple[str, PrintFn]:
 
 @printer_for(CT.GEOMETRY)
 def _geometry(code: int, meta: int) -> tuple[str, PrintFn]:
+    return "GEOMETRY", _geometry_printer(meta, quoted)
+
+
+def _geometry_printer(meta: int, quote: Callable[[bytes], str]) -> PrintFn:
     def read(buf: bytes, pos: int) -> tuple[str, int]:
         length = int.from_bytes(buf[pos : pos + 4], "little")
         start = pos + meta
-        return quoted(buf[start : start + length]), start + length
+        return quote(buf[start : start + length]), start + length
 
-    return "GEOMETRY", read
+    return read
+
+
+# The JSON and VECTOR printers (MySQL only) register themselves on import.
+from binlogkit.dump import json_values as _json_values  # noqa: E402, F401
