@@ -148,6 +148,17 @@ class MySQLConnection:
                 self._sock.sendall(self.protocol.quit())
         self._abort()
 
+    def shutdown(self) -> None:
+        """Shut the socket down in both directions, from any thread; never raises.
+
+        A :meth:`read_packet` blocked in another thread wakes up and raises
+        :class:`~binlogkit.errors.ConnectionLost`; so does any later call.
+        Call :meth:`close` afterwards to release the socket. Safe to call
+        twice, after :meth:`close`, or on a connection already broken.
+        """
+        with contextlib.suppress(OSError):
+            self._sock.shutdown(socket.SHUT_RDWR)
+
     def _abort(self) -> None:
         self.protocol.abort()
         with contextlib.suppress(OSError):
@@ -244,6 +255,8 @@ class MySQLConnection:
         """The next raw payload of the current command; ERR raises ServerError."""
         protocol = self.protocol
         while True:
+            if protocol.state is ClientState.CLOSED:  # closed meanwhile by another thread
+                raise ConnectionLost(f"connection to {self.spec.address} closed")
             payload = protocol.next_packet()
             if payload is not NEED_DATA:
                 return payload

@@ -55,6 +55,7 @@ class AsyncMySQLConnection:
         self.protocol = protocol
         self.spec = spec
         self._timeout = spec.read_timeout
+        self._loop = asyncio.get_running_loop()
 
     @classmethod
     async def connect(cls, spec: ConnectionSpec) -> AsyncMySQLConnection:
@@ -121,6 +122,24 @@ class AsyncMySQLConnection:
         self._abort()
         with contextlib.suppress(Exception):
             await asyncio.wait_for(self._writer.wait_closed(), 1.0)
+
+    def shutdown(self) -> None:
+        """Drop the connection at once, from any thread or task; never raises.
+
+        A :meth:`read_packet` waiting in another task wakes up and raises
+        :class:`~binlogkit.errors.ConnectionLost`; so does any later call.
+        Await :meth:`close` afterwards. Safe to call twice or on a dead connection.
+        """
+        transport = self._writer.transport
+        try:
+            running = asyncio.get_running_loop()
+        except RuntimeError:
+            running = None
+        with contextlib.suppress(RuntimeError):  # the loop is closed: nothing left to wake
+            if running is self._loop:
+                transport.abort()
+            else:
+                self._loop.call_soon_threadsafe(transport.abort)
 
     def _abort(self) -> None:
         self.protocol.abort()
@@ -210,6 +229,8 @@ class AsyncMySQLConnection:
         """The next raw payload of the current command; ERR raises ServerError."""
         protocol = self.protocol
         while True:
+            if protocol.state is ClientState.CLOSED:  # closed meanwhile by another task
+                raise ConnectionLost(f"connection to {self.spec.address} closed")
             payload = protocol.next_packet()
             if payload is not NEED_DATA:
                 return payload

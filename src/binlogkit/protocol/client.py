@@ -247,7 +247,7 @@ class ClientConnection:
         if packet is NEED_DATA:
             return NEED_DATA
         payload = packet.payload
-        if payload[:1] == bytes([ERR_HEADER]):
+        if payload[0] == ERR_HEADER:  # never empty: _packet refuses empty packets
             err = self._decode(Err.decode, payload)
             self.state = ClientState.READY
             raise _server_error(err)
@@ -272,7 +272,7 @@ class ClientConnection:
             raise ProtocolError(
                 f"packet out of order: sequence number {packet.seq}, expected {self._seq}"
             )
-        self._seq = (packet.last_seq + 1) & 0xFF
+        self._seq = (packet.seq + packet.parts) & 0xFF  # after the last part
         if not packet.payload:
             self._close()
             raise ProtocolError("empty packet from the server")

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import Enum
 
+from binlogkit.binlog.frozen import fast_constructor
 from binlogkit.errors import ProtocolError
 from binlogkit.protocol.constants import MAX_PACKET_PAYLOAD
 
@@ -42,6 +43,9 @@ class Packet:
     def last_seq(self) -> int:
         """The sequence number of the last part (the next packet uses this + 1)."""
         return (self.seq + self.parts - 1) & 0xFF
+
+
+_new_packet = fast_constructor(Packet)
 
 
 class PacketReader:
@@ -79,11 +83,14 @@ class PacketReader:
         buf = self._buf
         while len(buf) >= HEADER_LENGTH:
             length = buf[0] | buf[1] << 8 | buf[2] << 16
-            if len(buf) < HEADER_LENGTH + length:
+            end = HEADER_LENGTH + length
+            if len(buf) < end:
                 return NEED_DATA
             seq = buf[3]
-            part = bytes(buf[HEADER_LENGTH : HEADER_LENGTH + length])
-            del buf[: HEADER_LENGTH + length]
+            part = bytes(buf[HEADER_LENGTH:end])
+            del buf[:end]  # cheap: a bytearray drops its head without moving the rest
+            if length < MAX_PACKET_PAYLOAD and not self._parts:  # the usual one-part packet
+                return _new_packet(seq, part, 1)
             if self._parts:
                 if seq != self._next_part_seq:
                     raise ProtocolError(

@@ -27,6 +27,7 @@ from binlogkit.binlog.context import DecodeOptions, FormatContext
 from binlogkit.binlog.decoder import BinlogDecoder
 from binlogkit.binlog.events import Event
 from binlogkit.binlog.framing import Signal
+from binlogkit.binlog.frozen import fast_constructor
 from binlogkit.errors import DecodeError, ProtocolError
 from binlogkit.gtid import Gtid, GtidSet, MariaGtid, MariaGtidList
 from binlogkit.wire import ByteReader, ByteWriter
@@ -65,7 +66,12 @@ _SEMI_SYNC_NEED_ACK = 0x01
 _OK = 0x00
 _EOF = 0xFE
 _EOF_MAX_LENGTH = 9  # an EOF packet is 0xfe + warnings + status (5 bytes, or 9 with extras)
-_HEARTBEATS = frozenset({EventType.HEARTBEAT, EventType.HEARTBEAT_V2})
+# Plain ints, not enum members: they are compared per event (an IntFlag ``&`` builds a flag).
+_HEARTBEATS = frozenset({int(EventType.HEARTBEAT), int(EventType.HEARTBEAT_V2)})
+_ARTIFICIAL = int(EventFlag.ARTIFICIAL)
+_ROTATE = int(EventType.ROTATE)
+_FORMAT_DESCRIPTION = int(EventType.FORMAT_DESCRIPTION)
+_TRANSACTION_PAYLOAD = int(EventType.TRANSACTION_PAYLOAD)
 _U32_MAX = (1 << 32) - 1
 _U64_MAX = (1 << 64) - 1
 
@@ -279,6 +285,7 @@ class EndOfStream:
 
 
 END_OF_STREAM = EndOfStream()
+_new_event_packet = fast_constructor(EventPacket)
 
 
 def parse_stream_packet(payload: bytes, *, semi_sync: bool = False) -> EventPacket | EndOfStream:
@@ -295,10 +302,10 @@ def parse_stream_packet(payload: bytes, *, semi_sync: bool = False) -> EventPack
     if first != _OK:
         raise ProtocolError(f"binlog stream packet starts with 0x{first:02x}, not 0x00")
     if not semi_sync:
-        return EventPacket(payload[1:])
+        return _new_event_packet(payload[1:], None)
     if len(payload) < 3 or payload[1] != SEMI_SYNC_MAGIC:
         raise ProtocolError("semi-sync binlog stream packet lacks its 0xef header")
-    return EventPacket(payload[3:], bool(payload[2] & _SEMI_SYNC_NEED_ACK))
+    return _new_event_packet(payload[3:], bool(payload[2] & _SEMI_SYNC_NEED_ACK))
 
 
 @dataclass(frozen=True, slots=True)
@@ -352,6 +359,9 @@ class ResumePoint:
     complete: bool = True
 
 
+_new_point = fast_constructor(ResumePoint)
+
+
 def is_stream_only(event: Event) -> bool:
     """Whether an event exists only in the network stream, not at its offset in the binlog file.
 
@@ -360,13 +370,28 @@ def is_stream_only(event: Event) -> bool:
     description re-sent with log_pos 0 when a dump starts past it.
     """
     header = event.header
-    if header.type_code in _HEARTBEATS or header.flags & EventFlag.ARTIFICIAL:
+    code = header.type_code
+    if code in _HEARTBEATS or header.flags & _ARTIFICIAL:
         return True
-    return header.type_code == EventType.FORMAT_DESCRIPTION and header.log_pos == 0
+    return code == _FORMAT_DESCRIPTION and header.log_pos == 0
 
 
 _STATEMENT_PREFIX = frozenset({EventType.INTVAR, EventType.RAND, EventType.USER_VAR})
 _MYSQL_GTIDS = frozenset({EventType.GTID, EventType.ANONYMOUS_GTID, EventType.GTID_TAGGED})
+_TRANSACTION_EVENTS = frozenset(
+    int(code)
+    for code in (
+        *_MYSQL_GTIDS,
+        *_STATEMENT_PREFIX,
+        EventType.MARIADB_GTID,
+        EventType.QUERY,
+        EventType.XID,
+        EventType.XA_PREPARE,
+        EventType.PREVIOUS_GTIDS,
+        EventType.MARIADB_GTID_LIST,
+    )
+)
+"""The events :meth:`ResumeTracker._transaction` acts on; the others pass it by."""
 
 
 def _query_kind(query: bytes) -> str:
@@ -414,13 +439,13 @@ class ResumeTracker:
         self.open = False
         self._begun = False
         self._pending: Gtid | MariaGtid | None = None
-        self.last_complete = ResumePoint(file, position, gtids, True)
+        self.last_complete = _new_point(file, position, gtids, True)
         """The resume point after the last event that left no transaction open."""
 
     @property
     def point(self) -> ResumePoint:
         """The resume point after the last event given to :meth:`advance`."""
-        return ResumePoint(self.file, self.position, self.gtids, not self.open)
+        return _new_point(self.file, self.position, self.gtids, not self.open)
 
     def offset_of(self, type_code: int, flags: int, log_pos: int, size: int) -> int:
         """The offset in :attr:`file` of a framed event with this header, about to be advanced.
@@ -428,9 +453,9 @@ class ResumeTracker:
         A stream-only event has no offset of its own: the current position is
         given (4, the file's first event, for a re-sent format description).
         """
-        if type_code == EventType.FORMAT_DESCRIPTION and log_pos == 0:
-            return BINLOG_HEADER_SIZE
-        if type_code in _HEARTBEATS or flags & EventFlag.ARTIFICIAL or log_pos == 0:
+        if not log_pos:
+            return BINLOG_HEADER_SIZE if type_code == _FORMAT_DESCRIPTION else self.position
+        if type_code in _HEARTBEATS or flags & _ARTIFICIAL:
             return self.position
         return log_pos - size
 
@@ -441,28 +466,28 @@ class ResumeTracker:
         if code in _HEARTBEATS:
             return self.point
         if framed:
-            self._move(event)
-        self._transaction(event, code)
-        point = self.point
-        if point.complete:
+            if code == _ROTATE:
+                self.file = event.next_file  # type: ignore[attr-defined]
+                self.position = event.position  # type: ignore[attr-defined]
+            elif header.log_pos:
+                self.position = header.log_pos
+            else:
+                self.skip(code, header.flags, 0, header.event_size)
+        if code in _TRANSACTION_EVENTS:
+            self._transaction(event, code)
+        still_open = self.open
+        point = _new_point(self.file, self.position, self.gtids, not still_open)
+        if not still_open:
             self.last_complete = point
         return point
 
-    def _move(self, event: Event) -> None:
-        header = event.header
-        if header.type_code == EventType.ROTATE:
-            self.file = event.next_file  # type: ignore[attr-defined]
-            self.position = event.position  # type: ignore[attr-defined]
-        else:
-            self.skip(header.type_code, header.flags, header.log_pos, header.event_size)
-
     def skip(self, type_code: int, flags: int, log_pos: int, size: int) -> None:
         """Move past a framed event that was not decoded (one a table filter dropped)."""
-        if type_code in _HEARTBEATS or (type_code == EventType.FORMAT_DESCRIPTION and not log_pos):
+        if type_code in _HEARTBEATS or (type_code == _FORMAT_DESCRIPTION and not log_pos):
             return
         if log_pos:
             self.position = log_pos
-        elif not flags & EventFlag.ARTIFICIAL:
+        elif not flags & _ARTIFICIAL:
             self.position += size
 
     def _transaction(self, event: Event, code: int) -> None:
@@ -543,6 +568,8 @@ class StreamDecoder:
         self.tracker = ResumeTracker(file, position, gtids)
         fmt = FormatContext(checksum=ChecksumAlg.CRC32 if checksum else ChecksumAlg.OFF)
         self.decoder = BinlogDecoder(file=file, options=options, expect_magic=False, fmt=fmt)
+        self._clean = False
+        """The decoder took in the whole last event: nothing of it is left in its buffer."""
 
     def feed(self, raw: bytes | memoryview) -> list[tuple[Event, ResumePoint]]:
         """Decode one whole event; raises :class:`DecodeError` (located) for bad bytes."""
@@ -555,15 +582,23 @@ class StreamDecoder:
             )
         tracker = self.tracker
         decoder = self.decoder
-        decoder.framer.file = tracker.file
-        decoder.seek(tracker.offset_of(code, flags, log_pos, size))
+        framer = decoder.framer
+        framer.file = tracker.file
+        offset = tracker.offset_of(code, flags, log_pos, size)
+        if offset != framer.offset or not self._clean:  # else the decoder is there already
+            decoder.seek(offset)
+        self._clean = False
         decoder.receive_data(raw)
-        out = []
-        framed_seen = False
-        while not isinstance(event := decoder.next_event(), Signal):
-            framed = decoder.last_frame is not None
-            framed_seen = framed_seen or framed
-            out.append((event, tracker.advance(event, framed=framed)))
-        if not framed_seen:
+        # The packet holds one event: the framed one comes first (only a table filter
+        # drops it), then the events a TRANSACTION_PAYLOAD holds; no need to ask again.
+        event = decoder.next_event()
+        if isinstance(event, Signal):
             tracker.skip(code, flags, log_pos, size)
+            self._clean = True
+            return []
+        out = [(event, tracker.advance(event))]
+        if code == _TRANSACTION_PAYLOAD:
+            while not isinstance(event := decoder.next_event(), Signal):
+                out.append((event, tracker.advance(event, framed=False)))
+        self._clean = True
         return out

@@ -23,7 +23,6 @@ Two levels:
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import re
 import socket
@@ -384,10 +383,7 @@ class ReplicaStream:
         """Close the connection from another thread, waking a fetch() blocked on it."""
         conn = self._conn
         if conn is not None:
-            sock = getattr(conn, "_sock", None)  # the driver has no public shutdown yet
-            if sock is not None:
-                with contextlib.suppress(OSError):
-                    sock.shutdown(socket.SHUT_RDWR)
+            conn.shutdown()
         self.close()
 
     def __enter__(self) -> ReplicaStream:
@@ -466,6 +462,13 @@ class Backoff:
 def _file_key(name: str | None) -> tuple[str, int]:
     match = _NUMBERED.match(name or "")
     return (match[1], int(match[2])) if match else (name or "", -1)
+
+
+def _event_key(first: Event, index: int) -> tuple[tuple[str, int], int, int]:
+    """Where an event sits in the stream, in stream order: its file, its packet's offset (the
+    events a TRANSACTION_PAYLOAD holds share it) and its index in the packet."""
+    header = first.header
+    return (_file_key(header.file), header.offset, index)
 
 
 class BinlogStream:
@@ -567,7 +570,10 @@ class BinlogStream:
     def _run(self) -> Iterator[tuple[Event, ResumePoint]]:
         start: Start = self.start
         resume_by_gtid = isinstance(start, GtidSet | MariaGtidList)
-        delivered: tuple[tuple[str, int], int, int] | None = None  # the last event given
+        # The last event given (as its packet's first event and its index there) and, after
+        # a reconnect, the key of that event: events up to it are given already.
+        last: tuple[Event, int] | None = None
+        replay: tuple[tuple[str, int], int, int] | None = None
         failures = 0
         flags = 0 if self.blocking else DumpFlag.NON_BLOCK
         while not self._closed:
@@ -597,19 +603,21 @@ class BinlogStream:
                             if not self.include_stream_only:
                                 continue
                         else:
-                            # Where the event sits: inner events of a TRANSACTION_PAYLOAD
-                            # share its offset and follow it by their index.
-                            key = (_file_key(event.header.file), packet[0][0].header.offset, index)
-                            if delivered is not None and key <= delivered:
-                                continue
-                            delivered = key
+                            if replay is not None:
+                                if _event_key(packet[0][0], index) <= replay:
+                                    continue
+                                replay = None  # keys only grow: no need to compare again
+                            last = (packet[0][0], index)
                         self.resume_point = point
                         yield event, point
                         if self.on_transaction is not None and was_open and point.complete:
                             self.on_transaction(point)
                     if stream.ack_requested:
-                        last = decoder.tracker.point
-                        stream.ack(last.file, last.position)
+                        acked = decoder.tracker.point
+                        stream.ack(acked.file, acked.position)
+                if self.blocking and not self._closed:
+                    # MariaDB ends a blocking dump with a plain EOF packet when it shuts down.
+                    raise ConnectionLost("the server ended the blocking dump (shutting down?)")
                 stream.close()
                 return
             except (ConnectionLost, TimeoutError, OSError, ServerError) as err:
@@ -621,6 +629,8 @@ class BinlogStream:
                     raise
                 if backoff.attempts is not None and failures > backoff.attempts:
                     raise
+                if last is not None:
+                    replay = _event_key(*last)
                 if decoder is not None:
                     resume = decoder.tracker.last_complete
                     if resume_by_gtid and resume.gtids is not None:

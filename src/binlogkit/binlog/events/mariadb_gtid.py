@@ -57,6 +57,10 @@ class MariaGtidFlag(IntFlag):
     COMPLETED_XA = 0x80
 
 
+_STANDALONE = MariaGtidFlag.STANDALONE.value  # plain ints: cheap per event
+_TRANSACTIONAL = MariaGtidFlag.TRANSACTIONAL.value
+
+
 class MariaGtidExtraFlag(IntFlag):
     """The ``flags_extra`` byte (MariaDB 10.5+)."""
 
@@ -102,11 +106,11 @@ class MariaGtidEvent(Event):
 
     @property
     def standalone(self) -> bool:
-        return bool(self.flags & MariaGtidFlag.STANDALONE)
+        return bool(self.flags & _STANDALONE)
 
     @property
     def transactional(self) -> bool:
-        return bool(self.flags & MariaGtidFlag.TRANSACTIONAL)
+        return bool(self.flags & _TRANSACTIONAL)
 
     @property
     def ddl(self) -> bool:
