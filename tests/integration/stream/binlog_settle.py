@@ -1,4 +1,4 @@
-"""Waiting for a MariaDB binlog to stop growing (a plain module: tests import it by name)."""
+"""Waiting for MariaDB's last binlog checkpoint (a plain module: tests import it by name)."""
 
 from __future__ import annotations
 
@@ -7,14 +7,28 @@ import time
 from binlogkit.sandbox import MariaDBSandbox
 
 
-def settle(server: MariaDBSandbox, quiet: float = 0.5) -> None:
-    """Wait until the binlog stops growing: MariaDB writes its BINLOG_CHECKPOINT events
-    shortly after the commits, which would race a comparison of stream and files."""
-    last = None
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        status = server.query("SHOW MASTER STATUS")[0][:2]
-        if status == last:
-            return
-        last = status
-        time.sleep(quiet)
+def wait_for_checkpoint(server: MariaDBSandbox, timeout: float = 60) -> str:
+    """Wait until the active binlog's last BINLOG_CHECKPOINT names that file; return its name.
+
+    After a rotation MariaDB writes, asynchronously (once the engines have made
+    the older files' transactions durable), a BINLOG_CHECKPOINT naming the oldest
+    file still needed for crash recovery. Once it names the active file no older
+    file is pending and the server writes no further checkpoint until the next
+    rotation: the active file then holds exactly what was committed, so a stream
+    and a read of the files end at the same event.
+    """
+    deadline = time.monotonic() + timeout
+    while True:
+        active = str(server.query("SHOW MASTER STATUS")[0][0])
+        checkpoints = [
+            row[5]
+            for row in server.query(f"SHOW BINLOG EVENTS IN '{active}'")
+            if row[2] == "Binlog_checkpoint"
+        ]
+        if checkpoints and checkpoints[-1] == active:
+            return active
+        if time.monotonic() > deadline:
+            raise AssertionError(
+                f"no BINLOG_CHECKPOINT naming {active} after {timeout} s: {checkpoints}"
+            )
+        time.sleep(0.1)

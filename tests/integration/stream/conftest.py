@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import pytest
-from binlog_settle import settle
+from binlog_settle import wait_for_checkpoint
 
 from binlogkit.sandbox import MariaDBSandbox
 from binlogkit.sandbox.workload import build_workload, run_workload
@@ -13,7 +13,11 @@ from binlogkit.sandbox.workload import build_workload, run_workload
 
 @pytest.fixture(scope="module")
 def stream_server(mariadb_factory: Callable[..., MariaDBSandbox]) -> MariaDBSandbox:
-    """Every column type in row events, DDL, updates and deletes; the last binlog is active."""
+    """Every column type in row events, DDL, updates and deletes; the last binlog is active.
+
+    Returned once the active file's last BINLOG_CHECKPOINT names it: the server
+    writes nothing more on its own, so streams and file reads end alike.
+    """
     server = mariadb_factory("stream", gtid_domain_id=3, server_id=11)
     run_workload(server, build_workload(small=True))
     server.flush_binlogs()
@@ -23,5 +27,5 @@ def stream_server(mariadb_factory: Callable[..., MariaDBSandbox]) -> MariaDBSand
     )
     server.flush_binlogs()
     server.execute("BEGIN; INSERT INTO s.k VALUES (3, 'x'); DELETE FROM s.k WHERE id = 2; COMMIT")
-    settle(server)
+    wait_for_checkpoint(server)
     return server
