@@ -135,12 +135,14 @@ class Cut:
 
     ``how``: ``"before"`` closes the connection before the event (between two
     events), ``"mid"`` sends half of the event's packet and then closes,
-    ``"error"`` ends the dump with ERR 1053 (server shutdown) and closes.
+    ``"error"`` ends the dump with ERR 1053 (server shutdown) and closes,
+    ``"eof"`` ends it with a plain EOF packet and closes (what MariaDB sends
+    when it shuts down during a blocking dump).
     """
 
     file: str
     offset: int
-    how: Literal["before", "mid", "error"] = "before"
+    how: Literal["before", "mid", "error", "eof"] = "before"
 
 
 class _Dropped(Exception):
@@ -581,6 +583,9 @@ class _DumpSender:
                 raise _Dropped
             if cut is not None and cut.how == "error":
                 self.error("Server shutdown in progress", ER_SERVER_SHUTDOWN)
+                raise _Dropped
+            if cut is not None and cut.how == "eof":
+                self.sock.sendall(self.conn.send_eof())
                 raise _Dropped
             self.send(event.raw, ack=event.type_code == EventType.XID, cut=cut)
         if in_excluded:

@@ -278,6 +278,28 @@ def test_reconnect_resumes_without_loss_or_duplicates(
         assert all(isinstance(d, BinlogDump) and d.position >= 4 for d in resumed)
 
 
+def test_blocking_dump_ended_by_eof_resumes(chain: list[Path]) -> None:
+    """MariaDB ends a blocking dump with a plain EOF when it shuts down: that is a lost
+    connection to resume from, not the end of the stream."""
+    logs = [load_binlog(p) for p in chain]
+    events = logs[0].events
+    middle = [i for i, e in enumerate(events) if e.gtid is not None][1]
+    expected = file_keys(chain)
+    with (
+        FakePrimary(chain, cuts=[Cut(logs[0].name, events[middle + 1].offset, "eof")]) as primary,
+        time_limit(30),
+        stream(primary, start="oldest", blocking=True, sleep=lambda _: None) as stream_events,
+    ):
+        got = []
+        for event in stream_events:
+            got.append(event)
+            if len(got) == len(expected):
+                break
+        reconnects = stream_events.reconnects
+    assert primary.cuts == [] and reconnects == 1
+    assert keyed(got) == expected
+
+
 def test_backoff_doubles_while_the_primary_is_away(chain: list[Path]) -> None:
     sleeps: list[float] = []
     expected = file_keys(chain)
