@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import json
 import pickle
 from pathlib import Path
 from typing import Any
@@ -19,6 +20,7 @@ import pytest
 
 import binlogkit
 from binlogkit import jsonenc
+from binlogkit.binlog.constants import EventType
 from binlogkit.binlog.events.rows import RowsEvent
 from binlogkit.binlog.info import list_events
 from binlogkit.errors import BinlogError
@@ -40,6 +42,8 @@ CHANGE_COLUMNS = (
     "after",
 )
 MANY_TABLES = "local-mariadb-10.11/gtid/mysql-bin.000002"
+BIG = "local-mariadb-10.11/full/mysql-bin.000002"
+"""A 4 MB file of many transactions."""
 
 
 def plain_changes(paths: list[Path]) -> list[tuple[Any, ...]]:
@@ -124,10 +128,12 @@ def test_pushed_filters_give_what_spark_filtering_gives(spark: Any, corpus_dir: 
     assert collected(pushed.where("file = 'other.000001'")) == []
 
 
-def _reader(path: Path, **options: str) -> Any:
+def _reader(path: Path | None, parallelism: int | None = None, **options: str) -> Any:
     from binlogkit.spark.source import BinlogDataSource
 
-    source = BinlogDataSource({"path": str(path), **options})
+    source = BinlogDataSource({"path": str(path)} if path else {})
+    source.options.update(options)
+    source.parallelism = parallelism
     return source.reader(source.schema())
 
 
@@ -178,3 +184,29 @@ def test_errors_name_file_and_offset(spark: Any, corpus_dir: Path) -> None:
         spark.read.format("binlog").load(str(path)).collect()
     assert str(plain.value) in str(err.value)
     assert f"offset {plain.value.offset}" in str(err.value)
+
+
+def test_ranges_read_the_changes_inside_them(corpus_dir: Path, tmp_path: Path) -> None:
+    """Option ``ranges``: a file from a transaction start on, and an active binlog's
+    complete part (its last event still being written), each cut into splits."""
+    source = corpus_dir / MANY_TABLES
+    with binlogkit.open(str(source)) as reader:
+        gtids = [e.header.offset for e in reader if e.header.type_code == EventType.MARIADB_GTID]
+    start, end = gtids[5], gtids[-5]
+    active = tmp_path / source.name
+    active.write_bytes(source.read_bytes()[: end + 7])
+    ranges = [[str(source), start, None], [str(active), 0, end]]
+    reader = _reader(None, ranges=json.dumps(ranges), splitSize="8k")
+    assert len(reader.partitions()) > 4
+    got = [(r["pos"], r["row"], r["gtid"], r["op"], r["before"], r["after"]) for r in _rows(reader)]
+    plain = [(t[1], t[2], t[3], t[8], t[9], t[10]) for t in plain_changes([source])]
+    assert got == [t for t in plain if t[0] >= start] + [t for t in plain if t[0] < end]
+    with pytest.raises(BinlogError, match="option ranges must be"):
+        _reader(None, ranges='[["a", 0]]')
+
+
+def test_default_split_size_gives_each_core_splits(corpus_dir: Path) -> None:
+    path = corpus_dir / BIG
+    assert len(_reader(path).partitions()) == 1  # parallelism unknown: 64 MiB splits
+    assert len(_reader(path, parallelism=1).partitions()) >= 2
+    assert len(_reader(path, parallelism=2).partitions()) >= 3

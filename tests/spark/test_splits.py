@@ -98,3 +98,30 @@ def test_errors_name_file_and_offset(tmp_path: Path, corpus_dir: Path) -> None:
         for split in plan_splits(broken, 4096):
             list(read_split(split))
     assert str(broken) in str(err.value) and f"offset {splits[2].start}" in str(err.value)
+
+
+def test_byte_ranges_give_the_events_inside_them(corpus_dir: Path, tmp_path: Path) -> None:
+    """Ranges from a transaction start to an event boundary, also of a file cut mid-event."""
+    source = corpus_dir / "local-mariadb-10.11/gtid/mysql-bin.000002"
+    data = source.read_bytes()
+    events = walk(data).events
+    gtids = [e.offset for e in events if e.type_code in GTIDS]
+    start, end = gtids[3], gtids[-3]
+    cut = tmp_path / source.name  # an active binlog: its last event is still being written
+    cut.write_bytes(data[: gtids[-3] + 10])
+    with binlogkit.open(str(source)) as reader:
+        whole = [(e.header.offset, e) for e in reader]
+    for path in (source, cut):
+        for size in (1 << 30, 2048):
+            splits = plan_splits(path, size, start=start, end=end)
+            assert splits[0].start == start and splits[-1].end == end
+            assert all(a.end == b.start for a, b in itertools.pairwise(splits))
+            assert len(splits) > 1 or size > end - start
+            parts = _events(e for split in splits for e in read_split(split))
+            assert parts == [(o, e) for o, e in whole if start <= o < end]
+    assert plan_splits(cut, 2048, start=end, end=end) == []
+    with pytest.raises(BinlogError, match=f"offset {end}: input ends inside an event"):
+        for split in plan_splits(cut, 1 << 30):
+            list(read_split(split))
+    with pytest.raises(BinlogError, match="not inside the file"):
+        plan_splits(cut, 2048, start=start, end=len(data))

@@ -31,7 +31,7 @@ _NUMBERED = re.compile(r"\.(\d{6,})$")
 CHUNK_SIZE = 1 << 20
 
 
-def _binlog_order(path: str) -> tuple[str, int, str]:
+def binlog_order(path: str) -> tuple[str, int, str]:
     """Sort key that puts ``name.999999`` before ``name.1000000``."""
     m = _NUMBERED.search(path)
     if m is None:
@@ -59,7 +59,7 @@ def resolve_sources(source: Source) -> list[str]:
         if indexes:
             return resolve_sources(str(indexes[0]))
         found = sorted(
-            (str(p) for p in path.iterdir() if _NUMBERED.search(p.name)), key=_binlog_order
+            (str(p) for p in path.iterdir() if _NUMBERED.search(p.name)), key=binlog_order
         )
         if not found:
             raise BinlogError(f"no binlog files (name.NNNNNN) in directory {text}")
@@ -68,7 +68,7 @@ def resolve_sources(source: Source) -> list[str]:
         names = [line.strip() for line in path.read_text().splitlines() if line.strip()]
         return [str(path.parent / Path(name).name) for name in names]
     if glob.has_magic(text):
-        found = sorted(glob.glob(text), key=_binlog_order)
+        found = sorted(glob.glob(text), key=binlog_order)
         if not found:
             raise BinlogError(f"no files match {text}")
         return found

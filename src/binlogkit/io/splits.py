@@ -9,6 +9,11 @@ the same split, and the transaction's GTID is the split's first event. Each
 split carries the raw format description in force at its start, so
 :func:`read_split` decodes it with no other part of the file.
 
+A byte range of a file is planned the same way (``plan_splits(path, size,
+start=..., end=...)``): a read that goes on from where an earlier one stopped,
+or one that stops before the partial last transaction of a binlog the server
+is still writing. Its first split carries the format description at offset 4.
+
 Files the walk cannot cut safely (no binlog magic, formats v1/v3, encryption,
 a damaged header) are one split from 0 to the end; the decoder then reports
 their problem with file and offset as a whole-file read would.
@@ -85,44 +90,83 @@ class _Window:
         return self._buf[rel : rel + size]
 
 
-def plan_splits(path: str | os.PathLike[str], split_size: int = DEFAULT_SPLIT_SIZE) -> list[Split]:
-    """The splits of one file: one when it is no larger than ``split_size``, else more.
+def plan_splits(
+    path: str | os.PathLike[str],
+    split_size: int = DEFAULT_SPLIT_SIZE,
+    *,
+    start: int = 0,
+    end: int | None = None,
+) -> list[Split]:
+    """The splits of bytes ``start``..``end`` of one file (default: all of it).
 
-    Boundaries are the first transaction start at or past each multiple of
+    One split when the range is no larger than ``split_size``, else more:
+    boundaries are the first transaction start at or past each multiple of
     ``split_size`` from the previous boundary; only event headers are read
-    (and small QUERY events, in binlogs without GTIDs).
+    (and small QUERY events, in binlogs without GTIDs). ``start`` must be 0 or
+    a transaction start, and ``end`` an event boundary, as a ledger of what
+    was read records them: so a binlog a server is still writing can be read
+    up to its last complete transaction, and on from there later. An empty
+    range has no splits.
     """
     if split_size < 1:
         raise ValueError(f"split size must be positive, not {split_size}")
     name = os.fspath(path)
     size = os.path.getsize(name)
-    if size <= split_size:
-        return [Split(name, 0, size, b"", size)]
+    end = size if end is None else end
+    if not 0 <= start <= end <= size or 0 < start < len(MAGIC):
+        raise BinlogError(
+            f"byte range {start}..{end} is not inside the file's {size} bytes", file=name
+        )
+    if start == end:
+        return []
+    if not start and end - start <= split_size:
+        return [Split(name, 0, end, b"", size)]
     with open(name, "rb") as f:
-        cuts = _cut_points(_Window(f), size, split_size)
-    bounds = [(0, b""), *cuts]
+        window = _Window(f)
+        fde = _format_event(window, name) if start else b""
+        cuts = _cut_points(window, start, end, split_size, fde) if end - start > split_size else []
+    bounds = [(start, fde), *cuts]
     return [
-        Split(name, start, end, fde, size, i, len(bounds))
-        for i, ((start, fde), end) in enumerate(
-            zip(bounds, [c[0] for c in cuts] + [size], strict=True)
+        Split(name, first, last, raw, size, i, len(bounds))
+        for i, ((first, raw), last) in enumerate(
+            zip(bounds, [c[0] for c in cuts] + [end], strict=True)
         )
     ]
 
 
-def _cut_points(window: _Window, size: int, split_size: int) -> list[tuple[int, bytes]]:
-    """(offset, format description raw) of each split start after the first."""
+def _format_event(window: _Window, path: str) -> bytes:
+    """The raw format description at offset 4 of a v4 binlog (what a read from the middle needs)."""
+    head = window.read(0, len(MAGIC) + V4_HEADER_LENGTH)
+    if (
+        len(head) < len(MAGIC) + V4_HEADER_LENGTH
+        or head[: len(MAGIC)] != MAGIC
+        or head[len(MAGIC) + 4] != EventType.FORMAT_DESCRIPTION
+    ):
+        raise BinlogError(
+            "cannot read from the middle of this file: no v4 format description at offset 4",
+            file=path,
+        )
+    _, _, _, ev_size, _, _ = _HEADER.unpack_from(head, len(MAGIC))
+    return window.read(len(MAGIC), ev_size)
+
+
+def _cut_points(
+    window: _Window, start: int, end: int, split_size: int, fde: bytes
+) -> list[tuple[int, bytes]]:
+    """(offset, format description raw) of each split start after ``start``, before ``end``.
+
+    ``fde`` is the format description in force at ``start`` (empty at 0).
+    """
     if window.read(0, 4) != MAGIC:
         return []
     cuts: list[tuple[int, bytes]] = []
-    fde = b""
-    query_post_header = 13
-    checksum = 0
+    query_post_header, checksum = _format_facts(fde) if fde else (13, 0)
     previous_starts = False  # the event before was a GTID (its BEGIN is not a cut of its own)
-    last_cut = 0
-    offset = 4
-    while offset + V4_HEADER_LENGTH <= size:
+    last_cut = start
+    offset = start or len(MAGIC)
+    while offset + V4_HEADER_LENGTH <= end:
         _, code, _, ev_size, _, _ = _HEADER.unpack_from(window.read(offset, V4_HEADER_LENGTH))
-        if ev_size < V4_HEADER_LENGTH or offset + ev_size > size:
+        if ev_size < V4_HEADER_LENGTH or offset + ev_size > end:
             break  # damage or a partial last event: the decoder reports it
         if code == EventType.FORMAT_DESCRIPTION:
             fde = window.read(offset, ev_size)

@@ -20,12 +20,24 @@ def register(spark: Any, *, pushdown: bool = True) -> None:
     With ``pushdown`` (the default) filters on file, db, table, op and pos go to
     the reader; that needs ``spark.sql.python.filterPushdown.enabled``, which
     this turns on for the session. ``pushdown=False`` leaves the setting alone
-    and registers a reader that lets Spark apply every filter.
+    and registers a reader that lets Spark apply every filter. The session's
+    default parallelism goes with the format: the default ``splitSize`` cuts
+    the input into about two splits per core.
     """
     from binlogkit.spark.source import BinlogDataSource, PlainBinlogDataSource
 
+    base = BinlogDataSource if pushdown else PlainBinlogDataSource
     if pushdown:
         spark.conf.set(PUSHDOWN_CONF, "true")
-        spark.dataSource.register(BinlogDataSource)
-    else:
-        spark.dataSource.register(PlainBinlogDataSource)
+    # A subclass made here is pickled by value, so the planner sees the parallelism.
+    source = type(base.__name__, (base,), {"parallelism": _parallelism(spark)})
+    spark.dataSource.register(source)
+
+
+def _parallelism(spark: Any) -> int | None:
+    """The session's default parallelism (cores of ``local[N]``), None when unknown."""
+    try:
+        return int(spark.sparkContext.defaultParallelism)
+    except Exception:  # Spark Connect has no SparkContext
+        value = spark.conf.get("spark.default.parallelism", None)
+        return int(value) if value else None

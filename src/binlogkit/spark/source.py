@@ -4,12 +4,19 @@ Options (all optional besides the path):
 
 - ``path`` (what ``load`` is given): a file, a directory, a glob or an
   ``.index`` file; ``load([...])`` takes a list of them.
+- ``ranges``: byte ranges of files to read, as JSON ``[[path, start, end], ...]``
+  (``end`` null: to the file's end), read after the files of ``path`` (which
+  may then be left out). ``start`` is 0 or a transaction start, ``end`` an
+  event boundary: how a read goes on from where an earlier one stopped, and
+  stops before a partial transaction at the end of an active binlog.
 - ``events``: ``rows`` (default; one row per row change) or ``all`` (one row per event).
 - ``table``: ``db.table``; row changes of that table only, with ``before`` and
   ``after`` as typed structs (needs ``binlog_row_metadata=FULL``).
-- ``splitSize``: target bytes per partition (default 64 MiB; ``k``/``m``/``g``
-  suffixes allowed). Each file is at least one partition; larger files are cut
-  at transaction starts (:mod:`binlogkit.io.splits`).
+- ``splitSize``: target bytes per partition (``k``/``m``/``g`` suffixes
+  allowed). Each file is at least one partition; larger files are cut at
+  transaction starts (:mod:`binlogkit.io.splits`). Default: about two splits
+  per core of the session :func:`~binlogkit.spark.register` was given, between
+  1 MiB and 64 MiB (:func:`auto_split_size`), so one big file keeps every core busy.
 - ``verifyChecksum``: ``true`` (default) or ``false``.
 
 Filters on ``file``, ``db``, ``table``, ``op`` and ``pos`` are pushed down: files
@@ -23,6 +30,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import sys
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -49,12 +57,22 @@ from binlogkit.binlog.events.rows import RowsEvent
 from binlogkit.binlog.events.table_map import TableMapEvent
 from binlogkit.binlog.rows.columns import ColumnInfo
 from binlogkit.errors import BinlogError
-from binlogkit.io.files import BinlogReader, resolve_sources
+from binlogkit.io.files import resolve_sources
 from binlogkit.io.splits import DEFAULT_SPLIT_SIZE, Split, plan_splits, read_split, split_decoder
 from binlogkit.spark.arrow import change_batches, event_batches
 from binlogkit.spark.schema import CHANGE_SCHEMA, EVENT_SCHEMA, typed_columns, typed_schema
 
-__all__ = ["BinlogDataSource", "BinlogPartition", "BinlogSourceReader", "PushdownBinlogReader"]
+__all__ = [
+    "BinlogDataSource",
+    "BinlogPartition",
+    "BinlogSourceReader",
+    "PushdownBinlogReader",
+    "auto_split_size",
+]
+
+MIN_SPLIT_SIZE = 1 << 20
+"""The smallest automatic split: below it a task's fixed cost (about 0.1 s) outweighs the gain."""
+SPLITS_PER_CORE = 2
 
 _SIZE = re.compile(r"(\d+)\s*([kmg]?)i?b?", re.IGNORECASE)
 _UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30}
@@ -71,6 +89,32 @@ def parse_size(text: str) -> int:
     return int(m[1]) * _UNITS[m[2].lower()]
 
 
+def auto_split_size(total: int, parallelism: int | None) -> int:
+    """Split size giving about :data:`SPLITS_PER_CORE` splits per core for ``total`` bytes.
+
+    Between :data:`MIN_SPLIT_SIZE` and :data:`DEFAULT_SPLIT_SIZE`; the latter when
+    the parallelism is unknown.
+    """
+    if not parallelism:
+        return DEFAULT_SPLIT_SIZE
+    share = total // (SPLITS_PER_CORE * parallelism)
+    return max(MIN_SPLIT_SIZE, min(DEFAULT_SPLIT_SIZE, share))
+
+
+def _parse_ranges(text: str) -> list[tuple[str, int, int | None]]:
+    """The ``ranges`` option: ``[[path, start, end], ...]`` with ``end`` a number or null."""
+    try:
+        items = json.loads(text)
+        ranges = [
+            (str(path), int(start), None if end is None else int(end)) for path, start, end in items
+        ]
+    except (ValueError, TypeError) as err:
+        raise BinlogError(
+            f"option ranges must be JSON [[path, start, end], ...], not {text[:80]!r}: {err}"
+        ) from None
+    return ranges
+
+
 def _flag(options: dict[str, str], name: str, default: bool) -> bool:
     value = options.get(name)
     if value is None:
@@ -84,22 +128,31 @@ def _flag(options: dict[str, str], name: str, default: bool) -> bool:
 class ReadPlan:
     """What to read and how: plain, picklable data (no files, locks or Spark objects)."""
 
-    paths: tuple[str, ...]
+    ranges: tuple[tuple[str, int, int | None], ...]
+    """(path, start, end) of each file to read; end None is the file's end."""
     events: bool = False
     table: tuple[str, str] | None = None
     columns: tuple[ColumnInfo, ...] | None = None
-    split_size: int = DEFAULT_SPLIT_SIZE
+    split_size: int | None = None
+    """Bytes per split; None: :func:`auto_split_size` of the bytes to read."""
+    parallelism: int | None = None
+    """The session's default parallelism, for :func:`auto_split_size`."""
     verify_checksum: bool = True
 
     @classmethod
-    def from_options(cls, options: dict[str, str]) -> ReadPlan:
+    def from_options(cls, options: dict[str, str], parallelism: int | None = None) -> ReadPlan:
         opts = {key.lower(): value for key, value in options.items()}
         sources: list[str] = []
         if "paths" in opts:
             sources += json.loads(opts["paths"])
         if "path" in opts:
             sources.append(opts["path"])
-        if not sources:
+        ranges: list[tuple[str, int, int | None]] = [
+            (path, 0, None) for path in (resolve_sources(sources) if sources else [])
+        ]
+        if "ranges" in opts:
+            ranges += _parse_ranges(opts["ranges"])
+        if not ranges:
             raise BinlogError('give the binlog files: spark.read.format("binlog").load(path)')
         events = opts.get("events", "rows").lower()
         if events not in ("rows", "all"):
@@ -115,12 +168,29 @@ class ReadPlan:
                 )
             table = (db, name)
         return cls(
-            paths=tuple(resolve_sources(sources)),
+            ranges=tuple(ranges),
             events=events == "all",
             table=table,
-            split_size=parse_size(opts.get("splitsize", str(DEFAULT_SPLIT_SIZE))),
+            split_size=parse_size(opts["splitsize"]) if "splitsize" in opts else None,
+            parallelism=parallelism,
             verify_checksum=_flag(opts, "verifychecksum", True),
         )
+
+    @property
+    def paths(self) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(path for path, _, _ in self.ranges))
+
+    def splits(self) -> Iterator[Split]:
+        """The splits of every range, in order."""
+        ranges = [
+            (path, start, os.path.getsize(path) if end is None else end)
+            for path, start, end in self.ranges
+        ]
+        size = self.split_size
+        if size is None:
+            size = auto_split_size(sum(end - start for _, start, end in ranges), self.parallelism)
+        for path, start, end in ranges:
+            yield from plan_splits(path, size, start=start, end=end)
 
     def options(self, keep_table: Callable[[str, str], bool] | None = None) -> DecodeOptions:
         return DecodeOptions(verify_checksum=self.verify_checksum, tables=keep_table)
@@ -130,9 +200,9 @@ class ReadPlan:
         assert self.table is not None
         db, name = self.table
         options = self.options(lambda d, t: (d, t) == (db, name))
-        for path in self.paths:
-            with BinlogReader(path, options=options) as reader:
-                for event in reader:
+        for path, start, end in self.ranges:
+            for split in plan_splits(path, sys.maxsize, start=start, end=end):
+                for event in read_split(split, options):
                     if isinstance(event, TableMapEvent):
                         return event.columns
         raise BinlogError(
@@ -311,12 +381,7 @@ class BinlogSourceReader(DataSourceReader):
         self.pushed = Pushed()
 
     def partitions(self) -> list[InputPartition]:
-        parts: list[InputPartition] = []
-        for path in self.plan.paths:
-            for split in plan_splits(path, self.plan.split_size):
-                if self.pushed.keeps_split(split):
-                    parts.append(BinlogPartition(split))
-        return parts
+        return [BinlogPartition(s) for s in self.plan.splits() if self.pushed.keeps_split(s)]
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         if not isinstance(partition, BinlogPartition):
@@ -353,6 +418,8 @@ class BinlogDataSource(DataSource):
     """Format ``binlog``: row changes (or events) of MySQL/MariaDB binlog files."""
 
     reader_class: type[BinlogSourceReader] = PushdownBinlogReader
+    parallelism: int | None = None
+    """The session's default parallelism (set by :func:`~binlogkit.spark.register`)."""
 
     @classmethod
     def name(cls) -> str:
@@ -361,7 +428,7 @@ class BinlogDataSource(DataSource):
     def _plan(self) -> ReadPlan:
         plan: ReadPlan | None = getattr(self, "_read_plan", None)
         if plan is None:
-            plan = ReadPlan.from_options(dict(self.options))
+            plan = ReadPlan.from_options(dict(self.options), self.parallelism)
             if plan.table is not None:
                 plan = _with_columns(plan)
             self._read_plan = plan

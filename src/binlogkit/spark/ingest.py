@@ -1,0 +1,717 @@
+"""Binlog files into an append-only change-log table in Parquet, each change exactly once.
+
+:func:`ingest` reads binlog files with the ``binlog`` data source and appends
+their row changes (its default schema plus a ``date`` column) to a plain
+Parquet table partitioned by ``db``, ``table`` and ``date`` (the UTC day of
+the event timestamp ``ts``). A ledger inside the lake records what was read,
+so a re-run on a grown archive adds only what is new. Layout of ``LAKE``::
+
+    changes/db=D/table=T/date=YYYY-MM-DD/batch-<id>-part-*.parquet   the table
+    _binlogkit/ledger/<id>.json      one record per committed batch
+    _binlogkit/staging/<id>/         a batch as Spark wrote it, before its commit
+    _binlogkit/lake.json             the table filter the lake was made with
+    _binlogkit/lock                  held (flock) by the ingest running on the lake
+
+Read the table with :func:`read_change_log` (explicit partition types) or
+``spark.read.parquet("LAKE/changes")``.
+
+Commit protocol. The files to read are cut into batches; batch ``<id>`` (a
+sequence number and a random tag) goes through these steps, and the ledger
+record is its single commit point:
+
+1. Spark writes the batch's rows under ``staging/<id>/`` (hidden from readers
+   of ``changes/``).
+2. Each staged Parquet file is fsynced and renamed into ``changes/`` with the
+   batch id in its name (a rename within one filesystem is atomic).
+3. The ledger record (files with their byte ranges, size and checksums; data
+   files; row count) is written to a temporary name, fsynced and renamed to
+   ``ledger/<id>.json``: the batch is committed.
+4. ``staging/<id>/`` is removed.
+
+An ingest holds ``lock`` while it runs and starts by rolling back what an
+interrupted run left: for each ``staging/<id>`` whose id has no ledger record
+it deletes the ``changes/`` files of that batch, then it clears the staging
+area and temporary ledger files. A process killed at any moment therefore
+leaves either a committed batch (its files all in place, the ledger saying so)
+or one that the next run removes and reads again: no change is lost or doubled.
+Readers that run while an ingest is moving a batch can see that batch in part.
+
+Files. The ledger key of a file is its absolute path; per file it keeps the
+byte range read so far ``[0, end)``, the SHA-256 of those bytes and of the
+first 4 KiB (both as if the BINLOG_IN_USE flag of the format description were
+clear: a server clears it in place when it closes the file). A file of the
+recorded size (with the same first 4 KiB) is done; one that grew is read on
+from ``end`` once its first ``end`` bytes still hash the same; one that shrank
+or changed stops the ingest with an error, since binlogs only grow. The newest
+file of each ``name.NNNNNN`` sequence may be the server's active binlog, so it
+is read only up to the end of its last complete transaction: up to its last
+event when that is a ROTATE, STOP, XID or TRANSACTION_PAYLOAD, otherwise up to
+the start of its last transaction (a GTID event); the rest waits for the next
+run. Older files of a sequence were closed by the server and are read whole.
+(Without GTID events, as in MySQL before 5.7, an open file waits until it is
+closed.)
+
+Batches are read by the ``binlog`` source with option ``ranges`` (the byte
+range of each file), so the bytes a server writes after ``end`` are never
+read, and a grown file is decoded from ``start`` on.
+
+Cluster use: ``LAKE`` must be one POSIX path that the driver and every
+executor see (a local disk for ``local[N]``, a shared mount on a cluster), and
+the binlog files must be readable at the same paths on the executors.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import json
+import logging
+import os
+import re
+import secrets
+import shutil
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from binlogkit.binlog.constants import EventFlag, EventType
+from binlogkit.binlog.framing import EventFramer, Frame
+from binlogkit.errors import BinlogError
+from binlogkit.io.files import Source, binlog_order, resolve_sources
+from binlogkit.spark import register
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
+__all__ = [
+    "IngestProgress",
+    "IngestReport",
+    "TaskWatch",
+    "complete_end",
+    "ingest",
+    "read_change_log",
+    "spark_session",
+]
+
+log = logging.getLogger(__name__)
+
+CHANGES = "changes"
+META = "_binlogkit"
+PARTITIONS = ("db", "table", "date")
+HEAD_BYTES = 4096
+DEFAULT_BATCH_BYTES = 512 << 20
+READ_CHUNK = 8 << 20
+CRASH_ENV = "BINLOGKIT_INGEST_CRASH"
+"""Test hook: ``STEP:N`` kills the process (SIGKILL) at STEP of the N-th batch of a run.
+
+STEP is ``staged`` (Spark wrote the batch), ``moved`` (one file moved into the
+table) or ``committed`` (ledger record written, staging not yet removed).
+"""
+
+_FDE_TYPE = 4 + 4  # the magic, then the first event's timestamp
+_FDE_FLAGS = 4 + 17  # the low byte of the first event's flags
+_NUMBERED = re.compile(r"^(.*)\.(\d{6,})$")
+_DATA_FILE = re.compile(r"^batch-(\d{8}-[0-9a-f]{8})-")
+_LEDGER_FILE = re.compile(r"^(\d{8}-[0-9a-f]{8})\.json$")
+_CLOSING_EVENTS = frozenset(
+    {EventType.ROTATE, EventType.STOP, EventType.XID, EventType.TRANSACTION_PAYLOAD}
+)
+_TRANSACTION_STARTS = frozenset(
+    {EventType.GTID, EventType.ANONYMOUS_GTID, EventType.GTID_TAGGED, EventType.MARIADB_GTID}
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Span:
+    """The bytes ``[start, end)`` of one file to ingest, with the checksums of ``[0, end)``."""
+
+    path: str
+    start: int
+    end: int
+    size: int
+    sha256: str
+    head: str
+
+    @property
+    def name(self) -> str:
+        return os.path.basename(self.path)
+
+
+@dataclass(frozen=True, slots=True)
+class IngestProgress:
+    """Where a run is, handed to the ``progress`` callback during and after each batch.
+
+    ``files_done`` and ``rows`` count committed batches. While Spark writes a
+    batch, ``tasks_done``/``tasks_total`` are the finished and planned tasks of
+    its jobs (about one per split); between batches they are None.
+    """
+
+    files_done: int
+    files_total: int
+    rows: int
+    seconds: float
+    tasks_done: int | None = None
+    tasks_total: int | None = None
+
+    @property
+    def rows_per_second(self) -> float:
+        return self.rows / self.seconds if self.seconds > 0 else 0.0
+
+    def __str__(self) -> str:
+        text = f"files {self.files_done}/{self.files_total}"
+        if self.tasks_total is not None:
+            text += f", next batch: Spark tasks {self.tasks_done}/{self.tasks_total}"
+        return f"{text}, {self.rows} rows, {self.rows_per_second:,.0f} rows/s, {self.seconds:.0f} s"
+
+
+class TaskWatch:
+    """Reports the tasks of one Spark job group from a thread, every ``interval`` seconds.
+
+    Use as a context manager around the jobs: it sets the job group, polls
+    Spark's status tracker, and reports a last time when the jobs are done.
+    Without a SparkContext (Spark Connect) it reports nothing.
+    """
+
+    def __init__(
+        self, spark: SparkSession, group: str, report: Callable[[int, int], None], interval: float
+    ) -> None:
+        self._group = group
+        self._report = report
+        self._interval = interval
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name=f"ingest-progress-{group}")
+        self._thread.daemon = True
+        try:
+            self._context: Any = spark.sparkContext
+        except Exception:  # Spark Connect
+            self._context = None
+
+    def __enter__(self) -> TaskWatch:
+        if self._context is not None:
+            self._context.setJobGroup(self._group, f"binlogkit ingest batch {self._group}")
+            self._thread.start()
+        return self
+
+    def __exit__(self, kind: object, *_: object) -> None:
+        if self._context is None:
+            return
+        self._stop.set()
+        self._thread.join()
+        self._context.setLocalProperty("spark.jobGroup.id", None)
+        self._context.setLocalProperty("spark.job.description", None)
+        if kind is None:
+            self._poll()
+
+    def _run(self) -> None:
+        while not self._stop.wait(self._interval):
+            try:
+                self._poll()
+            except Exception:  # progress must never break the ingest
+                log.debug("cannot poll Spark's status tracker", exc_info=True)
+
+    def _poll(self) -> None:
+        tracker = self._context.statusTracker()
+        done = total = 0
+        for job in tracker.getJobIdsForGroup(self._group):
+            info = tracker.getJobInfo(job)
+            for stage in info.stageIds if info is not None else ():
+                stage_info = tracker.getStageInfo(stage)
+                if stage_info is not None:
+                    done += stage_info.numCompletedTasks
+                    total += stage_info.numTasks
+        if total:
+            self._report(done, total)
+
+
+@dataclass(slots=True)
+class IngestReport:
+    """What a run did: batches committed, files read (in part or whole), rows added."""
+
+    batches: list[str] = field(default_factory=list)
+    files: int = 0
+    rows: int = 0
+    skipped: int = 0
+    rolled_back: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+
+
+class Lake:
+    """The folders of a lake and its ledger; see the module docstring."""
+
+    def __init__(self, root: str | os.PathLike[str]) -> None:
+        self.root = Path(root).absolute()
+        self.table = self.root / CHANGES
+        self.meta = self.root / META
+        self.ledger_dir = self.meta / "ledger"
+        self.staging = self.meta / "staging"
+        self.records: dict[str, dict[str, Any]] = {}
+        self.run_batches = 0
+
+    @contextlib.contextmanager
+    def locked(self) -> Iterator[None]:
+        """Hold the lake's lock; a second ingest on the same lake fails at once."""
+        self.ledger_dir.mkdir(parents=True, exist_ok=True)
+        self.staging.mkdir(parents=True, exist_ok=True)
+        with open(self.meta / "lock", "a+") as handle:
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                raise BinlogError(
+                    f"another ingest is running on {self.root}",
+                    hint="wait for it to end; its lock is " + str(self.meta / "lock"),
+                ) from None
+            yield
+
+    def load(self) -> None:
+        """Read every committed batch record."""
+        self.records = {}
+        if not self.ledger_dir.is_dir():
+            return
+        for entry in sorted(self.ledger_dir.iterdir()):
+            m = _LEDGER_FILE.match(entry.name)
+            if m:
+                self.records[m[1]] = json.loads(entry.read_text())
+
+    def files(self) -> dict[str, dict[str, Any]]:
+        """Per file path, the ledger entry with the furthest end."""
+        done: dict[str, dict[str, Any]] = {}
+        for record in self.records.values():
+            for item in record["files"]:
+                known = done.get(item["path"])
+                if known is None or item["end"] > known["end"]:
+                    done[item["path"]] = item
+        return done
+
+    def check_tables(self, tables: Sequence[str]) -> None:
+        """Tie the lake to its table filter: a later run must use the same one."""
+        config = self.meta / "lake.json"
+        wanted = sorted(set(tables))
+        if config.exists():
+            stored = json.loads(config.read_text())["tables"]
+            if stored != wanted:
+                raise BinlogError(
+                    f"the lake {self.root} holds tables {stored or 'all'}, not {wanted or 'all'}",
+                    hint="give the same --table options as the first ingest, or a new lake",
+                )
+        else:
+            _write_atomic(config, {"format": 1, "tables": wanted})
+
+    def recover(self) -> list[str]:
+        """Roll back batches an interrupted run left uncommitted; returns their ids."""
+        rolled_back = [
+            entry.name
+            for entry in self.staging.iterdir()
+            if entry.name not in self.records and not entry.name.startswith(".")
+        ]
+        if rolled_back:
+            doomed = set(rolled_back)
+            for folder, _, names in os.walk(self.table):
+                for name in names:
+                    m = _DATA_FILE.match(name)
+                    if m and m[1] not in self.records:
+                        doomed.add(m[1])
+                        os.unlink(os.path.join(folder, name))
+            _remove_empty_folders(self.table)
+            log.warning("rolled back uncommitted batches %s", ", ".join(sorted(doomed)))
+        for entry in self.staging.iterdir():
+            shutil.rmtree(entry) if entry.is_dir() else entry.unlink()
+        for entry in self.ledger_dir.iterdir():
+            if entry.name.startswith("."):
+                entry.unlink()
+        return sorted(rolled_back)
+
+    def new_batch_id(self) -> str:
+        """The id of the next batch: a sequence number and a random tag."""
+        self.run_batches += 1
+        last = max((int(batch[:8]) for batch in self.records), default=0)
+        return f"{last + 1:08d}-{secrets.token_hex(4)}"
+
+    def publish(self, batch: str) -> list[str]:
+        """Move a staged batch into the table (step 2); returns the table-relative paths."""
+        staged = self.staging / batch
+        moved: list[str] = []
+        for folder, _, names in sorted(os.walk(staged)):
+            relative = Path(folder).relative_to(staged)
+            if any(part.startswith(("_", ".")) for part in relative.parts):
+                continue
+            for name in sorted(names):
+                if not name.endswith(".parquet") or name.startswith(("_", ".")):
+                    continue
+                source = Path(folder) / name
+                _fsync_file(source)
+                target_dir = self.table / relative
+                target_dir.mkdir(parents=True, exist_ok=True)
+                target = target_dir / f"batch-{batch}-{name}"
+                os.rename(source, target)
+                moved.append(str(target.relative_to(self.table)))
+                _crash_point("moved", self.run_batches)
+        for target_folder in {(self.table / path).parent for path in moved}:
+            _fsync_dir(target_folder)
+        return moved
+
+    def commit(self, batch: str, record: dict[str, Any]) -> None:
+        """Write the ledger record of a batch (step 3) and drop its staging folder (step 4)."""
+        _write_atomic(self.ledger_dir / f"{batch}.json", record)
+        self.records[batch] = record
+        _crash_point("committed", self.run_batches)
+        shutil.rmtree(self.staging / batch, ignore_errors=True)
+
+
+def ingest(
+    spark: SparkSession,
+    source: Source,
+    lake: str | os.PathLike[str],
+    *,
+    tables: Sequence[str] = (),
+    batch_bytes: int = DEFAULT_BATCH_BYTES,
+    split_size: int | None = None,
+    progress: Callable[[IngestProgress], None] | None = None,
+    progress_interval: float = 5.0,
+) -> IngestReport:
+    """Append the row changes of ``source`` not yet in ``lake`` to its change-log table.
+
+    ``source`` names binlog files as :func:`~binlogkit.io.files.resolve_sources`
+    reads them (paths, a directory, an index file, a glob, a list). ``tables``
+    (``db.table`` names) keeps only those tables' changes; a lake keeps the
+    filter it was made with. Files are read in batches of about ``batch_bytes``
+    bytes, each committed on its own (see the module docstring). A batch's files
+    are cut into splits of ``split_size`` bytes (the data source's ``splitSize``);
+    by default about two splits per core of the session, between 1 and 64 MiB
+    (:func:`~binlogkit.spark.source.auto_split_size`). ``progress`` is called
+    after each batch and every ``progress_interval`` seconds while Spark writes one.
+    """
+    wanted = _parse_tables(tables)
+    names = resolve_sources(source)
+    if "-" in names:
+        raise BinlogError("ingest reads files, not stdin", hint="save the input to a file first")
+    paths = [os.path.abspath(path) for path in names]
+    store = Lake(lake)
+    report = IngestReport()
+    started = time.perf_counter()
+    with store.locked():
+        store.load()
+        store.check_tables(tables)
+        report.rolled_back = store.recover()
+        done = store.files()
+        pending = _pending(paths, done)
+        report.skipped = len(paths) - len(pending)
+        log.info("%d files to read, %d already ingested", len(pending), report.skipped)
+
+        def show(tasks_done: int | None = None, tasks_total: int | None = None) -> None:
+            if progress is not None:
+                elapsed = time.perf_counter() - started
+                files, rows = report.files, report.rows
+                progress(
+                    IngestProgress(files, len(pending), rows, elapsed, tasks_done, tasks_total)
+                )
+
+        for batch in _batches(pending, done, batch_bytes):
+            spans = [span for path, closed in batch if (span := _span(path, closed, done))]
+            if spans:
+                batch_id = store.new_batch_id()
+                watch = TaskWatch(spark, batch_id, show, progress_interval)
+                rows = _write_batch(spark, store, batch_id, spans, wanted, split_size, watch)
+                report.batches.append(batch_id)
+                report.rows += rows
+            report.files += len(batch)
+            show()
+    report.seconds = time.perf_counter() - started
+    return report
+
+
+def _write_batch(
+    spark: SparkSession,
+    store: Lake,
+    batch: str,
+    spans: list[Span],
+    wanted: set[tuple[str, str]],
+    split_size: int | None,
+    watch: TaskWatch,
+) -> int:
+    """Steps 1-4 of the commit protocol for one batch; returns its row count."""
+    from pyspark.sql import functions as F
+
+    register(spark)
+    staged = store.staging / batch
+    reader = spark.read.format("binlog").option(
+        "ranges", json.dumps([(s.path, s.start, s.end) for s in spans])
+    )
+    if split_size is not None:
+        reader = reader.option("splitSize", str(split_size))
+    frame = reader.load()
+    if wanted:
+        dbs, tables = sorted({d for d, _ in wanted}), sorted({t for _, t in wanted})
+        exact = F.struct("db", "table").isin([F.struct(F.lit(d), F.lit(t)) for d, t in wanted])
+        frame = frame.where(F.col("db").isin(dbs) & F.col("table").isin(tables) & exact)
+    seconds = F.col("ts").cast("long")
+    frame = frame.withColumn("date", F.date_from_unix_date(F.floor(seconds / 86400).cast("int")))
+    with watch:
+        frame.write.partitionBy(*PARTITIONS).parquet(str(staged))
+    _crash_point("staged", store.run_batches)
+    rows = _staged_rows(staged)
+    moved = store.publish(batch)
+    record = {
+        "format": 1,
+        "batch": batch,
+        "committed_at": datetime.now(UTC).isoformat(timespec="seconds"),
+        "files": [asdict(span) for span in spans],
+        "rows": rows,
+        "data": moved,
+    }
+    store.commit(batch, record)
+    return rows
+
+
+def read_change_log(spark: SparkSession, lake: str | os.PathLike[str]) -> DataFrame:
+    """The change-log table of ``lake``, with ``db`` and ``table`` read as strings."""
+    from pyspark.sql.types import DateType, StringType, StructField, StructType
+
+    table = str(Path(lake).absolute() / CHANGES)
+    data = spark.read.parquet(table).drop(*PARTITIONS).schema
+    partitions = [StructField("db", StringType()), StructField("table", StringType())]
+    schema = StructType([*data.fields, *partitions, StructField("date", DateType())])
+    return spark.read.schema(schema).parquet(table)
+
+
+def spark_session(master: str | None = None, *, app_name: str = "binlogkit ingest") -> SparkSession:
+    """A SparkSession: the one spark-submit made, one on ``master``, or a local one.
+
+    Without ``master`` the usual Spark settings apply (``spark-defaults.conf``,
+    ``PYSPARK_SUBMIT_ARGS``), and Spark's own default is ``local[*]``, all cores
+    of this machine. A local session runs its Python workers with this interpreter.
+    """
+    from pyspark.sql import SparkSession
+
+    if "PYSPARK_GATEWAY_PORT" in os.environ:
+        return SparkSession.builder.appName(app_name).getOrCreate()
+    builder = SparkSession.builder.appName(app_name)
+    if master:
+        builder = builder.master(master)
+    if master is None or master.startswith("local"):
+        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+        builder = builder.config("spark.ui.enabled", "false")
+    session = builder.config("spark.ui.showConsoleProgress", "false").getOrCreate()
+    if (session.sparkContext.master or "").startswith("local"):
+        session.sparkContext.setLogLevel("ERROR")
+    return session
+
+
+def complete_end(path: str | os.PathLike[str], start: int, size: int) -> int:
+    """Where the complete transactions of a binlog that may still be written end.
+
+    Walks the event headers of ``[start, size)``: the end of the last event when
+    it closes a file or a transaction (ROTATE, STOP, XID, TRANSACTION_PAYLOAD),
+    else the offset of the last transaction start (a GTID event) after
+    ``start``, else ``start``. A partial last event is not an error here.
+    """
+    framer = EventFramer(file=os.fspath(path), verify_checksum=False)
+    end = start
+    last: Frame | None = None
+    with open(path, "rb") as stream:
+        offset = 0
+        if start > 4:
+            _read_format(framer, stream)
+            framer.seek(start)
+            stream.seek(start)
+            offset = start
+        while offset < size:
+            chunk = stream.read(min(READ_CHUNK, size - offset))
+            if not chunk:
+                break
+            offset += len(chunk)
+            framer.receive_data(chunk)
+            while isinstance(frame := framer.next_frame(), Frame):
+                header = frame.header
+                if header.type_code in _TRANSACTION_STARTS and header.offset > start:
+                    end = header.offset
+                last = frame
+    if last is not None and last.header.type_code in _CLOSING_EVENTS:
+        end = max(end, last.header.end)
+    return end
+
+
+def _read_format(framer: EventFramer, stream: Any) -> None:
+    """Feed the framer up to its first event, the one that tells the format."""
+    while not isinstance(framer.next_frame(), Frame):
+        chunk = stream.read(4096)
+        if not chunk:
+            raise BinlogError("the file has no format description", file=framer.file)
+        framer.receive_data(chunk)
+
+
+def _parse_tables(tables: Iterable[str]) -> set[tuple[str, str]]:
+    wanted: set[tuple[str, str]] = set()
+    for name in tables:
+        db, dot, table = name.partition(".")
+        if not dot or not db or not table:
+            raise BinlogError(f"table {name!r}: give tables as DB.TABLE")
+        wanted.add((db, table))
+    return wanted
+
+
+def _pending(paths: list[str], done: dict[str, dict[str, Any]]) -> list[tuple[str, bool]]:
+    """The files with bytes not yet ingested, each with whether its server closed it.
+
+    A file is closed when a later file of its ``name.NNNNNN`` sequence is there.
+    """
+    newest: dict[str, str] = {}
+    for path in paths:
+        m = _NUMBERED.match(path)
+        if m and (m[1] not in newest or binlog_order(path) > binlog_order(newest[m[1]])):
+            newest[m[1]] = path
+    pending = []
+    for path in dict.fromkeys(paths):
+        entry = done.get(path)
+        if entry is not None:
+            size = os.path.getsize(path)
+            _check_same_file(path, entry, size)
+            if size == entry["end"]:
+                continue
+        m = _NUMBERED.match(path)
+        pending.append((path, m is not None and newest[m[1]] != path))
+    return pending
+
+
+def _check_same_file(path: str, entry: dict[str, Any], size: int) -> None:
+    """Stop when the file at ``path`` cannot be the one the ledger recorded."""
+    problem = None
+    if size < entry["end"]:
+        problem = f"it has {size} bytes, fewer than the {entry['end']} already ingested"
+    elif _sha256(path, min(HEAD_BYTES, entry["end"])) != entry["head"]:
+        problem = "its first bytes differ from the ingested ones"
+    if problem:
+        raise BinlogError(
+            f"{problem}: a binlog only grows, so this is another file under the same name",
+            file=path,
+            hint="a server reset (RESET MASTER) reuses names: ingest such files into another lake",
+        )
+
+
+def _span(path: str, closed: bool, done: dict[str, dict[str, Any]]) -> Span | None:
+    """The part of ``path`` to read now, or None when it has no complete transaction yet."""
+    size = os.path.getsize(path)
+    entry = done.get(path)
+    start = entry["end"] if entry else 0
+    end = size if closed else complete_end(path, start, size)
+    if end <= start:
+        return None
+    digest = hashlib.sha256()
+    with open(path, "rb") as stream:
+        read = _hash_into(digest, stream, start)
+        if entry and digest.hexdigest() != entry["sha256"]:
+            raise BinlogError(
+                f"its first {start} bytes differ from the ingested ones",
+                file=path,
+                hint="a binlog only grows: this is another file under the same name",
+            )
+        read += _hash_into(digest, stream, end - start)
+    if read < end:
+        raise BinlogError(f"the file shrank to {read} bytes while being read", file=path)
+    return Span(path, start, end, size, digest.hexdigest(), _sha256(path, min(HEAD_BYTES, end)))
+
+
+def _batches(
+    pending: list[tuple[str, bool]], done: dict[str, dict[str, Any]], batch_bytes: int
+) -> Iterator[list[tuple[str, bool]]]:
+    """Cut the files into batches of about ``batch_bytes`` new bytes, a name once per batch."""
+    batch: list[tuple[str, bool]] = []
+    size = 0
+    names: set[str] = set()
+    for item in pending:
+        path = item[0]
+        name = os.path.basename(path)
+        if batch and (size >= batch_bytes or name in names):
+            yield batch
+            batch, size, names = [], 0, set()
+        batch.append(item)
+        names.add(name)
+        size += os.path.getsize(path) - done.get(path, {}).get("end", 0)
+    if batch:
+        yield batch
+
+
+def _hash_into(digest: Any, stream: Any, length: int) -> int:
+    """Hash the next ``length`` bytes of ``stream`` (fewer at its end); returns how many.
+
+    At the file's start the format description's BINLOG_IN_USE flag counts as
+    clear: the server clears it in place when it closes the file.
+    """
+    read = 0
+    while read < length:
+        at = stream.tell()
+        chunk = stream.read(min(READ_CHUNK, length - read))
+        if not chunk:
+            break
+        if at == 0 and len(chunk) > _FDE_FLAGS and chunk[_FDE_TYPE] == EventType.FORMAT_DESCRIPTION:
+            chunk = bytearray(chunk)
+            chunk[_FDE_FLAGS] &= ~EventFlag.BINLOG_IN_USE
+        digest.update(chunk)
+        read += len(chunk)
+    return read
+
+
+def _sha256(path: str, length: int) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as stream:
+        _hash_into(digest, stream, length)
+    return digest.hexdigest()
+
+
+def _staged_rows(staged: Path) -> int:
+    import pyarrow.parquet as pq
+
+    return sum(
+        pq.read_metadata(path).num_rows
+        for path in staged.rglob("*.parquet")
+        if not any(part.startswith(("_", ".")) for part in path.relative_to(staged).parts)
+    )
+
+
+def _write_atomic(path: Path, data: dict[str, Any]) -> None:
+    """Write JSON to a temporary name, fsync, rename over ``path``, fsync the folder."""
+    temp = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
+    with open(temp, "w") as handle:
+        json.dump(data, handle, indent=1)
+        handle.flush()
+        os.fsync(handle.fileno())
+    os.replace(temp, path)
+    _fsync_dir(path.parent)
+
+
+def _fsync_file(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _fsync_dir(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _remove_empty_folders(root: Path) -> None:
+    for folder, subfolders, names in os.walk(root, topdown=False):
+        if folder != str(root) and not subfolders and not names:
+            with contextlib.suppress(OSError):
+                os.rmdir(folder)
+
+
+def _crash_point(step: str, number: int) -> None:
+    """The :data:`CRASH_ENV` test hook: SIGKILL this process at ``step`` of batch ``number``."""
+    wanted = os.environ.get(CRASH_ENV)
+    if wanted and wanted.partition(":")[::2] == (step, str(number)):
+        import signal
+
+        log.warning("%s=%s: killing this process", CRASH_ENV, wanted)
+        os.kill(os.getpid(), signal.SIGKILL)
