@@ -136,7 +136,9 @@ class RemoteServer:
 def remote(mariadb_factory: Callable[..., MariaDBSandbox]) -> RemoteServer:
     server = mariadb_factory("dump-remote")
     run_workload(server, build_workload(small=True))
-    return RemoteServer(server, server.flush_binlogs())
+    files = server.flush_binlogs()
+    server.wait_for_checkpoint()  # nothing more gets written: both tools see the same
+    return RemoteServer(server, files)
 
 
 def _positions(path: Path) -> list[int]:

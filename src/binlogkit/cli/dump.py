@@ -9,7 +9,7 @@ from collections import OrderedDict
 from collections.abc import Iterator
 from dataclasses import replace
 from datetime import datetime
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import click
 
@@ -19,13 +19,14 @@ from binlogkit.binlog.decoder import encode_event
 from binlogkit.binlog.events import Event, FormatDescriptionEvent, StartEventV3
 from binlogkit.cli.main import binlog_files, command, reading_errors
 from binlogkit.dump import Base64Output, Dumper, DumpOptions
-from binlogkit.dump.flashback import print_flashback
-from binlogkit.dump.remote import RemoteOptions, RemoteSource, copy_raw
 from binlogkit.errors import BinlogError
 from binlogkit.gtid import GtidSet
 from binlogkit.io.files import open_binlog, resolve_sources
 from binlogkit.pipeline.selection import Selection, parse_id_list, parse_rewrite_db
-from binlogkit.protocol.spec import ConnectionSpec
+
+if TYPE_CHECKING:  # the server's modules are imported only for -R
+    from binlogkit.dump.remote import RemoteOptions
+    from binlogkit.protocol.spec import ConnectionSpec
 
 _FLAVORS = {"auto": None, "mariadb": Flavor.MARIADB, "mysql": Flavor.MYSQL}
 _DEFAULT_SOCKET = "/run/mysqld/mysqld.sock"
@@ -51,11 +52,21 @@ class _Source:
     current: str | None = None
     live = False
 
-    def __init__(self, files: tuple[str, ...], start: int | None, options: dict[str, Any]) -> None:
+    def __init__(
+        self,
+        files: tuple[str, ...],
+        start: int | None,
+        options: dict[str, Any],
+        *,
+        held: bool = True,
+    ) -> None:
         self.paths = resolve_sources(list(files))
         self.start = start
         self.options = options
+        self.held = held
+        """Whether events may be taken after later ones were read (a selection holds them)."""
         self._raw: OrderedDict[int, tuple[Event, bytes, FormatContext]] = OrderedDict()
+        self._last: tuple[Event, bytes, FormatContext] | None = None
 
     def events(self) -> Iterator[Event]:
         start = self.start
@@ -72,12 +83,17 @@ class _Source:
 
     def _recorded(self, reader: Any) -> Iterator[Event]:
         raws = self._raw
+        held = self.held
         for event in reader:
             frame = reader.decoder.last_frame
             if frame is not None:
-                raws[id(event)] = (event, bytes(frame.raw), frame.fmt)
-                if len(raws) > _KEEP_RAW:
-                    raws.popitem(last=False)
+                entry = (event, bytes(frame.raw), frame.fmt)
+                if not held:
+                    self._last = entry
+                else:
+                    raws[id(event)] = entry
+                    if len(raws) > _KEEP_RAW:
+                        raws.popitem(last=False)
             yield event
 
     def take(
@@ -85,7 +101,9 @@ class _Source:
     ) -> tuple[bytes, FormatContext, str | None, int | None]:
         """The bytes an event was read from (its encoding when the selection rewrote it),
         their format, the input it belongs to, and the offset to print when not its own."""
-        entry = self._raw.pop(id(event), None)
+        entry = self._last
+        if entry is None or entry[0] is not event:
+            entry = self._raw.pop(id(event), None)
         if entry is not None and entry[0] is event:
             return entry[1], entry[2], event.header.file, None
         return encode_event(event, fmt), fmt, event.header.file, None
@@ -123,6 +141,8 @@ def _remote_spec(
     socket: str | None,
 ) -> ConnectionSpec:
     """The server of ``-R``: a URL, overridden by --host/--port/--user/--password/--socket."""
+    from binlogkit.protocol.spec import ConnectionSpec
+
     spec = ConnectionSpec.from_url(url) if url else ConnectionSpec()
     changes: dict[str, Any] = {}
     if host is not None:
@@ -211,6 +231,9 @@ def _is_url(text: str) -> bool:
 @click.option("--skip-annotate-row-events", is_flag=True, help="Leave Annotate_rows events out.")
 @click.option("--skip-gtids", is_flag=True, help="Leave GTID events and GTID_NEXT out (MySQL).")
 @click.option(
+    "--print-table-metadata", is_flag=True, help="Each table map's columns and primary key."
+)
+@click.option(
     "-B",
     "--flashback",
     is_flag=True,
@@ -247,6 +270,7 @@ def dump_command(
     print_row_count: bool,
     skip_annotate_row_events: bool,
     skip_gtids: bool,
+    print_table_metadata: bool,
     flavor: str,
     flashback: bool,
     remote: bool,
@@ -275,6 +299,8 @@ def dump_command(
         raise click.UsageError("--raw, --to-last-log and --stop-never need -R")
     remote_options: RemoteOptions | None = None
     if remote:
+        from binlogkit.dump.remote import RemoteOptions
+
         try:
             remote_options = RemoteOptions(
                 spec=_remote_spec(url, host, port, user, password, socket),
@@ -290,6 +316,8 @@ def dump_command(
             raise click.UsageError(str(err)) from None
     if raw:
         assert remote_options is not None
+        from binlogkit.dump.remote import copy_raw
+
         if result_file is None:
             raise click.UsageError("--raw needs --result-file DIR (where the files go)")
         with reading_errors():
@@ -304,6 +332,7 @@ def dump_command(
         print_row_count=print_row_count,
         skip_annotate_row_events=skip_annotate_row_events,
         skip_gtids=skip_gtids,
+        print_table_metadata=print_table_metadata,
         database=database,
         table=table,
         rewrite_db=dict(parse_rewrite_db(r) for r in rewrite_db),
@@ -337,9 +366,16 @@ def dump_command(
             )
             source: Source
             if remote_options is not None:
+                from binlogkit.dump.remote import RemoteSource
+
                 source = RemoteSource(remote_options)
             else:
-                source = _Source(files, start_position, {"verify_checksum": not no_verify_checksum})
+                source = _Source(
+                    files,
+                    start_position,
+                    {"verify_checksum": not no_verify_checksum},
+                    held=not selection.is_empty,
+                )
             if flashback:
                 dump_flashback(source, selection, options, out.write)
             else:
@@ -353,6 +389,8 @@ def dump_command(
 
 def dump_flashback(source: Source, selection: Selection, options: DumpOptions, write: Any) -> None:
     """Print the undo of the selected events (see :mod:`binlogkit.dump.flashback`)."""
+    from binlogkit.dump.flashback import print_flashback
+
     dumper = Dumper(options, write)
     dumper.begin()
     dumper.begin_file()

@@ -265,7 +265,11 @@ def compile_rows(
 def compile_counter(
     columns: Sequence[ColumnPrinter], images: Sequence[Sequence[int]]
 ) -> Callable[[bytes], int]:
-    """The tools' row counter of a rows section: rows up to the first with an unsized value."""
+    """The tools' row counter of a rows section: rows up to the first with an unsized value.
+
+    Runs of fixed-width columns move ``pos`` by one lookup per NULL-bitmap byte:
+    a table of their summed widths by that byte's value (the NULL ones add nothing).
+    """
     w = _Writer()
     w.line(0, "def count(buf):")
     w.line(1, "end = len(buf)")
@@ -276,8 +280,13 @@ def compile_counter(
     for k, present in enumerate(images):
         tag = "ab"[k]
         _null_bytes(w, 2, len(present), f"n{tag}")
+        run: list[tuple[int, int]] = []  # (n, width) of the fixed-width columns not yet added
         for n, i in enumerate(present):
             col = columns[i]
+            if col.sized and not col.prefix and col.width:
+                run.append((n, col.width))
+                continue
+            _fixed_run(w, run, tag)
             w.line(2, f"if not n{tag}{n >> 3} & {1 << (n & 7)}:")
             if not col.sized:
                 w.line(3, "return count")
@@ -289,11 +298,26 @@ def compile_counter(
                 else:
                     length = f"from_bytes(buf[pos : pos + {col.prefix}], 'little')"
                     w.line(3, f"pos += {col.prefix} + {length}")
-            elif col.width:
-                w.line(3, f"pos += {col.width}")
             else:
                 w.line(3, f"pos = {w.const(col.print)}(buf, pos)[1]")
+        _fixed_run(w, run, tag)
     w.line(1, "if pos > end:")
     w.line(2, "raise Fallback")
     w.line(1, "return count")
     return w.build("count")  # type: ignore[return-value]
+
+
+def _fixed_run(w: _Writer, run: list[tuple[int, int]], tag: str) -> None:
+    """Code adding the widths of a run of fixed-width columns (``run``, then emptied)."""
+    for byte in sorted({n >> 3 for n, _ in run}):
+        group = [(n & 7, width) for n, width in run if n >> 3 == byte]
+        if len(group) == 1:
+            bit, width = group[0]
+            w.line(2, f"if not n{tag}{byte} & {1 << bit}:")
+            w.line(3, f"pos += {width}")
+        else:
+            sizes = tuple(
+                sum(width for bit, width in group if not value >> bit & 1) for value in range(256)
+            )
+            w.line(2, f"pos += {w.const(sizes)}[n{tag}{byte}]")
+    run.clear()

@@ -91,6 +91,18 @@ def mysql_hexdump(raw: bytes, offset: int, header_length: int) -> str:
     return "".join(out)
 
 
+_PLAIN, _DESCRIPTION, _ROWS = 0, 1, 2
+"""What :meth:`Dumper.event` does before an event's formatter, by the event's class."""
+
+
+def _dispatch(cls: type[Event]) -> tuple[Formatter | None, int]:
+    """The formatter of an event class and its role (:data:`_DESCRIPTION`, :data:`_ROWS`)."""
+    formatter = next((FORMATTERS[c] for c in cls.__mro__ if c in FORMATTERS), None)
+    if issubclass(cls, FormatDescriptionEvent | StartEventV3):
+        return formatter, _DESCRIPTION
+    return formatter, _ROWS if issubclass(cls, RowsEvent) else _PLAIN
+
+
 # The largest BINLOG statement printed in one piece (opt_binlog_rows_event_max_encoded_size).
 MAX_ENCODED_SIZE = 1 << 30
 
@@ -146,11 +158,17 @@ class Dumper:
         self.flavor = options.flavor or Flavor.MARIADB
         self.delimiter = "/*!*/;"
         self.rows_printer = RowsPrinter(options.verbose)
-        self._cache: dict[type[Event], Formatter | None] = {}
+        self._cache: dict[type[Event], tuple[Formatter | None, int]] = {}
         b64 = options.base64_output
         self.encode_rows = b64 is Base64Output.AUTO and not options.short_form
         """Whether row events and table maps go out as BINLOG blocks (do_print_encoded)."""
-        self._ts: tuple[int, str] = (-1, "")
+        self._when = -1
+        self._server_id = -1
+        self._prefix = ""
+        """The header line up to ``end_log_pos`` of the last timestamp and server id seen."""
+        self._crc_fmt: FormatContext | None = None
+        self._crc = False
+        """Whether events of the format ``_crc_fmt`` end with a CRC32."""
         self._printers: dict[tuple[Any, ...], TablePrinter] = {}
         self._pending: list[str] = []
         self._payload: tuple[int, int] | None = None
@@ -237,14 +255,18 @@ class Dumper:
 
         ``at``: the offset to print for it when not its own (a remote dump's numbering).
         """
-        if isinstance(event, FormatDescriptionEvent):
-            self.fmt = event.context()
+        cls = type(event)
+        entry = self._cache.get(cls)
+        if entry is None:
+            entry = self._cache[cls] = _dispatch(cls)
+        formatter, role = entry
+        if role == _DESCRIPTION:
+            if isinstance(event, FormatDescriptionEvent):
+                self.fmt = event.context()
+            else:
+                self.fmt = fmt or self.fmt
             if self.options.flavor is None:
-                self.flavor = flavor_of(event.server_version)
-        elif isinstance(event, StartEventV3):
-            self.fmt = fmt or self.fmt
-            if self.options.flavor is None:
-                self.flavor = flavor_of(event.server_version)
+                self.flavor = flavor_of(event.server_version)  # type: ignore[attr-defined]
         elif fmt is not None:
             self.fmt = fmt
         if self._pending:
@@ -257,14 +279,14 @@ class Dumper:
             else:
                 self.close_payload()
         self._at = at
-        if not self.options.short_form:
-            self.at(event)
-        cls = type(event)
-        if cls in self._cache:
-            formatter = self._cache[cls]
-        else:
-            formatter = next((FORMATTERS[c] for c in cls.__mro__ if c in FORMATTERS), None)
-            self._cache[cls] = formatter
+        if not self.options.short_form and not (
+            role == _ROWS and self.flavor is Flavor.MYSQL and self.refuses_rows()
+        ):
+            # ``# at N``; mysqlbinlog leaves it out before a row event it refuses to print
+            if self._log_pos is not None:
+                self.write(f"# at {self._log_pos}\n")
+            else:
+                self.write(f"# at {h.offset if at is None else at}\n")
         if formatter is not None:
             formatter(self, event, raw)
         self._log_pos = None
@@ -287,12 +309,6 @@ class Dumper:
             self._payload = None
             if not self.options.short_form:
                 self.write("# End of compressed events!\n")
-
-    def at(self, event: Event) -> None:
-        """``# at N``; mysqlbinlog leaves it out before a row event it refuses to print."""
-        if self.flavor is Flavor.MYSQL and isinstance(event, RowsEvent) and self.refuses_rows():
-            return
-        self.write(f"# at {self.offset(event)}\n")
 
     def offset(self, event: Event) -> int:
         """The offset printed for the event being printed (``# at``, hex dump addresses)."""
@@ -322,23 +338,29 @@ class Dumper:
         it shows ``shown`` (default: ``raw``), the bytes the tools print for the event.
         """
         h = event.header
-        when, text = self._ts
-        if when != h.timestamp:
-            text = timestamp(h.timestamp)
-            self._ts = (h.timestamp, text)
+        if h.timestamp != self._when or h.server_id != self._server_id:
+            self._when = h.timestamp
+            self._server_id = h.server_id
+            self._prefix = f"#{timestamp(h.timestamp)} server id {h.server_id}  end_log_pos "
         log_pos = h.log_pos if self._log_pos is None else self._log_pos
-        line = f"#{text} server id {h.server_id}  end_log_pos {log_pos} "
-        if self.fmt.checksum_length and len(raw) >= 4:
-            line += f"CRC32 0x{int.from_bytes(raw[-4:], 'little'):08x} "
+        fmt = self.fmt
+        if fmt is not self._crc_fmt:
+            self._crc_fmt = fmt
+            self._crc = fmt.checksum_length != 0
+        if self._crc and len(raw) >= 4:
+            # the checksum's hex digits: its little-endian bytes read backwards
+            line = f"{self._prefix}{log_pos} CRC32 0x{raw[:-5:-1].hex()} "
+        else:
+            line = f"{self._prefix}{log_pos} "
         if self.options.hexdump:
             at = self.offset(event) if hexdump_offset is None else hexdump_offset
             if self._log_pos is not None:
                 at = self._log_pos
             dumped = raw if shown is None else shown
             if self.flavor is Flavor.MYSQL:
-                line += "\n" + mysql_hexdump(dumped, at, self.fmt.header_length) + "# "
+                line += "\n" + mysql_hexdump(dumped, at, fmt.header_length) + "# "
             else:
-                line += "\n" + hexdump(dumped, at, self.fmt.header_length) + "# Event: "
+                line += "\n" + hexdump(dumped, at, fmt.header_length) + "# Event: "
         return line
 
     def base64(self, raw: bytes) -> str:
@@ -387,23 +409,26 @@ class Dumper:
             db = self.options.rewrite_db.get(db, db)
         return db != wanted
 
-    def flush_statement(self) -> None:
-        """Write a row statement's head, its BINLOG block and its ``###`` rows (STMT_END_F)."""
+    def flush_statement(self, trailer: str = "") -> None:
+        """Write a row statement's head, its BINLOG block, its ``###`` rows (STMT_END_F)
+        and ``trailer``, in one piece."""
         s = self.state
-        out = self.write
-        if s.head:
-            out("".join(s.head))
-            s.head.clear()
+        text = "".join(s.head)
+        s.head.clear()
         if self.encode_rows:
             body = "".join(s.body)
+            delimiter = self.delimiter
             if 4 + 11 + len(body) + 5 > MAX_ENCODED_SIZE:
                 half = len(body) // 2 + 1
-                out(f"\nSET @binlog_fragment_0='\n{body[:half]}\n'{self.delimiter}")
-                out(f"\nSET @binlog_fragment_1='\n{body[half:]}'{self.delimiter}\n")
-                out(f"BINLOG @binlog_fragment_0, @binlog_fragment_1{self.delimiter}\n")
+                text += (
+                    f"\nSET @binlog_fragment_0='\n{body[:half]}\n'{delimiter}"
+                    f"\nSET @binlog_fragment_1='\n{body[half:]}'{delimiter}\n"
+                    f"BINLOG @binlog_fragment_0, @binlog_fragment_1{delimiter}\n"
+                )
             else:
-                out(f"\nBINLOG '\n{body}'{self.delimiter}\n")
+                text += f"\nBINLOG '\n{body}'{delimiter}\n"
         s.body.clear()
         if s.tail:
-            out("\n".join(s.tail) + "\n")
+            text += "\n".join(s.tail) + "\n"
             s.tail.clear()
+        self.write(text + trailer)

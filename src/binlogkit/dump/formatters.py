@@ -10,6 +10,7 @@ provides them.
 from __future__ import annotations
 
 from dataclasses import replace
+from functools import cache
 
 from binlogkit.binlog import utf8
 from binlogkit.binlog.constants import EventFlag, EventType, Flavor
@@ -40,7 +41,8 @@ from binlogkit.binlog.info import collation_name, event_info, event_type_str, fo
 from binlogkit.binlog.rows.charsets import charset_name
 from binlogkit.dump.dumper import Dumper, formats
 from binlogkit.dump.options import Base64Output
-from binlogkit.dump.text import backquoted, timestamp
+from binlogkit.dump.table_metadata import print_table_metadata
+from binlogkit.dump.text import backquoted, base64_lines, timestamp
 from binlogkit.errors import BinlogError
 
 # -- the format description ----------------------------------------------------------
@@ -410,33 +412,48 @@ def _gtid_list(d: Dumper, event: MariaGtidListEvent, raw: bytes) -> None:
         d.write(f"{d.header(event, raw)}\tGtid list [{listed}]\n")
 
 
+_GTID_WORDS = tuple(
+    "".join(
+        word
+        for bit, word in (
+            (MariaGtidFlag.DDL, " ddl"),
+            (MariaGtidFlag.TRANSACTIONAL, " trans"),
+            (MariaGtidFlag.WAITED, " waited"),
+        )
+        if flags & bit
+    )
+    for flags in range(256)
+)
+"""The words a GTID line shows after its cid, by the event's flags."""
+_GROUP_COMMIT_ID = int(MariaGtidFlag.GROUP_COMMIT_ID)
+_ALLOW_PARALLEL = int(MariaGtidFlag.ALLOW_PARALLEL)
+_PREPARED_XA = int(MariaGtidFlag.PREPARED_XA)
+_STANDALONE = int(MariaGtidFlag.STANDALONE)
+
+
 @formats(MariaGtidEvent)
 def _gtid(d: Dumper, event: MariaGtidEvent, raw: bytes) -> None:
     d.skip_replication(event)
     s = d.state
     delim = d.delimiter
-    flags = event.flags
+    flags = int(event.flags)
     out: list[str] = []
     if not d.options.short_form:
         server_id = event.header.server_id
         line = f"{d.header(event, raw)}\tGTID {event.domain_id}-{server_id}-{event.seq_no}"
-        if flags & MariaGtidFlag.GROUP_COMMIT_ID:
+        if flags & _GROUP_COMMIT_ID:
             line += f" cid={event.commit_id}"
-        if flags & MariaGtidFlag.DDL:
-            line += " ddl"
-        if flags & MariaGtidFlag.TRANSACTIONAL:
-            line += " trans"
-        if flags & MariaGtidFlag.WAITED:
-            line += " waited"
+        line += _GTID_WORDS[flags & 0xFF]
         extra = event.flags_extra
-        if extra & 0x02:
-            line += " START ALTER"
-        if extra & 0x04:
-            line += f" COMMIT ALTER id= {event.sa_seq_no}"
-        if extra & 0x08:
-            line += f" ROLLBACK ALTER id= {event.sa_seq_no}"
+        if extra & 0x0E:
+            if extra & 0x02:
+                line += " START ALTER"
+            if extra & 0x04:
+                line += f" COMMIT ALTER id= {event.sa_seq_no}"
+            if extra & 0x08:
+                line += f" ROLLBACK ALTER id= {event.sa_seq_no}"
         out.append(line + "\n")
-        parallel = bool(flags & MariaGtidFlag.ALLOW_PARALLEL)
+        parallel = bool(flags & _ALLOW_PARALLEL)
         if s.allow_parallel is None or s.allow_parallel != parallel:
             out.append(
                 f"/*M!100101 SET @@session.skip_parallel_replication={int(not parallel)}*/{delim}\n"
@@ -449,9 +466,9 @@ def _gtid(d: Dumper, event: MariaGtidEvent, raw: bytes) -> None:
             out.append(f"/*M!100001 SET @@session.server_id={server_id}*/{delim}\n")
             s.server_id = server_id
         out.append(f"/*M!100001 SET @@session.gtid_seq_no={event.seq_no}*/{delim}\n")
-    if flags & MariaGtidFlag.PREPARED_XA:
+    if flags & _PREPARED_XA:
         out.append(f"XA START {event.xid}{delim}\n")
-    elif not flags & MariaGtidFlag.STANDALONE:
+    elif not flags & _STANDALONE:
         out.append(f"START TRANSACTION\n{delim}\n")
     s.gtid_flags2 = flags
     d.write("".join(out))
@@ -499,12 +516,12 @@ def _annotate(d: Dumper, event: AnnotateRowsEvent, raw: bytes) -> None:
 
 
 def _annotate_text(header: str, event: AnnotateRowsEvent) -> str:
-    out = [f"{header}\tAnnotate_rows:\n" if header else "# Annotate_rows:\n"]
-    text = utf8.decode(event.query)
-    for line in text.replace("\r", "\n").split("\n"):
-        if line:
-            out.append(f"#Q> {line}\n")
-    return "".join(out)
+    head = f"{header}\tAnnotate_rows:\n" if header else "# Annotate_rows:\n"
+    query = event.query
+    if b"\n" not in query and b"\r" not in query:  # one line: most statements
+        return f"{head}#Q> {utf8.decode(query)}\n" if query else head
+    text = utf8.decode(query).replace("\r", "\n")
+    return head + "".join(f"#Q> {line}\n" for line in text.split("\n") if line)
 
 
 @formats(TableMapEvent)
@@ -534,6 +551,8 @@ def _table_map(d: Dumper, event: TableMapEvent, raw: bytes) -> None:
             f"{d.header(event, raw, shown=shown)}\tTable_map: {backquoted(event.schema)}."
             f"{backquoted(event.table_name)} mapped to number {event.table_id}{triggers}\n"
         )
+    if d.options.print_table_metadata:
+        print_table_metadata(d, event)
     if d.encode_rows:
         s.body.append(d.base64(shown))
     d.remember_table(event)
@@ -567,35 +586,41 @@ _OLD_ROWS_NAMES: dict[int, str] = {
 }
 
 
-def _rows_name(event: RowsEvent, flavor: Flavor) -> str:
-    if event.legacy:
-        return _OLD_ROWS_NAMES[event.header.type_code]
+@cache
+def _rows_name(code: int, flavor: Flavor, before: bool, after: bool) -> str:
+    """The name a rows event's header line shows: by its type code, flavour and images."""
+    if code in _OLD_ROWS_NAMES:
+        return _OLD_ROWS_NAMES[code]
     if flavor is Flavor.MYSQL:
-        return event_type_str(event.header.type_code, flavor)
-    name = _ROWS_NAMES.get(event.header.type_code)
+        return event_type_str(code, flavor)
+    name = _ROWS_NAMES.get(code)
     if name is not None:
         return name
-    if event.has_before and event.has_after:
+    if before and after:
         return "Update_rows"
-    return "Delete_rows" if event.has_before else "Write_rows"
+    return "Delete_rows" if before else "Write_rows"
+
+
+_STMT_END = int(RowsFlag.STMT_END)
 
 
 @formats(RowsEvent)
 def _rows(d: Dumper, event: RowsEvent, raw: bytes) -> None:
     s = d.state
-    end = bool(event.flags & RowsFlag.STMT_END)
-    if s.ignored_tables and event.table_id in s.ignored_tables:
-        if end:  # the statement's last event is left out: flush what its others gathered
+    end = bool(event.flags & _STMT_END)
+    if s.ignored_tables:
+        if event.table_id in s.ignored_tables:
+            if end:  # the statement's last event is left out: flush what its others gathered
+                s.ignored_tables.clear()
+                s.annotate = None
+                if s.body:
+                    s.body.append(f"'{d.delimiter}\n")
+                d.write("".join(s.head) + "".join(s.body))
+                s.head.clear()
+                s.body.clear()
+            return
+        if end:
             s.ignored_tables.clear()
-            s.annotate = None
-            if s.body:
-                s.body.append(f"'{d.delimiter}\n")
-            d.write("".join(s.head) + "".join(s.body))
-            s.head.clear()
-            s.body.clear()
-        return
-    if end:
-        s.ignored_tables.clear()
     mysql = d.flavor is Flavor.MYSQL
     if mysql and d.refuses_rows():
         name = event_type_str(event.header.type_code, d.flavor)
@@ -610,35 +635,41 @@ def _rows(d: Dumper, event: RowsEvent, raw: bytes) -> None:
             "Format_description_log_event."
         )
     s.unflushed = not end
+    o = d.options
+    code = event.header.type_code
     shown = raw
-    code = _UNCOMPRESSED.get(event.header.type_code)
-    if code is not None and (d.encode_rows or d.options.hexdump):
+    plain_code = _UNCOMPRESSED.get(code)
+    if plain_code is not None and (d.encode_rows or o.hexdump):
         # The tools print compressed rows events uncompressed (base64 and hex dump).
-        plain = replace(event, header=replace(event.header, type_code=code), data=event.rows_data)
+        plain = replace(
+            event, header=replace(event.header, type_code=plain_code), data=event.rows_data
+        )
         shown = encode_event(plain, d.fmt)
-    if not d.options.short_form:
+    if not o.short_form:
         flags = " flags: STMT_END_F" if end else ""
-        header = d.header(event, raw, shown=shown)
+        name = _rows_name(code, d.flavor, event.has_before, event.has_after)
         s.head.append(
-            f"{header}\t{_rows_name(event, d.flavor)}: table id {event.table_id}{flags}\n"
+            f"{d.header(event, raw, shown=shown)}\t{name}: table id {event.table_id}{flags}\n"
         )
     if d.encode_rows:
-        s.body.append(d.base64(shown))
-    table = d.table_printer(event.table_id)
-    if event.legacy:
+        s.body.append(base64_lines(shown))
+    entry = s.tables.get(event.table_id)
+    table = None if entry is None else entry[1]
+    if code in _OLD_ROWS_NAMES:
         # The tools' Old_rows_log_event prints no pseudo-SQL and counts no rows: the
         # images start with record NULL bytes, which their row printer cannot read.
         count = 0
-    elif d.options.verbose:
+    elif o.verbose:
         lines, count = d.rows_printer.rows(event, table)
         s.tail.extend(lines)
     else:
         count = d.rows_printer.count(event, table)
     s.row_count += count
     if end:
-        d.flush_statement()
-        if d.options.print_row_count and not d.options.short_form and not mysql:
-            d.write(f"# Number of rows: {s.row_count}\n")
+        if o.print_row_count and not o.short_form and not mysql:
+            d.flush_statement(f"# Number of rows: {s.row_count}\n")
+        else:
+            d.flush_statement()
         s.row_count = 0
         s.annotate = None
 

@@ -42,6 +42,8 @@ class DumpOptions:
       ``--skip-gtids``).
     - ``rewrite_db``: the ``--rewrite-db`` renames the events went through, so
       that ``database`` is matched against the original name as mariadb-binlog does.
+    - ``print_table_metadata``: ``# Columns(...)`` and ``# Primary Key(...)``
+      after each table map (``--print-table-metadata``).
     """
 
     base64_output: Base64Output = Base64Output.AUTO
@@ -56,3 +58,4 @@ class DumpOptions:
     rewrite_db: Mapping[str, str] = field(default_factory=dict)
     id_filters: bool = False
     skip_gtids: bool = False
+    print_table_metadata: bool = False

@@ -98,14 +98,7 @@ class RowsPrinter:
         It takes the rows section and gives what :meth:`rows` (or :meth:`count`)
         gives, or raises when the plain walk must decide.
         """
-        key = (
-            self.verbose,
-            event.has_before,
-            event.has_after,
-            event.width,
-            event.columns_before,
-            event.columns_after,
-        )
+        key = (self.verbose, type(event), event.width, event.columns_before, event.columns_after)
         fn = table.compiled.get(key)
         if fn is None:
             fn = table.compiled[key] = self._compile(event, table)
@@ -119,12 +112,13 @@ class RowsPrinter:
         """
         if table is None:
             return 0
-        if not event.rows_data:
+        data = event.rows_data
+        if not data:
             return 0 if event.has_before else 1
         if self.compiled and not (event.partial or event.legacy):
             # (their images are laid out otherwise; the decoder counts them below)
             try:
-                return self.generated(event, table)(event.rows_data)  # type: ignore[no-any-return]
+                return self.generated(event, table)(data)  # type: ignore[no-any-return]
             except Exception:  # the plain count gives the answer or the error
                 pass
         unsized = table.unsized

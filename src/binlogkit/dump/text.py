@@ -26,9 +26,9 @@ def backquoted(name: str) -> str:
 
 def base64_lines(raw: bytes) -> str:
     """``raw`` in base64, 76 characters a line, each line ended (my_base64_encode + newline)."""
+    if len(raw) <= 57:  # one line
+        return binascii.b2a_base64(raw).decode("ascii") if raw else ""
     text = binascii.b2a_base64(raw, newline=False).decode("ascii")
-    if len(text) <= 76:
-        return text + "\n" if text else ""
     return "\n".join([text[i : i + 76] for i in range(0, len(text), 76)]) + "\n"
 
 

@@ -368,6 +368,31 @@ class MariaDBSandbox:
         self.execute("FLUSH BINARY LOGS")
         return self.binlog_files()
 
+    def wait_for_checkpoint(self, timeout: float = 60) -> str:
+        """Wait until the active binlog's last BINLOG_CHECKPOINT names that file; return its name.
+
+        After a rotation MariaDB writes, asynchronously (once the engines have made
+        the older files' transactions durable), a BINLOG_CHECKPOINT naming the oldest
+        file still needed for crash recovery. Once it names the active file, no
+        older file is pending and the server writes nothing more by itself until
+        the next rotation: a stream and a read of the files then end at the same event.
+        """
+        deadline = time.monotonic() + timeout
+        while True:
+            active = str(self.query("SHOW MASTER STATUS")[0][0])
+            checkpoints = [
+                row[5]
+                for row in self.query(f"SHOW BINLOG EVENTS IN '{active}'")
+                if row[2] == "Binlog_checkpoint"
+            ]
+            if checkpoints and checkpoints[-1] == active:
+                return active
+            if time.monotonic() > deadline:
+                raise SandboxError(
+                    f"no BINLOG_CHECKPOINT naming {active} after {timeout} s: {checkpoints}"
+                )
+            time.sleep(0.1)
+
     @property
     def index_file(self) -> Path:
         """The binary log index file (lists the files, one per line)."""

@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import pytest
-from binlog_settle import wait_for_checkpoint
 
 from binlogkit.sandbox import MariaDBSandbox
 from binlogkit.sandbox.workload import build_workload, run_workload
@@ -27,5 +26,5 @@ def stream_server(mariadb_factory: Callable[..., MariaDBSandbox]) -> MariaDBSand
     )
     server.flush_binlogs()
     server.execute("BEGIN; INSERT INTO s.k VALUES (3, 'x'); DELETE FROM s.k WHERE id = 2; COMMIT")
-    wait_for_checkpoint(server)
+    server.wait_for_checkpoint()
     return server

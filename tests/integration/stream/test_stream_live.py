@@ -13,7 +13,6 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from binlog_settle import wait_for_checkpoint
 from time_limit import time_limit
 
 import binlogkit
@@ -294,7 +293,7 @@ def test_kill_dump_thread_resumes_without_loss_or_duplicates(
                     if not workload:
                         break
                     target = commit_next()
-    wait_for_checkpoint(stream_server)  # no rotation since the fixture's: returns at once
+    stream_server.wait_for_checkpoint()  # no rotation since the fixture's: returns at once
     assert len(killed) == len(big)
     assert stream.reconnects == len(killed)
     assert keyed(got) == file_events(stream_server)

@@ -263,3 +263,146 @@ def text_codec(collation_id: int | None) -> TextCodec | None:
         return None
     name = charset_name(collation_id)
     return None if name is None else _TEXT_CODECS.get(name)
+
+
+# --- collation names and widths (what mysqlbinlog / mariadb-binlog print) -------------------
+
+
+def _words(text: str) -> list[str]:
+    return text.split()
+
+
+# Ids below 1024 outside the UCA blocks: the name after "<charset>_" (63 is "binary").
+_SUFFIXES: Final[dict[int, str]] = {
+    int(key): suffix
+    for key, suffix in (
+        item.split(":")
+        for item in _words(
+            """
+1:chinese_ci 2:czech_cs 3:swedish_ci 4:general_ci 5:german1_ci 6:english_ci 7:general_ci
+8:swedish_ci 9:general_ci 10:swedish_ci 11:general_ci 12:japanese_ci 13:japanese_ci
+14:bulgarian_ci 15:danish_ci 16:general_ci 18:thai_ci 19:korean_ci 20:estonian_cs
+21:hungarian_ci 22:general_ci 23:ukrainian_ci 24:chinese_ci 25:general_ci 26:general_ci
+27:croatian_ci 28:chinese_ci 29:lithuanian_ci 30:turkish_ci 31:german2_ci 32:general_ci
+33:general_ci 34:czech_cs 35:general_ci 36:general_ci 37:general_ci 38:general_ci
+39:general_ci 40:general_ci 41:general_ci 42:general_cs 43:bin 44:croatian_ci
+45:general_ci 46:bin 47:bin 48:general_ci 49:general_cs 50:bin 51:general_ci 52:general_cs
+53:bin 54:general_ci 55:bin 56:general_ci 57:general_ci 58:bin 59:general_ci 60:general_ci
+61:bin 62:bin 64:bin 65:bin 66:bin 67:bin 68:bin 69:bin 70:bin 71:bin 72:bin 73:bin 74:bin
+75:bin 77:bin 78:bin 79:bin 80:bin 81:bin 82:bin 83:bin 84:bin 85:bin 86:bin 87:bin 88:bin
+89:bin 90:bin 91:bin 92:general_ci 93:bin 94:spanish_ci 95:japanese_ci 96:bin
+97:japanese_ci 98:bin 99:polish_ci 159:general_mysql500_ci 223:general_mysql500_ci
+"""
+        )
+    )
+}
+# The UCA collations of utf16, ucs2, utf32, utf8mb3 and utf8mb4: 24 ids from each start.
+_UCA_STARTS: Final = (101, 128, 160, 192, 224)
+_UCA_SUFFIXES: Final = _words(
+    "unicode_ci icelandic_ci latvian_ci romanian_ci slovenian_ci polish_ci estonian_ci "
+    "spanish_ci swedish_ci turkish_ci czech_ci danish_ci lithuanian_ci slovak_ci spanish2_ci "
+    "roman_ci persian_ci esperanto_ci hungarian_ci sinhala_ci german2_ci croatian_mysql561_ci "
+    "unicode_520_ci vietnamese_ci"
+)
+# MariaDB: three more per Unicode charset at 576, 608, 640, 672 and 736.
+_MARIADB_EXTRA_SUFFIXES: Final = ("croatian_ci", "myanmar_ci", "thai_520_w2")
+# MariaDB's uca1400 collations: 2048 + 256 * charset + 8 * locale + variant.
+_UCA1400_LOCALES: Final = _words(
+    ". icelandic latvian romanian slovenian polish estonian spanish swedish turkish czech "
+    "danish lithuanian slovak spanish2 roman persian esperanto hungarian sinhala german2 - - "
+    "vietnamese croatian"
+)
+# MySQL 8's names where MariaDB has none or another one.
+_MYSQL_0900_LOCALES: Final = _words(
+    ". de_pb is lv ro sl pl et es sv tr cs da lt sk es_trad la - eo hu hr - vi"
+)
+_MYSQL_NAMES: Final[dict[int, str]] = {
+    76: "utf8mb3_tolower_ci",
+    122: "utf16_croatian_ci",
+    149: "ucs2_croatian_ci",
+    181: "utf32_croatian_ci",
+    213: "utf8mb3_croatian_ci",
+    245: "utf8mb4_croatian_ci",
+    248: "gb18030_chinese_ci",
+    249: "gb18030_bin",
+    250: "gb18030_unicode_520_ci",
+    **{
+        start + i: f"utf8mb4_{'' if loc == '.' else loc + '_'}0900_{kind}"
+        for start, kind in ((255, "ai_ci"), (278, "as_cs"))
+        for i, loc in enumerate(_MYSQL_0900_LOCALES)
+        if loc != "-"
+    },
+    **{
+        303 + i: f"utf8mb4_{name}"
+        for i, name in enumerate(
+            _words(
+                "ja_0900_as_cs ja_0900_as_cs_ks 0900_as_ci ru_0900_ai_ci ru_0900_as_cs "
+                "zh_0900_as_cs 0900_bin nb_0900_ai_ci nb_0900_as_cs nn_0900_ai_ci "
+                "nn_0900_as_cs sr_latn_0900_ai_ci sr_latn_0900_as_cs bs_0900_ai_ci "
+                "bs_0900_as_cs bg_0900_ai_ci bg_0900_as_cs gl_0900_ai_ci gl_0900_as_cs "
+                "mn_cyrl_0900_ai_ci mn_cyrl_0900_as_cs"
+            )
+        )
+    },
+}
+
+MAX_CHAR_LENGTHS: Final[dict[str, int]] = {
+    "big5": 2,
+    "cp932": 2,
+    "eucjpms": 3,
+    "euckr": 2,
+    "gb18030": 4,
+    "gb2312": 2,
+    "gbk": 2,
+    "sjis": 2,
+    "ucs2": 2,
+    "ujis": 3,
+    "utf16": 4,
+    "utf16le": 4,
+    "utf32": 4,
+    "utf8mb3": 3,
+    "utf8mb4": 4,
+}
+"""Bytes per character of the multi-byte charsets (``mbmaxlen``); the others take 1."""
+
+
+def collation_name(collation_id: int, *, mysql: bool = False) -> str | None:
+    """The name MariaDB (or, with ``mysql``, MySQL 8) gives a collation id; None if unknown."""
+    if mysql:
+        name = _MYSQL_NAMES.get(collation_id)
+        if name is not None or collation_id >= 576:  # MySQL has none of MariaDB's high ids
+            return name
+    charset = charset_name(collation_id)
+    if charset is None:
+        return None
+    if collation_id == BINARY_COLLATION:
+        return "binary"
+    if collation_id < _NOPAD_BASE:
+        suffix = _SUFFIXES.get(collation_id)
+        for start in _UCA_STARTS:
+            if start <= collation_id < start + len(_UCA_SUFFIXES):
+                suffix = _UCA_SUFFIXES[collation_id - start]
+        if collation_id >= 576:
+            suffix = _MARIADB_EXTRA_SUFFIXES[collation_id % 32]
+        return None if suffix is None else f"{charset}_{suffix}"
+    if collation_id < _UCA1400_BASE:  # the NO PAD twin: _ci → _nopad_ci, _bin → _nopad_bin
+        base = collation_name(collation_id - _NOPAD_BASE)
+        if base is None or base == "binary":
+            return None
+        head, _, tail = base.rpartition("_")
+        return f"{head}_nopad_{tail}" if tail in ("ci", "bin") else None
+    locale, variant = divmod((collation_id - _UCA1400_BASE) & 0xFF, 8)
+    if locale >= len(_UCA1400_LOCALES) or _UCA1400_LOCALES[locale] == "-":
+        return None
+    prefix = "" if locale == 0 else _UCA1400_LOCALES[locale] + "_"
+    nopad = "nopad_" if variant & 4 else ""
+    return (
+        f"{charset}_uca1400_{prefix}{nopad}{'as' if variant & 2 else 'ai'}"
+        f"_{'cs' if variant & 1 else 'ci'}"
+    )
+
+
+def max_char_length(collation_id: int) -> int:
+    """Bytes per character of a collation's charset (1 for single-byte and unknown ones)."""
+    name = charset_name(collation_id)
+    return 1 if name is None else MAX_CHAR_LENGTHS.get(name, 1)
