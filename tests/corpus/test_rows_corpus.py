@@ -45,11 +45,10 @@ from binlogkit.binlog.context import DecodeOptions
 from binlogkit.binlog.events import EVENT_CODECS, SkippedEvent
 from binlogkit.binlog.events.rows import RowsEvent
 from binlogkit.binlog.events.table_map import (
-    CHARACTER_TYPES,
-    NUMERIC_TYPES,
     TableMapEvent,
     decode_optional_field,
     encode_optional_field,
+    metadata_rules,
     split_optional_metadata,
 )
 from binlogkit.binlog.framing import Frame
@@ -151,8 +150,9 @@ def test_optional_metadata_follows_the_column_rules(corpus_dir: Path, name: str)
         cols = event.columns
         meta = event.metadata_fields
         n = len(cols)
-        numeric = sum(1 for c in cols if c.binlog_type in NUMERIC_TYPES)
-        character = sum(1 for c in cols if c.type in CHARACTER_TYPES)
+        rules = metadata_rules(frame.fmt.server_version)
+        numeric = sum(1 for c in cols if c.binlog_type in rules.numeric)
+        character = sum(1 for c in cols if c.type in rules.character)
         enum_set = sum(1 for c in cols if c.type in (CT.ENUM, CT.SET))
 
         def count(real_type: int, cols: tuple[ColumnInfo, ...] = cols) -> int:

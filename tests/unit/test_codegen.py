@@ -24,8 +24,7 @@ from hypothesis import strategies as st
 from binlogkit.binlog.constants import ColumnType as CT
 from binlogkit.binlog.context import DecodeOptions
 from binlogkit.binlog.events.table_map import (
-    CHARACTER_TYPES,
-    NUMERIC_TYPES,
+    MYSQL_RULES,
     OptionalMetadataType,
     TableMapEvent,
 )
@@ -177,10 +176,14 @@ def table_map(specs: list[Spec] = COLUMNS, names: list[str] | None = None) -> Ta
     ]
     optional: list[tuple[int, Any]] = [
         (T.COLUMN_NAME, tuple(names or [c[0] for c in specs])),
-        (T.SIGNEDNESS, tuple(c[3] for c in specs if c[1] in NUMERIC_TYPES)),
+        (T.SIGNEDNESS, tuple(c[3] for c in specs if c[1] in MYSQL_RULES.numeric)),
         (
             T.COLUMN_CHARSET,
-            tuple(c[4] or BINARY for c, t in zip(specs, real, strict=True) if t in CHARACTER_TYPES),
+            tuple(
+                c[4] or BINARY
+                for c, t in zip(specs, real, strict=True)
+                if t in MYSQL_RULES.character
+            ),
         ),
         (T.ENUM_STR_VALUE, tuple(c[5] for c, t in zip(specs, real, strict=True) if t == CT.ENUM)),
         (T.SET_STR_VALUE, tuple(c[5] for c, t in zip(specs, real, strict=True) if t == CT.SET)),
@@ -207,7 +210,7 @@ def test_the_table_map_describes_the_columns() -> None:
         TABLE.columns, COLUMNS, strict=True
     ):
         assert col.name == name
-        if col.binlog_type in NUMERIC_TYPES:
+        if col.binlog_type in MYSQL_RULES.numeric:
             assert col.unsigned is unsigned
         if charset is not None:
             assert col.charset == charset

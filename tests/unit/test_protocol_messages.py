@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import pytest
 
+from binlogkit.binlog.constants import ColumnType
 from binlogkit.errors import ProtocolError
-from binlogkit.protocol.constants import Capability, FieldType, ServerStatus
+from binlogkit.protocol.constants import Capability, ServerStatus
 from binlogkit.protocol.messages import (
     AuthMoreData,
     AuthSwitchRequest,
@@ -125,7 +126,7 @@ def test_text_result_set_of_the_documentation() -> None:
     )
     col = ColumnDefinition.decode(col_bytes)
     assert col.name == "@@version_comment" and col.catalog == "def"
-    assert col.type == FieldType.VAR_STRING and col.charset == 8
+    assert col.type == ColumnType.VAR_STRING and col.charset == 8
     assert col.column_length == 28 and col.decimals == 31 and col.flags == 0
     assert col.encode() == col_bytes
     row_bytes = payload(

@@ -100,6 +100,7 @@ KITCHEN_META = (
     + b"\x04"  # GEOMETRY: 4-byte length
 )
 KITCHEN_NULLS = b"\x7e"  # all but id nullable: bits 1-6, low bit first
+MARIADB_FMT = FormatContext(server_version="10.11.19-MariaDB")  # GEOMETRY has a charset
 KITCHEN_OPTIONAL = (
     tlv(T.SIGNEDNESS, b"\x80")  # numeric columns id, price, d, t: only id unsigned
     + tlv(T.DEFAULT_CHARSET, b"\x2d\x01\x3f")  # 45 (utf8mb4) but character column #1 is 63
@@ -123,7 +124,7 @@ def kitchen_table_map() -> TableMapEvent:
         KITCHEN_NULLS,
         KITCHEN_OPTIONAL,
     )
-    return decode_table_map(body)
+    return decode_table_map(body, MARIADB_FMT)
 
 
 def test_table_map_fields() -> None:
@@ -162,7 +163,7 @@ def test_per_column_charsets_and_prefix_key() -> None:
         + tlv(T.PRIMARY_KEY_WITH_PREFIX, b"\x01\x0a\x00\x00")  # name(10), id
     )
     body = table_map_body(7, b"s", b"t", KITCHEN_TYPES, KITCHEN_META, KITCHEN_NULLS, optional)
-    tm = decode_table_map(body)
+    tm = decode_table_map(body, MARIADB_FMT)
     assert [c.charset for c in tm.columns] == [None, 33, None, 8, None, 63, None]
     assert tm.metadata_fields.primary_key == ((1, 10), (0, 0))
     assert [c.primary_key for c in tm.columns] == [True, True] + [False] * 5

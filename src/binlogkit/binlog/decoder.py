@@ -21,8 +21,22 @@ from dataclasses import replace
 from binlogkit.binlog.constants import EventType
 from binlogkit.binlog.context import DecodeContext, DecodeOptions, FormatContext
 from binlogkit.binlog.events import EVENT_CODECS, Event, OpaqueEvent, SkippedEvent
+from binlogkit.binlog.events.base import Body
 from binlogkit.binlog.events.rows import table_filter_keeps
-from binlogkit.binlog.framing import END, NEED_DATA, EventFramer, Frame, Signal, event_crc32
+from binlogkit.binlog.framing import (
+    CRC32_RESIDUE,
+    END,
+    NEED_DATA,
+    SLOW_PATH_TYPES,
+    V4_HEADER,
+    VIEW_BODY_FROM,
+    EventFramer,
+    FastPath,
+    Frame,
+    Signal,
+    event_crc32,
+)
+from binlogkit.binlog.header import EventHeader, new_header
 from binlogkit.errors import BinlogError, DecodeError, UnknownEventError
 
 log = logging.getLogger(__name__)
@@ -59,8 +73,13 @@ def decode_frame(frame: Frame, ctx: DecodeContext) -> Event:
             event_type=header.type_name,
             hint="pass on_unknown='pass' to hand it on as an opaque event",
         )
+    return _decode_body(codec, header, frame.body, ctx)
+
+
+def _decode_body(codec: type[Event], header: EventHeader, body: Body, ctx: DecodeContext) -> Event:
+    """``codec.decode``, with errors located at the event."""
     try:
-        return codec.decode(header, frame.body, ctx)
+        return codec.decode(header, body, ctx)
     except BinlogError as err:
         err.locate(file=header.file, offset=header.offset, event_type=header.type_name)
         raise
@@ -119,11 +138,22 @@ class BinlogDecoder:
         self.tables: dict[int, Event] = {}
         self._ctx = DecodeContext(self.framer.fmt, self.options, self.tables)  # type: ignore[arg-type]
         self._pending: deque[Event] = deque()
-        self.last_frame: Frame | None = None
-        """The frame of the event ``next_event`` returned last (the raw bytes, for dumps).
+        self._last_frame: Frame | None = None
+        self._last_plain: tuple[EventHeader, bytes, FastPath] | None = None
+        """What :attr:`last_frame` is made of after :meth:`decode_event` took its fast path."""
+
+    @property
+    def last_frame(self) -> Frame | None:
+        """The frame of the event decoded last (the raw bytes, for dumps).
 
         None for an event expanded from a TRANSACTION_PAYLOAD, which has no frame of its own.
         """
+        plain = self._last_plain
+        if plain is not None:
+            header, raw, fast = plain
+            self._last_frame = Frame(header, raw, fast.fmt, fast.checksum_length)
+            self._last_plain = None
+        return self._last_frame
 
     @property
     def fmt(self) -> FormatContext:
@@ -141,33 +171,111 @@ class BinlogDecoder:
         self.framer.seek(offset)
         self._pending.clear()
 
+    def decode_event(self, raw: bytes, offset: int, file: str | None = None) -> Event | Signal:
+        """Decode ``raw``, one whole event that sits at ``offset`` of ``file`` (a network packet's).
+
+        The same as :meth:`seek` to ``offset``, feeding ``raw`` and calling
+        :meth:`next_event`, without buffering the bytes for the usual plain
+        event. NEED_DATA means a table filter dropped the event; the events a
+        TRANSACTION_PAYLOAD holds follow from :meth:`next_event`.
+        """
+        framer = self.framer
+        fast = framer.fast
+        ctx = self._ctx
+        size = len(raw)
+        if fast is not None and fast.fmt is ctx.fmt and size >= fast.min_size and not self._pending:
+            ts, code, server_id, written, log_pos, flags = V4_HEADER.unpack_from(raw)
+            if (
+                written == size
+                and code not in _WHOLE_SLOW_TYPES
+                and (not fast.verify or zlib.crc32(raw) == CRC32_RESIDUE)
+            ):
+                header = new_header(ts, code, server_id, size, log_pos, flags, b"", offset, file)
+                event = self._decode_plain(header, raw, fast)
+                keep = self.options.tables
+                if keep is None or table_filter_keeps(event, keep):
+                    return event
+                return NEED_DATA
+        framer.seek(offset)
+        framer.file = file
+        self._pending.clear()
+        framer.receive_data(raw)
+        return self.next_event()
+
     def next_event(self) -> Event | Signal:
         """The next decoded event, or NEED_DATA / END.
 
         Events of tables that ``options.tables`` rejects are skipped here.
         """
         keep = self.options.tables
+        framer = self.framer
         while True:
+            fast = framer.fast
             if self._pending:
                 event = self._next_pending()
+            elif (
+                fast is not None
+                and fast.fmt is self._ctx.fmt
+                and (plain := framer.next_plain()) is not None
+            ):
+                event = self._decode_plain(plain[0], plain[1], fast)
             else:
-                frame = self.framer.next_frame()
+                frame = framer.next_frame()
                 if isinstance(frame, Signal):
                     return frame
                 event = self._decode(frame)
             if keep is None or table_filter_keeps(event, keep):
                 return event
 
+    def _decode_plain(self, header: EventHeader, raw: bytes, fast: FastPath) -> Event:
+        """:meth:`_decode` for a plain event in the current format, without a Frame."""
+        code = header.type_code
+        codec = EVENT_CODECS.get(code)
+        if codec is None or code == _TRANSACTION_PAYLOAD:  # unknown, or holding more events
+            return self._decode(Frame(header, raw, fast.fmt, fast.checksum_length))
+        end = len(raw) - fast.checksum_length
+        body = raw[19:end] if end < VIEW_BODY_FROM else memoryview(raw)[19:end]
+        self._last_plain = (header, raw, fast)
+        try:
+            event = codec.decode(header, body, self._ctx)
+        except Exception as err:  # sorted out by _undecodable
+            return self._undecodable(err, header, raw)
+        if code == _TABLE_MAP:
+            self.tables[event.table_id] = event  # type: ignore[attr-defined]
+        return event
+
+    def _undecodable(self, err: Exception, header: EventHeader, raw: bytes) -> Event:
+        """What to give for an event whose body raised ``err``, as :meth:`_decode` does:
+        the error located at the event, or a SkippedEvent when the options skip."""
+        if isinstance(err, BinlogError):
+            err.locate(file=header.file, offset=header.offset, event_type=header.type_name)
+            error = err
+        elif isinstance(err, _MALFORMED):
+            error = DecodeError(
+                f"malformed event body: {err}",
+                file=header.file,
+                offset=header.offset,
+                event_type=header.type_name,
+            )
+            error.__cause__ = err
+        else:
+            raise err
+        if isinstance(error, UnknownEventError) or self.options.on_corrupt != "skip":
+            raise error
+        log.warning("skipping undecodable event: %s", error)
+        return SkippedEvent(header, raw, error)
+
     def _next_pending(self) -> Event:
         """The next event expanded from a TRANSACTION_PAYLOAD."""
         event = self._pending.popleft()
-        self.last_frame = None
+        self._last_frame = self._last_plain = None
         self._after(event)
         return event
 
     def _decode(self, frame: Frame) -> Event:
         """The event of ``frame``, with the decoder's state updated after it."""
-        self.last_frame = frame
+        self._last_frame = frame
+        self._last_plain = None
         ctx = self._ctx
         code = frame.header.type_code
         if frame.fmt is not ctx.fmt and code not in _FORMAT_EVENTS:
@@ -233,3 +341,6 @@ _FORMAT_EVENTS = frozenset({EventType.FORMAT_DESCRIPTION, EventType.START_V3})
 _STATEFUL_EVENTS = _FORMAT_EVENTS | {EventType.TABLE_MAP}
 """The events whose decoding changes the decoder's state (see ``_after``)."""
 _TRANSACTION_PAYLOAD = EventType.TRANSACTION_PAYLOAD.value  # an int: cheaper to compare per event
+_TABLE_MAP = EventType.TABLE_MAP.value
+_WHOLE_SLOW_TYPES = SLOW_PATH_TYPES | {_TRANSACTION_PAYLOAD}
+"""Events :meth:`BinlogDecoder.decode_event` leaves to the framer and ``next_event``."""

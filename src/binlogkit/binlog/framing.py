@@ -39,17 +39,19 @@ from binlogkit.errors import (
 )
 
 _U32 = struct.Struct("<I")
-_CRC32_RESIDUE = 0x2144DF1C
+CRC32_RESIDUE = 0x2144DF1C
 """The CRC32 of any bytes followed by their own CRC32 (little-endian): a check without slicing."""
-_V4_HEADER = struct.Struct("<IBIIIH")
+V4_HEADER = struct.Struct("<IBIIIH")
+"""The v4 common header: timestamp, type code, server id, event size, log_pos, flags."""
 _SIZE_OFFSET = 9
 _FLAGS_OFFSET = 17
 _START_V3_BODY = 56
 _V1_START_EVENT_SIZE = V1_HEADER_LENGTH + _START_V3_BODY
 _FORMAT_EVENTS = (EventType.START_V3, EventType.FORMAT_DESCRIPTION)
-_SLOW_PATH_TYPES = frozenset({*_FORMAT_EVENTS, EventType.MARIADB_START_ENCRYPTION})
+SLOW_PATH_TYPES = frozenset(int(t) for t in (*_FORMAT_EVENTS, EventType.MARIADB_START_ENCRYPTION))
+"""The events that change how the events after them are framed: never on a fast path."""
 MYSQL_ENCRYPTED_MAGIC = b"\xfdbin"
-_VIEW_BODY_FROM = 1 << 16
+VIEW_BODY_FROM = 1 << 16
 """Bodies of at least this many bytes are handed out as views instead of copies."""
 
 
@@ -65,8 +67,12 @@ END = Signal.END
 
 
 @dataclass(frozen=True, slots=True)
-class _FastPath:
-    """What the framer's fast path needs: the common case of a plain v4 event mid-file."""
+class FastPath:
+    """What the fast paths need: the common case of a plain v4 event mid-stream.
+
+    ``min_size``: the smallest valid event (header and checksum); ``verify``:
+    checksums are on and verified.
+    """
 
     fmt: FormatContext
     checksum_length: int
@@ -74,7 +80,7 @@ class _FastPath:
     min_size: int
 
     @classmethod
-    def of(cls, framer: EventFramer) -> _FastPath | None:
+    def of(cls, framer: EventFramer) -> FastPath | None:
         fmt = framer.fmt
         if (
             framer._need_magic
@@ -111,7 +117,7 @@ class Frame:
         """
         raw = self.raw
         end = len(raw) - self.checksum_length
-        if end < _VIEW_BODY_FROM:
+        if end < VIEW_BODY_FROM:
             return raw[self.fmt.header_length : end]
         return memoryview(raw)[self.fmt.header_length : end]
 
@@ -170,7 +176,15 @@ class EventFramer:
         self._first_event = True
         self._eof = False
         self._encrypted_from: int | None = None
-        self._fast: _FastPath | None = None
+        self.fast: FastPath | None = None
+        """The plain-event format of the input, or None while every event needs the full
+        checks (before the format is known, in v1/v3 and encrypted binlogs).
+
+        A plain event is a v4 event that neither starts a format nor encryption;
+        one whose size, CRC32 (:data:`CRC32_RESIDUE`) and type pass may be
+        decoded in ``fast.fmt`` without the framer. Kept up to date by
+        :meth:`next_frame`.
+        """
 
     @property
     def offset(self) -> int:
@@ -204,27 +218,37 @@ class EventFramer:
             hint="the file may still be written (read it in follow mode) or was cut short",
         )
 
-    def next_frame(self) -> Frame | Signal:
-        """The next whole event, or NEED_DATA / END."""
-        fast = self._fast
+    def next_plain(self) -> tuple[EventHeader, bytes] | None:
+        """The next event as its header and bytes when it is a plain one (see :attr:`fast`),
+        whole in the buffer and with a good checksum; else None: :meth:`next_frame` answers."""
+        fast = self.fast
         if fast is not None and fast.fmt is self.fmt:
             buf = self._buf
             start = self._start
             avail = len(buf) - start
             if avail >= V4_HEADER_LENGTH:
-                ts, code, server_id, size, log_pos, flags = _V4_HEADER.unpack_from(buf, start)
-                if code not in _SLOW_PATH_TYPES and fast.min_size <= size <= avail:
+                ts, code, server_id, size, log_pos, flags = V4_HEADER.unpack_from(buf, start)
+                if code not in SLOW_PATH_TYPES and fast.min_size <= size <= avail:
                     raw = bytes(buf[start : start + size])
-                    if not fast.verify or zlib.crc32(raw) == _CRC32_RESIDUE:
+                    if not fast.verify or zlib.crc32(raw) == CRC32_RESIDUE:
                         offset = self._offset
                         self._start = start + size
                         self._offset = offset + size
                         header = new_header(
                             ts, code, server_id, size, log_pos, flags, b"", offset, self.file
                         )
-                        return _new_frame(header, raw, fast.fmt, fast.checksum_length, None)
+                        return header, raw
+        return None
+
+    def next_frame(self) -> Frame | Signal:
+        """The next whole event, or NEED_DATA / END."""
+        plain = self.next_plain()
+        if plain is not None:
+            fast = self.fast
+            assert fast is not None
+            return _new_frame(plain[0], plain[1], fast.fmt, fast.checksum_length, None)
         frame = self._next_frame_checked()
-        self._fast = _FastPath.of(self)
+        self.fast = FastPath.of(self)
         return frame
 
     def _next_frame_checked(self) -> Frame | Signal:

@@ -23,26 +23,33 @@ __all__ = ["fast_constructor"]
 T = TypeVar("T")
 
 
-def fast_constructor(cls: type[T]) -> Callable[..., T]:
+def fast_constructor(cls: type[T], *, all_fields: bool = False) -> Callable[..., T]:
     """A fast ``cls(...)`` for a slotted frozen dataclass, made once per class and kept.
 
-    It takes the arguments of the dataclass ``__init__``, with the same defaults.
+    It takes the arguments of the dataclass ``__init__``, with the same defaults;
+    with ``all_fields``, every field in order instead, ``init=False`` ones too
+    (to copy an object with its private state).
     ``cls`` must have no ``__post_init__`` (the constructor does not call it)
     and no keyword-only fields.
     """
-    construct = _CONSTRUCTORS.get(cls)
+    cache = _ALL_FIELDS_CONSTRUCTORS if all_fields else _CONSTRUCTORS
+    construct = cache.get(cls)
     if construct is None:
-        construct = _CONSTRUCTORS[cls] = _make_constructor(cls)
+        construct = cache[cls] = _make_constructor(cls, all_fields)
     return construct
 
 
 _CONSTRUCTORS: dict[type[Any], Callable[..., Any]] = {}
-"""Class → its fast constructor: a cache filled on first use."""
+"""Class → its fast constructor: a cache filled on first use (decoders look it up per event)."""
+_ALL_FIELDS_CONSTRUCTORS: dict[type[Any], Callable[..., Any]] = {}
+"""The same for the constructors that take every field."""
 
 
-def _make_constructor(cls: type[Any]) -> Callable[..., Any]:
+def _make_constructor(cls: type[Any], all_fields: bool) -> Callable[..., Any]:
     if not dataclasses.is_dataclass(cls) or cls.__dictoffset__:
         raise TypeError(f"{cls.__name__} is not a slotted dataclass")
+    if cls.__new__ is not object.__new__:
+        raise TypeError(f"{cls.__name__} has its own __new__, which a fast constructor skips")
     if hasattr(cls, "__post_init__"):
         raise TypeError(f"{cls.__name__} has a __post_init__, which a fast constructor skips")
     # The class that last added slots fixes the layout; the twin adds the same slots to its base.
@@ -55,18 +62,22 @@ def _make_constructor(cls: type[Any]) -> Callable[..., Any]:
             # Both, or the base's frozen guard keeps attribute stores on the slow path.
             "__setattr__": object.__setattr__,
             "__delattr__": object.__delattr__,
+            # So that calling the twin makes a bare object (faster than object.__new__(twin)).
+            "__init__": object.__init__,
         },
     )
     object.__new__(twin).__class__ = cls  # fails here, not per call, if the layouts differ
-    namespace: dict[str, Any] = {"_fc_new": object.__new__, "_fc_twin": twin, "_fc_cls": cls}
-    source = _source(dataclasses.fields(cls), namespace)
+    namespace: dict[str, Any] = {"_fc_twin": twin, "_fc_cls": cls}
+    source = _source(dataclasses.fields(cls), namespace, all_fields)
     exec(compile(source, f"<fast constructor of {cls.__qualname__}>", "exec"), namespace)
     construct: Callable[..., Any] = namespace["construct"]
     construct.__doc__ = f"Build a {cls.__name__} (the arguments of its __init__)."
     return construct
 
 
-def _source(fields: tuple[dataclasses.Field[Any], ...], namespace: dict[str, Any]) -> str:
+def _source(
+    fields: tuple[dataclasses.Field[Any], ...], namespace: dict[str, Any], all_fields: bool
+) -> str:
     """The constructor's code: the parameters and defaults of the dataclass init, one store each."""
     missing = dataclasses.MISSING
     namespace["_fc_missing"] = missing
@@ -76,7 +87,9 @@ def _source(fields: tuple[dataclasses.Field[Any], ...], namespace: dict[str, Any
         if f.name.startswith("_fc_") or f.kw_only is True:
             raise TypeError(f"field {f.name}: keyword-only or named like the constructor's locals")
         value = f.name
-        if f.default_factory is not missing:
+        if all_fields:
+            params.append(f.name)
+        elif f.default_factory is not missing:
             namespace[f"_fc_factory_{f.name}"] = f.default_factory
             value = f"_fc_factory_{f.name}()"
             if f.init:
@@ -96,7 +109,7 @@ def _source(fields: tuple[dataclasses.Field[Any], ...], namespace: dict[str, Any
     return "\n".join(
         [
             f"def construct({', '.join(params)}):",
-            "    _fc_obj = _fc_new(_fc_twin)",
+            "    _fc_obj = _fc_twin()",
             *stores,
             "    _fc_obj.__class__ = _fc_cls",
             "    return _fc_obj",

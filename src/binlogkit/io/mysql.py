@@ -262,6 +262,21 @@ class MySQLConnection:
                 return payload
             self._receive()
 
+    def read_payloads(self, first: int, skip: int = 0) -> list[bytes]:
+        """The payloads of the current command's packets that start with the byte ``first``,
+        without their first ``skip`` bytes: all those received, after waiting for one.
+
+        ``[]`` when the next packet is of another kind: read it with :meth:`read_packet`.
+        """
+        protocol = self.protocol
+        while True:
+            if protocol.state is ClientState.CLOSED:  # closed meanwhile by another thread
+                raise ConnectionLost(f"connection to {self.spec.address} closed")
+            payloads = protocol.next_payloads(first, skip)
+            if payloads is not NEED_DATA:
+                return payloads
+            self._receive()
+
     def write_packet(self, payload: bytes, *, seq: int | None = None) -> None:
         """One more packet of the current raw command (continuing its sequence)."""
         self._send(self.protocol.write_packet(payload, seq=seq))

@@ -253,6 +253,27 @@ class ClientConnection:
             raise _server_error(err)
         return payload
 
+    def next_payloads(self, first: int, skip: int = 0) -> list[bytes] | NeedData:
+        """In command mode: the payloads of the whole packets received that start with
+        the byte ``first``, without their first ``skip`` bytes, cut in one go (a run of
+        binlog event packets).
+
+        ``[]`` when the next packet is of another kind (an ERR, an EOF, one over
+        16 MiB...) or out of order: read it with :meth:`next_packet`. NEED_DATA when
+        no whole packet has arrived.
+        """
+        if self.state is not ClientState.RAW:
+            raise ProtocolError(
+                f"next_payloads() needs command mode; the connection is {self.state.value}"
+            )
+        reader = self._reader
+        if self._resync:  # the next packet may carry any number: next_packet takes it
+            return []
+        payloads, self._seq = reader.payloads(self._seq, first, skip)
+        if payloads or reader.ready:
+            return payloads
+        return NEED_DATA
+
     def _packet(self) -> Packet | NeedData:
         try:
             packet = self._reader.next_packet()

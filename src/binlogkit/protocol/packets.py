@@ -8,6 +8,7 @@ joins them back; :func:`write_packets` splits.
 
 from __future__ import annotations
 
+import struct
 from dataclasses import dataclass
 from enum import Enum
 
@@ -16,6 +17,8 @@ from binlogkit.errors import ProtocolError
 from binlogkit.protocol.constants import MAX_PACKET_PAYLOAD
 
 HEADER_LENGTH = 4
+_HEADER = struct.Struct("<I")
+"""A packet header as one number: the length in the low 3 bytes, the sequence number on top."""
 
 
 class _NeedData(Enum):
@@ -77,6 +80,52 @@ class PacketReader:
             self.eof = True
             return
         self._buf += data
+
+    @property
+    def ready(self) -> bool:
+        """A whole packet is buffered, or the stream has ended: :meth:`next_packet` will not
+        answer NEED_DATA for want of bytes."""
+        buf = self._buf
+        if len(buf) < HEADER_LENGTH:
+            return self.eof
+        return self.eof or len(buf) >= HEADER_LENGTH + (buf[0] | buf[1] << 8 | buf[2] << 16)
+
+    def payloads(self, seq: int, first: int, skip: int) -> tuple[list[bytes], int]:
+        """Cut a run of small packets at once: the payloads of the whole packets buffered next.
+
+        Takes packets while each has the sequence number ``seq`` (counting on),
+        fits in one part and starts with the byte ``first``; gives their
+        payloads without the first ``skip`` bytes, and the sequence number
+        after them. Stops at any other packet, left for :meth:`next_packet`.
+        """
+        buf = self._buf
+        avail = len(buf)
+        if self._parts or avail <= HEADER_LENGTH:
+            return [], seq
+        if avail < HEADER_LENGTH + (buf[0] | buf[1] << 8 | buf[2] << 16):
+            return [], seq  # not even one whole packet: copy nothing
+        data = bytes(buf)  # one copy; slicing bytes is cheaper per packet than a view
+        out: list[bytes] = []
+        append = out.append
+        unpack = _HEADER.unpack_from
+        pos = 0
+        while avail - pos > HEADER_LENGTH:
+            word = unpack(data, pos)[0]
+            length = word & 0xFFFFFF
+            end = pos + HEADER_LENGTH + length
+            if (
+                end > avail
+                or word >> 24 != seq
+                or not skip <= length < MAX_PACKET_PAYLOAD
+                or not length
+                or data[pos + HEADER_LENGTH] != first
+            ):
+                break
+            append(data[pos + HEADER_LENGTH + skip : end])
+            seq = (seq + 1) & 0xFF
+            pos = end
+        del buf[:pos]
+        return out, seq
 
     def next_packet(self) -> Packet | _NeedData:
         """The next whole packet, or NEED_DATA."""

@@ -473,6 +473,11 @@ class ResumeTracker:
                 self.position = header.log_pos
             else:
                 self.skip(code, header.flags, 0, header.event_size)
+        return self.settle(event, code)
+
+    def settle(self, event: Event, code: int) -> ResumePoint:
+        """The rest of :meth:`advance` once the position is taken in: the transaction
+        bookkeeping of ``event`` (of type ``code``) and the resume point after it."""
         if code in _TRANSACTION_EVENTS:
             self._transaction(event, code)
         still_open = self.open
@@ -541,6 +546,8 @@ class ResumeTracker:
 
 
 _EVENT_HEADER = struct.Struct("<IBIIIH")
+_PLACED_APART = _HEARTBEATS | {_ROTATE}
+"""Events whose place in the file is not given by their own log_pos and size alone."""
 
 
 class StreamDecoder:
@@ -568,10 +575,8 @@ class StreamDecoder:
         self.tracker = ResumeTracker(file, position, gtids)
         fmt = FormatContext(checksum=ChecksumAlg.CRC32 if checksum else ChecksumAlg.OFF)
         self.decoder = BinlogDecoder(file=file, options=options, expect_magic=False, fmt=fmt)
-        self._clean = False
-        """The decoder took in the whole last event: nothing of it is left in its buffer."""
 
-    def feed(self, raw: bytes | memoryview) -> list[tuple[Event, ResumePoint]]:
+    def feed(self, raw: bytes) -> list[tuple[Event, ResumePoint]]:
         """Decode one whole event; raises :class:`DecodeError` (located) for bad bytes."""
         if len(raw) < V4_HEADER_LENGTH:
             raise DecodeError(f"stream event of {len(raw)} bytes is shorter than its header")
@@ -582,23 +587,23 @@ class StreamDecoder:
             )
         tracker = self.tracker
         decoder = self.decoder
-        framer = decoder.framer
-        framer.file = tracker.file
-        offset = tracker.offset_of(code, flags, log_pos, size)
-        if offset != framer.offset or not self._clean:  # else the decoder is there already
-            decoder.seek(offset)
-        self._clean = False
-        decoder.receive_data(raw)
         # The packet holds one event: the framed one comes first (only a table filter
-        # drops it), then the events a TRANSACTION_PAYLOAD holds; no need to ask again.
-        event = decoder.next_event()
-        if isinstance(event, Signal):
-            tracker.skip(code, flags, log_pos, size)
-            self._clean = True
-            return []
-        out = [(event, tracker.advance(event))]
+        # drops it), then the events a TRANSACTION_PAYLOAD holds.
+        if log_pos and code not in _PLACED_APART and not flags & _ARTIFICIAL:
+            # The usual event: it sits at log_pos - size, the next one at log_pos.
+            event = decoder.decode_event(raw, log_pos - size, tracker.file)
+            tracker.position = log_pos
+            if isinstance(event, Signal):
+                return []
+            out = [(event, tracker.settle(event, code))]
+        else:
+            offset = tracker.offset_of(code, flags, log_pos, size)
+            event = decoder.decode_event(raw, offset, tracker.file)
+            if isinstance(event, Signal):
+                tracker.skip(code, flags, log_pos, size)
+                return []
+            out = [(event, tracker.advance(event))]
         if code == _TRANSACTION_PAYLOAD:
             while not isinstance(event := decoder.next_event(), Signal):
                 out.append((event, tracker.advance(event, framed=False)))
-        self._clean = True
         return out

@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 
+from binlogkit.binlog.constants import ColumnType
 from binlogkit.errors import ConnectionLost, ProtocolError
 from binlogkit.protocol.auth.base import (
     Accept,
@@ -36,7 +37,6 @@ from binlogkit.protocol.constants import (
     Capability,
     Command,
     ErrorCode,
-    FieldType,
     ServerStatus,
 )
 from binlogkit.protocol.messages import (
@@ -399,7 +399,7 @@ class ServerConnection:
         """End the current command with a text result set (values as text, None for NULL)."""
         self._replying("send_result_set()")
         defs = [
-            c if isinstance(c, ColumnDefinition) else ColumnDefinition(c, FieldType.VAR_STRING)
+            c if isinstance(c, ColumnDefinition) else ColumnDefinition(c, ColumnType.VAR_STRING)
             for c in columns
         ]
         out = bytearray(self._frame(encode_column_count(len(defs))))

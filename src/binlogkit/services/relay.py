@@ -39,7 +39,7 @@ from binlogkit.binlog.header import EventHeader
 from binlogkit.errors import BinlogError, ChecksumError, ConnectionLost, ServerError
 from binlogkit.protocol.replication import DumpFlag
 from binlogkit.protocol.spec import ConnectionSpec
-from binlogkit.services.replica_stream import ReplicaStream
+from binlogkit.services.replica_stream import RETRYABLE_CODES, ReplicaStream
 
 log = logging.getLogger(__name__)
 
@@ -53,9 +53,6 @@ _ROTATE_POSITION = struct.Struct("<Q")
 _NUMBERED = re.compile(r"^(?P<base>.+)\.(?P<number>\d{6,})$")
 _SKIPPED_TYPES = frozenset({EventType.HEARTBEAT, EventType.HEARTBEAT_V2})
 _SCAN_CHUNK = 1 << 20
-_RETRY_CODES = frozenset({1053, 1077, 1079, 1152, 1317, 1927, 2013, 3169})
-"""Server errors that end a dump but not the server's willingness to start another:
-shutdown, a killed connection or query."""
 
 
 class RelayError(BinlogError):
@@ -400,7 +397,7 @@ class BinlogRelay:
                 except (ConnectionLost, OSError, ServerError) as err:
                     if self._stop.is_set():
                         break
-                    if isinstance(err, ServerError) and err.code not in _RETRY_CODES:
+                    if isinstance(err, ServerError) and err.code not in RETRYABLE_CODES:
                         raise
                     log.warning("relay: %s; reconnecting in %.1f s", err, delay)
                     self._stop.wait(delay)

@@ -71,6 +71,8 @@ Start = Literal["oldest", "now"] | tuple[str, int] | GtidSet | MariaGtidList | R
 saved :class:`ResumePoint`."""
 
 _FILE_NAME_MAX = 511  # FN_REFLEN - 1
+_EVENT_PACKET = 0x00
+"""The first byte of an event packet of the binlog stream (before the event's own bytes)."""
 _U32_MAX = (1 << 32) - 1
 _MARIA_GTID_TEXT = re.compile(r"\s*\d+-\d+-\d+\s*(,\s*\d+-\d+-\d+\s*)*\Z")
 _NUMBERED = re.compile(r"^(.*?)(\d+)$")
@@ -78,7 +80,7 @@ _NUMBERED = re.compile(r"^(.*?)(\d+)$")
 # Server errors after which a new connection may succeed: the dump thread was
 # killed or the server is going away. Anything else (a purged log, a bad
 # position, access denied) is for the caller.
-_RETRYABLE_CODES = frozenset(
+RETRYABLE_CODES = frozenset(
     {
         1053,  # ER_SERVER_SHUTDOWN
         1077,  # ER_NORMAL_SHUTDOWN
@@ -336,10 +338,7 @@ class ReplicaStream:
             payload = conn.read_packet()
             packet = parse_stream_packet(payload, semi_sync=self.semi_sync)
         except TimeoutError as err:
-            self._fail()
-            raise ConnectionLost(
-                f"no event or heartbeat from {conn.spec.address} for three heartbeat periods"
-            ) from err
+            raise self._timed_out(conn) from err
         except BaseException:
             self._fail()
             raise
@@ -352,6 +351,37 @@ class ReplicaStream:
         self.size = len(packet.event)
         self.ack_requested = bool(packet.ack_requested)
         return packet.event
+
+    def fetch_many(self) -> list[bytes] | None:
+        """The bytes of the next events: every event received so far, after waiting for one;
+        None when a non-blocking dump ends.
+
+        The same events as calls of :meth:`fetch`, cut from the socket's data in
+        one go; ``buffer``, ``size`` and ``ack_requested`` describe the last one.
+        A semi-sync stream gives one event at a time (each may need its ACK).
+        """
+        conn = self._conn
+        if self.state == "open" and not self.semi_sync:
+            assert conn is not None
+            try:
+                events = conn.read_payloads(_EVENT_PACKET, 1)
+            except TimeoutError as err:
+                raise self._timed_out(conn) from err
+            except BaseException:
+                self._fail()
+                raise
+            if events:
+                last = events[-1]
+                self.buffer, self.size, self.ack_requested = last, len(last), False
+                return events
+        event = self.fetch()  # the end, an error, or a packet only fetch() takes
+        return None if event is None else [event]
+
+    def _timed_out(self, conn: MySQLConnection) -> ConnectionLost:
+        self._fail()
+        return ConnectionLost(
+            f"no event or heartbeat from {conn.spec.address} for three heartbeat periods"
+        )
 
     def ack(self, file: str, position: int) -> None:
         """Acknowledge to a semi-sync source that the events up to ``file:position`` are safe."""
@@ -532,7 +562,7 @@ class BinlogStream:
         self.reconnects = 0
         """How many times the stream reconnected."""
         self._stream: ReplicaStream | None = None
-        self._iter: Iterator[tuple[Event, ResumePoint]] | None = None
+        self._iter: Iterator[Event] | None = None
         self._closed = False
 
     @property
@@ -541,14 +571,16 @@ class BinlogStream:
         return None if self.resume_point is None else self.resume_point.file
 
     def __iter__(self) -> Iterator[Event]:
-        for event, _point in self.pairs():
-            yield event
-
-    def pairs(self) -> Iterator[tuple[Event, ResumePoint]]:
-        """The events, each with the resume point after it."""
         if self._iter is None:
             self._iter = self._run()
         return self._iter
+
+    def pairs(self) -> Iterator[tuple[Event, ResumePoint]]:
+        """The events, each with the resume point after it."""
+        for event in self:
+            point = self.resume_point
+            assert point is not None  # set before each event is given
+            yield event, point
 
     def close(self) -> None:
         self._closed = True
@@ -567,13 +599,16 @@ class BinlogStream:
     ) -> None:
         self.close()
 
-    def _run(self) -> Iterator[tuple[Event, ResumePoint]]:
+    def _run(self) -> Iterator[Event]:
+        """The events; :attr:`resume_point` is the point after each when it is given."""
         start: Start = self.start
         resume_by_gtid = isinstance(start, GtidSet | MariaGtidList)
-        # The last event given (as its packet's first event and its index there) and, after
-        # a reconnect, the key of that event: events up to it are given already.
-        last: tuple[Event, int] | None = None
+        # The last event given (as its packet and its index there) and, after a
+        # reconnect, the key of that event: events up to it are given already.
+        last_packet: list[tuple[Event, ResumePoint]] = []
+        last_index = 0
         replay: tuple[tuple[str, int], int, int] | None = None
+        include_stream_only = self.include_stream_only
         failures = 0
         flags = 0 if self.blocking else DumpFlag.NON_BLOCK
         while not self._closed:
@@ -594,24 +629,30 @@ class BinlogStream:
                     checksum=stream.checksum,
                     options=self.options,
                 )
-                while (raw := stream.fetch()) is not None:
+                feed = decoder.feed
+                while (batch := stream.fetch_many()) is not None:
                     failures = 0
-                    packet = decoder.feed(raw)
-                    for index, (event, point) in enumerate(packet):
-                        was_open = self.resume_point is not None and not self.resume_point.complete
-                        if is_stream_only(event):
-                            if not self.include_stream_only:
-                                continue
-                        else:
-                            if replay is not None:
-                                if _event_key(packet[0][0], index) <= replay:
+                    for raw in batch:
+                        packet = feed(raw)
+                        for index, (event, point) in enumerate(packet):
+                            if is_stream_only(event):
+                                if not include_stream_only:
                                     continue
-                                replay = None  # keys only grow: no need to compare again
-                            last = (packet[0][0], index)
-                        self.resume_point = point
-                        yield event, point
-                        if self.on_transaction is not None and was_open and point.complete:
-                            self.on_transaction(point)
+                            else:
+                                if replay is not None:
+                                    if _event_key(packet[0][0], index) <= replay:
+                                        continue
+                                    replay = None  # keys only grow: no need to compare again
+                                last_packet, last_index = packet, index
+                            previous, self.resume_point = self.resume_point, point
+                            yield event
+                            if (
+                                self.on_transaction is not None
+                                and point.complete
+                                and previous is not None
+                                and not previous.complete
+                            ):
+                                self.on_transaction(point)
                     if stream.ack_requested:
                         acked = decoder.tracker.point
                         stream.ack(acked.file, acked.position)
@@ -622,15 +663,15 @@ class BinlogStream:
                 return
             except (ConnectionLost, TimeoutError, OSError, ServerError) as err:
                 stream.close()
-                retryable = not isinstance(err, ServerError) or err.code in _RETRYABLE_CODES
+                retryable = not isinstance(err, ServerError) or err.code in RETRYABLE_CODES
                 failures += 1
                 backoff = self.reconnect
                 if self._closed or not retryable or backoff is None:
                     raise
                 if backoff.attempts is not None and failures > backoff.attempts:
                     raise
-                if last is not None:
-                    replay = _event_key(*last)
+                if last_packet:
+                    replay = _event_key(last_packet[0][0], last_index)
                 if decoder is not None:
                     resume = decoder.tracker.last_complete
                     if resume_by_gtid and resume.gtids is not None:

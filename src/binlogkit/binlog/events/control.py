@@ -63,7 +63,10 @@ class XidEvent(Event):
     def decode(cls, header: EventHeader, body: Body, ctx: DecodeContext) -> XidEvent:
         if len(body) != 8:
             raise DecodeError(f"XID body is {len(body)} bytes, not 8")
-        return fast_constructor(cls)(header, int.from_bytes(body, "little"))
+        return _new_xid(header, int.from_bytes(body, "little"))
 
     def encode_body(self, fmt: FormatContext) -> bytes:
         return self.xid.to_bytes(8, "little")
+
+
+_new_xid = fast_constructor(XidEvent)

@@ -67,10 +67,13 @@ class AnnotateRowsEvent(Event):
 
     @classmethod
     def decode(cls, header: EventHeader, body: Body, ctx: DecodeContext) -> AnnotateRowsEvent:
-        return fast_constructor(cls)(header, bytes(body))
+        return _new_annotate(header, body if type(body) is bytes else bytes(body))
 
     def encode_body(self, fmt: FormatContext) -> bytes:
         return self.query
+
+
+_new_annotate = fast_constructor(AnnotateRowsEvent)
 
 
 class IncidentType(IntEnum):

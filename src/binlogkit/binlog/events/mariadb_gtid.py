@@ -118,6 +118,10 @@ class MariaGtidEvent(Event):
 
     @classmethod
     def decode(cls, header: EventHeader, body: Body, ctx: DecodeContext) -> MariaGtidEvent:
+        if len(body) == GTID_HEADER_LENGTH and body[13:] == _PADDING:
+            seq_no, domain_id, flags = _START.unpack_from(body)
+            if not flags & _OPTIONAL_PARTS:  # the usual event: no optional part, zero padding
+                return _new_gtid(header, seq_no, domain_id, flags)
         r = ByteReader(body)
         seq_no, domain_id, flags = _START.unpack_from(body, r.need(13, "seq_no, domain_id, flags2"))
         commit_id = r.u64("commit_id") if flags & _GROUP_COMMIT_ID else None
@@ -143,7 +147,7 @@ class MariaGtidEvent(Event):
         trailing = r.rest()
         if end + len(trailing) == GTID_HEADER_LENGTH and not trailing.strip(b"\0"):
             trailing = b""
-        return fast_constructor(cls)(
+        return _new_gtid(
             header,
             seq_no,
             domain_id,
@@ -184,6 +188,11 @@ class MariaGtidEvent(Event):
         if len(w) < GTID_HEADER_LENGTH:
             w.write(bytes(GTID_HEADER_LENGTH - len(w)))
         return w.getvalue()
+
+
+_new_gtid = fast_constructor(MariaGtidEvent)
+_PADDING = bytes(GTID_HEADER_LENGTH - _START.size)
+_OPTIONAL_PARTS = _GROUP_COMMIT_ID | _XA
 
 
 def _required(value: int | None, name: str, flag: str) -> int:

@@ -189,9 +189,17 @@ class RowsEvent(Event):
     @classmethod
     def decode(cls, header: EventHeader, body: Body, ctx: DecodeContext) -> Self:
         code = header.type_code
-        table_id, flags, extra, width, pos = _read_post_header(
-            body, _post_header_length(ctx.fmt, code)
-        )
+        fmt = ctx.fmt
+        lengths = fmt.post_header_lengths
+        if code <= len(lengths) and not fmt.permuted_types:  # fmt.post_header_length, inline
+            phl = lengths[code - 1]
+        else:
+            phl = _post_header_length(fmt, code)
+        if phl == ROWS_HEADER_LENGTH_V1 and len(body) > 8 and body[8] < 0xFB:
+            low, high, flags = _ID_AND_FLAGS.unpack_from(body)  # the usual v1 post-header
+            table_id, extra, width, pos = low | high << 32, None, body[8], 9
+        else:
+            table_id, flags, extra, width, pos = _read_post_header(body, phl)
         nbytes = (width + 7) // 8
         # Pre-GA updates have one bitmap, for both images.
         has_after = cls.has_after and not (cls.has_before and code in _PRE_GA)
@@ -374,9 +382,6 @@ class RowsEvent(Event):
 
 def _read_post_header(body: Body, phl: int) -> tuple[int, int, bytes | None, int, int]:
     """Table id, flags, extra row info, column count, and the body offset after them."""
-    if phl == ROWS_HEADER_LENGTH_V1 and len(body) > 8 and body[8] < 0xFB:
-        low, high, flags = _ID_AND_FLAGS.unpack_from(body)
-        return low | high << 32, flags, None, body[8], 9
     r = ByteReader(body)
     table_id = r.uint(4 if phl == 6 else 6, "table id")
     flags = r.u16("flags")

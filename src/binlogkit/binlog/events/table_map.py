@@ -20,8 +20,14 @@ from typing import TYPE_CHECKING, Any
 
 import binlogkit.binlog.rows.types  # noqa: F401  (registers the column codecs)
 from binlogkit.binlog import utf8
-from binlogkit.binlog.constants import ColumnType, EventType
-from binlogkit.binlog.context import DecodeContext, DecodeOptions, FormatContext
+from binlogkit.binlog.constants import ColumnType, EventType, Flavor
+from binlogkit.binlog.context import (
+    DecodeContext,
+    DecodeOptions,
+    FormatContext,
+    flavor_of,
+    parse_version,
+)
 from binlogkit.binlog.events.base import Body, Event, register
 from binlogkit.binlog.frozen import fast_constructor
 from binlogkit.binlog.header import EventHeader
@@ -33,14 +39,17 @@ if TYPE_CHECKING:
     from binlogkit.binlog.rows.plan import RowPlan
 
 __all__ = [
-    "CHARACTER_TYPES",
-    "NUMERIC_TYPES",
+    "MARIADB_RULES",
+    "MYSQL_8_0_20_RULES",
+    "MYSQL_RULES",
+    "MetadataRules",
     "OptionalMetadata",
     "OptionalMetadataType",
     "TableMapEvent",
     "decode_optional_field",
     "encode_optional_field",
     "encode_optional_metadata",
+    "metadata_rules",
     "split_optional_metadata",
 ]
 
@@ -66,36 +75,50 @@ class OptionalMetadataType(IntEnum):
     VECTOR_DIMENSIONALITY = 13
 
 
-NUMERIC_TYPES = frozenset(
-    {
-        ColumnType.TINY,
-        ColumnType.SHORT,
-        ColumnType.INT24,
-        ColumnType.LONG,
-        ColumnType.LONGLONG,
-        ColumnType.NEWDECIMAL,
-        ColumnType.FLOAT,
-        ColumnType.DOUBLE,
-    }
+_CT = ColumnType
+_SIGNED = frozenset(
+    {_CT.TINY, _CT.SHORT, _CT.INT24, _CT.LONG, _CT.LONGLONG, _CT.FLOAT, _CT.DOUBLE}
+    | {_CT.DECIMAL, _CT.NEWDECIMAL}
 )
-"""Binlog types that get one SIGNEDNESS bit each (the servers' is_numeric_type)."""
+_CHARACTER = frozenset({_CT.STRING, _CT.VAR_STRING, _CT.VARCHAR, _CT.BLOB})
 
-CHARACTER_TYPES = frozenset(
-    {
-        ColumnType.STRING,
-        ColumnType.VAR_STRING,
-        ColumnType.VARCHAR,
-        ColumnType.BLOB,
-        ColumnType.GEOMETRY,
-        ColumnType.VECTOR,
-    }
-)
-"""Real types that get a DEFAULT_CHARSET / COLUMN_CHARSET entry (is_character_type).
 
-ENUM and SET columns (logged as STRING) are not among them: they have their
-own ENUM_AND_SET_* charset fields. GEOMETRY counts as a BLOB (the servers'
-"base class is blob for geom type"); VECTOR is MySQL 9's.
-"""
+@dataclass(frozen=True, slots=True)
+class MetadataRules:
+    """Which columns a server gives a SIGNEDNESS bit and a charset entry (in column order).
+
+    ``numeric`` holds binlog type codes (the table map's column types),
+    ``character`` real types; ENUM and SET columns have their own
+    ENUM_AND_SET_* charset fields and are in neither.
+    """
+
+    numeric: frozenset[int]
+    character: frozenset[int]
+
+
+MYSQL_RULES = MetadataRules(_SIGNED | {_CT.YEAR}, _CHARACTER | {_CT.VECTOR})
+"""MySQL 8.0.21 on: ``has_signedess_information_type`` (YEAR included); VECTOR (9.0) has a
+charset, GEOMETRY has none."""
+
+MYSQL_8_0_20_RULES = MetadataRules(_SIGNED, MYSQL_RULES.character)
+"""MySQL 8.0.1-8.0.20: the ``is_numeric_type`` of sql/field.h, without YEAR."""
+
+MARIADB_RULES = MetadataRules(_SIGNED | {_CT.YEAR}, _CHARACTER | {_CT.GEOMETRY})
+"""MariaDB 10.5 on: every numeric field (YEAR too) has a sign; GEOMETRY a charset, as a BLOB."""
+
+_MYSQL_YEAR_SIGNED = (8, 0, 21)
+"""The first MySQL taken to count YEAR. 8.0.20's source leaves it out and 8.0.40's counts it;
+the helper that counts it (sql/field_common_properties.h) first appeared after 8.0.20."""
+
+
+def metadata_rules(server_version: str) -> MetadataRules:
+    """The optional-metadata column rules of the server that wrote a binlog."""
+    if flavor_of(server_version) is Flavor.MARIADB:
+        return MARIADB_RULES
+    if (0, 0, 0) < parse_version(server_version) < _MYSQL_YEAR_SIGNED:
+        return MYSQL_8_0_20_RULES
+    return MYSQL_RULES
+
 
 ENUM_SET_TYPES = frozenset({ColumnType.ENUM, ColumnType.SET})
 
@@ -251,7 +274,8 @@ class OptionalMetadata:
 
     Per-column lists follow the servers' rules: ``signedness`` has one bit per
     numeric column, the charset fields one entry per character column (or per
-    ENUM/SET column for the ``enum_set_*`` ones), ``set_values`` and
+    ENUM/SET column for the ``enum_set_*`` ones), which columns those are
+    depending on the server (:func:`metadata_rules`), ``set_values`` and
     ``enum_values`` one tuple per SET / ENUM column, ``geometry_types`` one per
     GEOMETRY column and ``vector_dimensions`` one per VECTOR column, all in
     column order. ``default_charset`` is (default collation, ((index among
@@ -364,22 +388,43 @@ class TableMapEvent(Event):
 
     @classmethod
     def decode(cls, header: EventHeader, body: Body, ctx: DecodeContext) -> TableMapEvent:
-        raw = bytes(body)
+        raw = body if type(body) is bytes else bytes(body)
         id_length = _table_id_length(ctx.fmt)
         previous = ctx.tables.get(int.from_bytes(raw[:id_length], "little"))
-        if previous is not None and previous._cache.get("body") == raw:
+        server = ctx.fmt.server_version  # the optional metadata's column rules depend on it
+        if (
+            previous is not None
+            and previous._cache.get("body") == raw
+            and previous._cache.get("server") == server
+        ):
             # Servers log the same table map again in every transaction: skip parsing it.
-            event = previous.with_header(header)
+            event = _new_table_map(
+                header,
+                previous.table_id,
+                previous.flags,
+                previous.schema,
+                previous.table_name,
+                previous.column_types,
+                previous.metadata,
+                previous.null_bitmap,
+                previous.optional_metadata,
+                previous._cache,
+            )
         else:
             event = cls._parse(header, raw, id_length)
-            if previous is not None and previous.same_layout(event):
+            if (
+                previous is not None
+                and previous._cache.get("server") == server
+                and previous.same_layout(event)
+            ):
                 object.__setattr__(event, "_cache", previous._cache)
             event._cache["body"] = raw
+            event._cache["server"] = server
         return event
 
     def with_header(self, header: EventHeader) -> TableMapEvent:
         """The same table map under another header, sharing what was parsed."""
-        event = fast_constructor(TableMapEvent)(
+        return _new_table_map(
             header,
             self.table_id,
             self.flags,
@@ -389,9 +434,8 @@ class TableMapEvent(Event):
             self.metadata,
             self.null_bitmap,
             self.optional_metadata,
+            self._cache,
         )
-        object.__setattr__(event, "_cache", self._cache)
-        return event
 
     @classmethod
     def _parse(cls, header: EventHeader, body: bytes, id_length: int) -> TableMapEvent:
@@ -450,11 +494,13 @@ class TableMapEvent(Event):
         *,
         flags: int = 1,
         optional_fields: Iterable[tuple[int, Any]] = (),
+        server_version: str = "",
     ) -> TableMapEvent:
         """A table map from column descriptions (metadata written by the column codecs).
 
         ``optional_fields`` are (:class:`OptionalMetadataType`, value) pairs in
-        the order to write them, values in the form :class:`OptionalMetadata` has.
+        the order to write them, values in the form :class:`OptionalMetadata` has;
+        ``server_version`` picks the :func:`metadata_rules` that read them back.
         """
         w = ByteWriter()
         nulls = bytearray((len(columns) + 7) // 8)
@@ -462,7 +508,7 @@ class TableMapEvent(Event):
             COLUMN_CODECS[col.binlog_type].write_meta(col.meta, w)
             if col.nullable:
                 nulls[i >> 3] |= 1 << (i & 7)
-        return cls(
+        event = cls(
             header,
             table_id,
             flags,
@@ -473,6 +519,8 @@ class TableMapEvent(Event):
             bytes(nulls),
             encode_optional_metadata(optional_fields),
         )
+        event._cache["server"] = server_version
+        return event
 
     # --- parsed views, computed once -----------------------------------------------------------
 
@@ -513,6 +561,11 @@ class TableMapEvent(Event):
         return parsed
 
     @property
+    def metadata_rules(self) -> MetadataRules:
+        """The column rules of the server that wrote this map (MySQL's when not decoded)."""
+        return metadata_rules(self._cache.get("server", ""))
+
+    @property
     def qualified_name(self) -> str:
         return f"`{self.schema}`.`{self.table_name}`"
 
@@ -534,8 +587,9 @@ class TableMapEvent(Event):
         metas = self.column_metas
         opt = self.metadata_fields
         types = [real_type(code, meta) for code, meta in zip(self.column_types, metas, strict=True)]
-        numeric = [i for i, code in enumerate(self.column_types) if code in NUMERIC_TYPES]
-        character = [i for i, t in enumerate(types) if t in CHARACTER_TYPES]
+        rules = self.metadata_rules
+        numeric = [i for i, code in enumerate(self.column_types) if code in rules.numeric]
+        character = [i for i, t in enumerate(types) if t in rules.character]
         enum_set = [i for i, t in enumerate(types) if t in ENUM_SET_TYPES]
         charsets = _charsets(character, opt.column_charsets, opt.default_charset)
         charsets.update(
@@ -573,13 +627,18 @@ class TableMapEvent(Event):
 
     def plan(self, options: DecodeOptions) -> RowPlan:
         """The row plan for these columns and options, compiled once and kept."""
+        cache = self._cache
+        last = cache.get("last plan")  # the usual case: the options of the last call
+        if last is not None and last[0] is options:
+            return last[1]  # type: ignore[no-any-return]
         key = ("plan", options)
-        plan: RowPlan | None = self._cache.get(key)
+        plan: RowPlan | None = cache.get(key)
         if plan is None:
             from binlogkit.binlog.rows.plan import RowPlan
 
             plan = RowPlan(self, options)
-            self._cache[key] = plan
+            cache[key] = plan
+        cache["last plan"] = (options, plan)
         return plan
 
 
@@ -593,7 +652,14 @@ def _ordinals(types: Sequence[int]) -> list[int]:
     return out
 
 
+_new_table_map = fast_constructor(TableMapEvent, all_fields=True)
+"""``TableMapEvent`` from every field, its parse cache last (shared by the same table's maps)."""
+
+
 def _table_id_length(fmt: FormatContext) -> int:
+    lengths = fmt.post_header_lengths
+    if len(lengths) >= _TABLE_MAP and not fmt.permuted_types:  # fmt.post_header_length, inline
+        return 4 if lengths[_TABLE_MAP - 1] == 6 else 6
     return 4 if fmt.post_header_length(_TABLE_MAP, TABLE_MAP_HEADER_LENGTH) == 6 else 6
 
 
