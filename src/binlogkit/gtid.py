@@ -503,9 +503,9 @@ class MariaGtid:
     seq_no: int
 
     def __post_init__(self) -> None:
-        if not 0 <= self.domain_id < 1 << 32 or not 0 <= self.server_id < 1 << 32:
+        if not (0 <= self.domain_id <= 0xFFFFFFFF and 0 <= self.server_id <= 0xFFFFFFFF):
             raise ValueError(f"domain and server ids must be 32-bit unsigned: {self}")
-        if not 0 <= self.seq_no < 1 << 64:
+        if not 0 <= self.seq_no <= 0xFFFFFFFFFFFFFFFF:
             raise ValueError(f"sequence number must be 64-bit unsigned: {self}")
 
     @classmethod
@@ -589,14 +589,28 @@ class MariaGtidList:
 
     def advance(self, gtid: MariaGtid) -> MariaGtidList:
         """The position after ``gtid``: it replaces every entry of its domain."""
-        out: list[MariaGtid] = []
-        placed = False
-        for g in self.gtids:
-            if g.domain_id != gtid.domain_id:
-                out.append(g)
-            elif not placed:
-                out.append(gtid)
-                placed = True
-        if not placed:
-            out.append(gtid)
-        return MariaGtidList(tuple(out))
+        gtids = self.gtids
+        domain = gtid.domain_id
+        if len(gtids) == 1 and gtids[0].domain_id == domain:
+            out: tuple[MariaGtid, ...] = (gtid,)  # the usual case: one domain
+        else:
+            kept: list[MariaGtid] = []
+            placed = False
+            for g in gtids:
+                if g.domain_id != domain:
+                    kept.append(g)
+                elif not placed:
+                    kept.append(gtid)
+                    placed = True
+            if not placed:
+                kept.append(gtid)
+            out = tuple(kept)
+        # The kept entries were distinct and the domain now has one: no need of __post_init__.
+        position = _new_gtid_list(MariaGtidList)
+        _set_gtids(position, out)
+        return position
+
+
+# Building a MariaGtidList whose entries are known distinct, without __init__'s checks.
+_new_gtid_list = object.__new__
+_set_gtids = vars(MariaGtidList)["gtids"].__set__

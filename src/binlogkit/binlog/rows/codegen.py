@@ -13,6 +13,9 @@ values are one ``struct`` unpack, length-prefixed values are sliced inline,
 and the row dict is built in one expression. Any other image (one with a
 NULL, a value a converter declines, short data) is handed whole to the plain
 plan, so the result is always the plain plan's: the same row, or the same error.
+With it comes a section reader: the same code in a loop over the images of a
+rows section that has one image per row (inserts, deletes), which appends
+each row change itself, so a row costs no call of its own.
 """
 
 from __future__ import annotations
@@ -26,10 +29,17 @@ from typing import Any, NoReturn
 
 from binlogkit.binlog.rows.columns import ValueDecoder, ValueLayout
 
-__all__ = ["ImageReader", "decimal_converter", "image_reader"]
+__all__ = ["ImageReader", "SectionReader", "decimal_converter", "image_reader", "image_readers"]
 
 ImageReader = Callable[[bytes, int], tuple[dict[str, Any], int]]
 """``fn(buf, pos) -> (row, next_pos)`` for one row image; ``buf`` must be ``bytes``."""
+
+SectionReader = Callable[[bytes, int, int, Callable[[Any, Any], Any], bool, list[Any]], int]
+"""``fn(buf, pos, end, make, after, out) -> pos``: reads images from ``pos`` while ``pos < end``.
+
+Each row goes to ``out`` as ``make(None, row)`` if ``after``, else ``make(row, None)``;
+returns the offset after the last image (as a loop over the image reader would).
+"""
 
 _PREFIX_BYTES = (
     None,
@@ -86,6 +96,22 @@ def image_reader(
     ``null_bytes`` is the size of the image's NULL bitmap and ``null_mask``
     its bits that mark one of these columns NULL.
     """
+    return image_readers(keys, layouts, decoders, null_bytes, null_mask, plain)[0]
+
+
+def image_readers(
+    keys: Sequence[str],
+    layouts: Sequence[ValueLayout | None],
+    decoders: Sequence[ValueDecoder],
+    null_bytes: int,
+    null_mask: int,
+    plain: ImageReader,
+) -> tuple[ImageReader, SectionReader]:
+    """The :func:`image_reader` of these arguments and its :data:`SectionReader`.
+
+    The section reader reads the images of a rows section that has only this
+    image, one after another, with the same code inline: no call per row.
+    """
     structs: list[Callable[[bytes, int], tuple[Any, ...]]] = []
     converts: list[Callable[[Any], Any]] = []
     calls: list[ValueDecoder] = []
@@ -137,14 +163,20 @@ def image_reader(
         base, off = "p", 0
     flush_run()
     row = ", ".join(f"K{n}: v{n}" for n in range(len(keys)))
+    # The end of the image: ``read`` returns the row, ``read_all`` keeps it and goes on.
     if unchecked:
         body.append(f"if {at()} <= len(buf):")
-        body.append(f"    return {{{row}}}, {at()}")
-    else:
-        body.append(f"return {{{row}}}, {at()}")
+    done = "    " if unchecked else ""
+    one = [f"{done}return {{{row}}}, {at()}"]
+    many = [
+        f"{done}row = {{{row}}}",
+        f"{done}append(make(None, row) if after else make(row, None))",
+        f"{done}pos = {at()}",
+        f"{done}continue",
+    ]
 
     test = _null_free_test(null_bytes, null_mask)
-    indent = " " * (16 if test else 12)
+    inner = [f"if {test}:", *("    " + line for line in body)] if test else body
     lines = [
         "def _make(plain, keys, structs, converts, calls):",
         "    " + _unpack_line([f"K{n}" for n in range(len(keys))], "keys"),
@@ -153,18 +185,26 @@ def image_reader(
         "    " + _unpack_line([f"D{n}" for n in range(len(calls))], "calls"),
         "    def read(buf, pos):",
         "        try:",
-    ]
-    if test:
-        lines.append(f"            if {test}:")
-    lines += [indent + line for line in body]
-    lines += [
+        *(" " * 12 + line for line in inner),
+        *(" " * (16 if test else 12) + line for line in one),
         "        except Exception:",
         "            pass",
         "        return plain(buf, pos)",
-        "    return read",
+        "    def read_all(buf, pos, end, make, after, out):",
+        "        append = out.append",
+        "        while pos < end:",
+        "            try:",
+        *(" " * 16 + line for line in inner),
+        *(" " * (20 if test else 16) + line for line in many),
+        "            except Exception:",
+        "                pass",
+        "            row, pos = plain(buf, pos)",
+        "            append(make(None, row) if after else make(row, None))",
+        "        return pos",
+        "    return read, read_all",
     ]
     source = "\n".join(lines) + "\n"
-    reader: ImageReader = _build(
+    readers: tuple[ImageReader, SectionReader] = _build(
         source,
         "row image reader",
         plain,
@@ -173,7 +213,7 @@ def image_reader(
         tuple(converts),
         tuple(calls),
     )
-    return reader
+    return readers
 
 
 def decimal_converter(

@@ -30,7 +30,8 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 from binlogkit.binlog.constants import ColumnType
 from binlogkit.binlog.context import DecodeOptions
-from binlogkit.binlog.rows.codegen import ImageReader, image_reader
+from binlogkit.binlog.frozen import fast_constructor
+from binlogkit.binlog.rows.codegen import ImageReader, SectionReader, image_readers
 from binlogkit.binlog.rows.columns import (
     COLUMN_CODECS,
     ColumnInfo,
@@ -78,11 +79,8 @@ class RowChange:
     after: Row | None
 
 
-# Building a RowChange without the frozen dataclass's __init__ (which sets each
-# field through object.__setattr__): the slots' own setters, for the hot loops.
-_new_change = object.__new__
-_set_before = vars(RowChange)["before"].__set__
-_set_after = vars(RowChange)["after"].__set__
+_new_change = fast_constructor(RowChange)
+"""``RowChange(before, after)`` without the frozen dataclass's slow ``__init__``: for hot loops."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,6 +135,7 @@ class ImagePlan:
     __slots__ = (
         "_enc_items",
         "_plan",
+        "_read_all",
         "_reader",
         "_served",
         "indexes",
@@ -173,6 +172,8 @@ class ImagePlan:
         self.pad_mask = ((1 << (8 * self.null_bytes)) - 1) ^ ((1 << used) - 1)
         """The unused bits of the NULL bitmap."""
         self._reader: ImageReader | None = None
+        self._read_all: SectionReader | None = None
+        """The generated reader's :data:`SectionReader`, made with it."""
         self._served = 0
 
     def reader(self, rows: int) -> ImageReader:
@@ -187,17 +188,22 @@ class ImagePlan:
         self._served += rows
         if self._served < GENERATE_AFTER:
             return self.decode
-        reader = self._reader = self.generated_reader()
+        reader, self._read_all = self.generated_readers()
+        self._reader = reader
         return reader
 
     def generated_reader(self) -> ImageReader:
         """A new generated reader of this image (see :mod:`~binlogkit.binlog.rows.codegen`)."""
+        return self.generated_readers()[0]
+
+    def generated_readers(self) -> tuple[ImageReader, SectionReader]:
+        """A new generated reader of this image and its section reader."""
         plan = self._plan
         if self.legacy_bits is None:
             mask = (1 << len(self.indexes)) - 1
         else:
             mask = sum(1 << bit for bit in self.legacy_bits if bit is not None)
-        return image_reader(
+        return image_readers(
             self.keys,
             tuple(plan.layouts[i] for i in self.indexes),
             tuple(plan.decoders[i] for i in self.indexes),
@@ -405,39 +411,39 @@ class RowPlan:
         pos = 0
         out: list[RowChange] = []
         append = out.append
-        new_change, set_before, set_after = _new_change, _set_before, _set_after
-        bi = None if before is None else self.image(before, width, legacy)
-        ai = None if after is None else self.image(after, width, legacy)
+        new_change = _new_change
+        images = self._images
+        bi = ai = None
+        if before is not None:
+            bi = images.get((before, width, legacy)) or self.image(before, width, legacy)
+        if after is not None:
+            ai = images.get((after, width, legacy)) or self.image(after, width, legacy)
         if data and not partial and not (bi and bi.null_bytes) and not (ai and ai.null_bytes):
             raise DecodeError("rows data for images that carry no column")  # would never end
         # A rough row count, for when to generate readers (a small row takes ~16 bytes).
         guess = end // 16 + 1
         if ai is None:
             assert bi is not None
-            decode = bi.reader(guess)
+            decode = bi._reader or bi.reader(guess)
+            if bi._read_all is not None:
+                pos = bi._read_all(data, pos, end, new_change, False, out)
             while pos < end:
                 row, pos = decode(data, pos)
-                change = new_change(RowChange)
-                set_before(change, row)
-                set_after(change, None)
-                append(change)
+                append(new_change(row, None))
         elif bi is None:
-            decode = ai.reader(guess)
+            decode = ai._reader or ai.reader(guess)
+            if ai._read_all is not None:
+                pos = ai._read_all(data, pos, end, new_change, True, out)
             while pos < end:
                 row, pos = decode(data, pos)
-                change = new_change(RowChange)
-                set_before(change, None)
-                set_after(change, row)
-                append(change)
+                append(new_change(None, row))
         elif not partial:
-            decode_old, decode_new = bi.reader(guess), ai.reader(guess)
+            decode_old = bi._reader or bi.reader(guess)
+            decode_new = ai._reader or ai.reader(guess)
             while pos < end:
                 old, pos = decode_old(data, pos)
                 new, pos = decode_new(data, pos)
-                change = new_change(RowChange)
-                set_before(change, old)
-                set_after(change, new)
-                append(change)
+                append(new_change(old, new))
         else:
             decode = bi.decode
             while pos < end:
