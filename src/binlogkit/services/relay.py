@@ -39,12 +39,14 @@ from binlogkit.binlog.header import EventHeader
 from binlogkit.errors import BinlogError, ChecksumError, ConnectionLost, ServerError
 from binlogkit.protocol.replication import DumpFlag
 from binlogkit.protocol.spec import ConnectionSpec
-from binlogkit.services.replica_stream import RETRYABLE_CODES, ReplicaStream
+from binlogkit.services.replica_stream import Backoff, ReplicaStream, is_retryable
 
 log = logging.getLogger(__name__)
 
 __all__ = ["BinlogRelay", "RelayError", "RelayPosition", "RelayWriter"]
 
+_RECONNECT = Backoff(initial=0.1, maximum=5.0)
+"""The relay's default reconnect timing."""
 _HEADER = struct.Struct("<IBIIIH")
 _HEADER_LENGTH = 19
 _FLAGS_OFFSET = 17
@@ -340,8 +342,8 @@ class BinlogRelay:
     Starts where an earlier run stopped (see :meth:`RelayWriter.recover`), or at
     ``start_file`` (default: the server's oldest binlog) in an empty directory.
     ``blocking=False`` stops at the end of the server's last binlog; otherwise
-    the relay follows the server, reconnecting with backoff (``retry_delay``
-    doubling up to ``max_retry_delay``) when the connection breaks, until
+    the relay follows the server, reconnecting with ``reconnect``'s backoff when
+    the connection breaks (a server error that retrying cannot cure is raised), until
     :meth:`stop` is called (from any thread or a signal handler).
     """
 
@@ -356,8 +358,7 @@ class BinlogRelay:
         verify_checksum: bool = True,
         sync: bool = False,
         heartbeat: float = 5.0,
-        retry_delay: float = 0.1,
-        max_retry_delay: float = 5.0,
+        reconnect: Backoff = _RECONNECT,
     ) -> None:
         self.spec = ConnectionSpec.from_url(spec) if isinstance(spec, str) else spec
         self.writer = RelayWriter(directory, verify_checksum=verify_checksum, sync=sync)
@@ -365,8 +366,7 @@ class BinlogRelay:
         self.start_file = start_file
         self.blocking = blocking
         self.heartbeat = heartbeat
-        self.retry_delay = retry_delay
-        self.max_retry_delay = max_retry_delay
+        self.reconnect = reconnect
         self._stop = threading.Event()
         self._lock = threading.Lock()
         self._stream: ReplicaStream | None = None
@@ -389,7 +389,7 @@ class BinlogRelay:
             position = self.writer.recover()
             if position is not None:
                 log.info("resuming the copy at %s:%d", position.file, position.position)
-            delay = self.retry_delay
+            failures = 0
             while not self._stop.is_set():
                 try:
                     if self._follow(position):
@@ -397,13 +397,15 @@ class BinlogRelay:
                 except (ConnectionLost, OSError, ServerError) as err:
                     if self._stop.is_set():
                         break
-                    if isinstance(err, ServerError) and err.code not in RETRYABLE_CODES:
+                    failures += 1
+                    attempts = self.reconnect.attempts
+                    if not is_retryable(err) or (attempts is not None and failures > attempts):
                         raise
+                    delay = self.reconnect.delay(failures)
                     log.warning("relay: %s; reconnecting in %.1f s", err, delay)
                     self._stop.wait(delay)
-                    delay = min(delay * 2, self.max_retry_delay)
                 else:
-                    delay = self.retry_delay
+                    failures = 0
                 position = self.writer.position
             return self.writer.position
         finally:

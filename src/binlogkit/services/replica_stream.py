@@ -80,7 +80,7 @@ _NUMBERED = re.compile(r"^(.*?)(\d+)$")
 # Server errors after which a new connection may succeed: the dump thread was
 # killed or the server is going away. Anything else (a purged log, a bad
 # position, access denied) is for the caller.
-RETRYABLE_CODES = frozenset(
+_RETRYABLE_CODES = frozenset(
     {
         1053,  # ER_SERVER_SHUTDOWN
         1077,  # ER_NORMAL_SHUTDOWN
@@ -93,6 +93,12 @@ RETRYABLE_CODES = frozenset(
         4031,  # ER_CLIENT_INTERACTION_TIMEOUT (MySQL)
     }
 )
+
+
+def is_retryable(err: BaseException) -> bool:
+    """Whether a new connection may succeed after ``err`` (a broken connection, a killed
+    dump thread, a server going away) rather than fail the same way again."""
+    return not isinstance(err, ServerError) or err.code in _RETRYABLE_CODES
 
 
 class StreamStateError(BinlogError):
@@ -663,7 +669,7 @@ class BinlogStream:
                 return
             except (ConnectionLost, TimeoutError, OSError, ServerError) as err:
                 stream.close()
-                retryable = not isinstance(err, ServerError) or err.code in RETRYABLE_CODES
+                retryable = is_retryable(err)
                 failures += 1
                 backoff = self.reconnect
                 if self._closed or not retryable or backoff is None:

@@ -22,6 +22,7 @@ from fault_proxy import FaultProxy
 
 from binlogkit.sandbox import MariaDBSandbox
 from binlogkit.services.relay import BinlogRelay, RelayWriter
+from binlogkit.services.replica_stream import Backoff
 
 USER, PASSWORD = "relay", "relay-pass"
 _MAIN = "import sys; from binlogkit.cli.main import main; main(sys.argv[1:])"
@@ -145,7 +146,9 @@ def test_relay_through_cuts_and_a_server_restart(server: MariaDBSandbox, tmp_pat
     rng = random.Random(20240601)
     with FaultProxy(("127.0.0.1", server.port)) as proxy:
         url = f"mariadb://{USER}:{PASSWORD}@127.0.0.1:{proxy.port}"
-        relay = BinlogRelay(url, tmp_path, server_id=4343, heartbeat=1.0, retry_delay=0.02)
+        relay = BinlogRelay(
+            url, tmp_path, server_id=4343, heartbeat=1.0, reconnect=Backoff(initial=0.02)
+        )
         thread = threading.Thread(target=relay.run, daemon=True)
         thread.start()
         try:
