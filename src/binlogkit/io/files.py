@@ -31,12 +31,16 @@ _NUMBERED = re.compile(r"\.(\d{6,})$")
 CHUNK_SIZE = 1 << 20
 
 
+def split_binlog_name(name: str) -> tuple[str, int] | None:
+    """``("mysql-bin", 12)`` for ``mysql-bin.000012``; None for a name without a sequence number."""
+    m = _NUMBERED.search(name)
+    return None if m is None else (name[: m.start()], int(m[1]))
+
+
 def binlog_order(path: str) -> tuple[str, int, str]:
     """Sort key that puts ``name.999999`` before ``name.1000000``."""
-    m = _NUMBERED.search(path)
-    if m is None:
-        return (path, -1, path)
-    return (path[: m.start()], int(m[1]), path)
+    base, number = split_binlog_name(path) or (path, -1)
+    return (base, number, path)
 
 
 def resolve_sources(source: Source) -> list[str]:

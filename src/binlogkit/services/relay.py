@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import logging
 import os
-import re
 import struct
 import threading
 from dataclasses import dataclass
@@ -37,6 +36,7 @@ from binlogkit.binlog.events.format_description import fde_checksum_alg
 from binlogkit.binlog.framing import EventFramer, Frame, crc32_ok
 from binlogkit.binlog.header import EventHeader
 from binlogkit.errors import BinlogError, ChecksumError, ConnectionLost, ServerError
+from binlogkit.io.files import split_binlog_name
 from binlogkit.protocol.replication import DumpFlag
 from binlogkit.protocol.spec import ConnectionSpec
 from binlogkit.services.replica_stream import Backoff, ReplicaStream, is_retryable
@@ -52,7 +52,6 @@ _HEADER_LENGTH = 19
 _FLAGS_OFFSET = 17
 _FDE_FLAGS_AT = len(MAGIC) + _FLAGS_OFFSET
 _ROTATE_POSITION = struct.Struct("<Q")
-_NUMBERED = re.compile(r"^(?P<base>.+)\.(?P<number>\d{6,})$")
 _SKIPPED_TYPES = frozenset({EventType.HEARTBEAT, EventType.HEARTBEAT_V2})
 _SCAN_CHUNK = 1 << 20
 
@@ -70,8 +69,7 @@ class RelayPosition:
 
 
 def _index_name(file: str) -> str:
-    match = _NUMBERED.match(file)
-    base = match["base"] if match else file
+    base, _ = split_binlog_name(file) or (file, 0)
     return f"{base}.index"
 
 

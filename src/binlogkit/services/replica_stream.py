@@ -36,6 +36,7 @@ from binlogkit.binlog.context import DecodeOptions
 from binlogkit.binlog.events import Event
 from binlogkit.errors import BinlogError, ConnectionLost, ServerError
 from binlogkit.gtid import GtidSet, MariaGtidList
+from binlogkit.io.files import split_binlog_name
 from binlogkit.io.mysql import MySQLConnection
 from binlogkit.protocol.replication import (
     BINLOG_HEADER_SIZE,
@@ -75,7 +76,6 @@ _EVENT_PACKET = 0x00
 """The first byte of an event packet of the binlog stream (before the event's own bytes)."""
 _U32_MAX = (1 << 32) - 1
 _MARIA_GTID_TEXT = re.compile(r"\s*\d+-\d+-\d+\s*(,\s*\d+-\d+-\d+\s*)*\Z")
-_NUMBERED = re.compile(r"^(.*?)(\d+)$")
 
 # Server errors after which a new connection may succeed: the dump thread was
 # killed or the server is going away. Anything else (a purged log, a bad
@@ -496,8 +496,7 @@ class Backoff:
 
 
 def _file_key(name: str | None) -> tuple[str, int]:
-    match = _NUMBERED.match(name or "")
-    return (match[1], int(match[2])) if match else (name or "", -1)
+    return split_binlog_name(name or "") or (name or "", -1)
 
 
 def _event_key(first: Event, index: int) -> tuple[tuple[str, int], int, int]:

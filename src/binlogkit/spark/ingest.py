@@ -83,7 +83,7 @@ from typing import TYPE_CHECKING, Any
 from binlogkit.binlog.constants import EventFlag, EventType
 from binlogkit.binlog.framing import EventFramer, Frame
 from binlogkit.errors import BinlogError
-from binlogkit.io.files import Source, binlog_order, resolve_sources
+from binlogkit.io.files import Source, binlog_order, resolve_sources, split_binlog_name
 from binlogkit.spark import register
 
 if TYPE_CHECKING:
@@ -116,7 +116,6 @@ table) or ``committed`` (ledger record written, staging not yet removed).
 
 _FDE_TYPE = 4 + 4  # the magic, then the first event's timestamp
 _FDE_FLAGS = 4 + 17  # the low byte of the first event's flags
-_NUMBERED = re.compile(r"^(.*)\.(\d{6,})$")
 _DATA_FILE = re.compile(r"^batch-(\d{8}-[0-9a-f]{8})-")
 _LEDGER_FILE = re.compile(r"^(\d{8}-[0-9a-f]{8})\.json$")
 _CLOSING_EVENTS = frozenset(
@@ -562,9 +561,11 @@ def _pending(paths: list[str], done: dict[str, dict[str, Any]]) -> list[tuple[st
     """
     newest: dict[str, str] = {}
     for path in paths:
-        m = _NUMBERED.match(path)
-        if m and (m[1] not in newest or binlog_order(path) > binlog_order(newest[m[1]])):
-            newest[m[1]] = path
+        parts = split_binlog_name(path)
+        if parts and (
+            parts[0] not in newest or binlog_order(path) > binlog_order(newest[parts[0]])
+        ):
+            newest[parts[0]] = path
     pending = []
     for path in dict.fromkeys(paths):
         entry = done.get(path)
@@ -573,8 +574,8 @@ def _pending(paths: list[str], done: dict[str, dict[str, Any]]) -> list[tuple[st
             _check_same_file(path, entry, size)
             if size == entry["end"]:
                 continue
-        m = _NUMBERED.match(path)
-        pending.append((path, m is not None and newest[m[1]] != path))
+        parts = split_binlog_name(path)
+        pending.append((path, parts is not None and newest[parts[0]] != path))
     return pending
 
 
