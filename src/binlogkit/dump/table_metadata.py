@@ -18,6 +18,11 @@ signed types (its bit is never printed), names GEOMETRYCOLLECTION
 ``GEOMCOLLECTION``, separates ENUM/SET values with ", " (MariaDB ","), prints
 ``INVISIBLE`` columns and the generated invisible primary key (``my_row_id``),
 and knows JSON, BOOLEAN and VECTOR; MariaDB gives GEOMETRY columns a charset.
+
+These are the tools' readings, kept here on purpose and apart from the
+decoder's (:func:`binlogkit.binlog.events.table_map.metadata_rules`, which
+follow what each server writes): ``mariadb-binlog`` reads no bit for YEAR
+although MariaDB writes one, and the dump prints what the tool prints.
 """
 
 from __future__ import annotations
