@@ -156,6 +156,15 @@ class BinlogDecoder:
         return self._last_frame
 
     @property
+    def last_raw(self) -> tuple[bytes, FormatContext] | None:
+        """The bytes and format of :attr:`last_frame`, without making the Frame (dumps)."""
+        plain = self._last_plain
+        if plain is not None:
+            return plain[1], plain[2].fmt
+        frame = self._last_frame
+        return None if frame is None else (frame.raw, frame.fmt)
+
+    @property
     def fmt(self) -> FormatContext:
         return self.framer.fmt
 

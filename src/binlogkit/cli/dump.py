@@ -66,7 +66,8 @@ class _Source:
         self.held = held
         """Whether events may be taken after later ones were read (a selection holds them)."""
         self._raw: OrderedDict[int, tuple[Event, bytes, FormatContext]] = OrderedDict()
-        self._last: tuple[Event, bytes, FormatContext] | None = None
+        self._reader: Any = None
+        """The reader of the event given last (not held: its decoder still knows the bytes)."""
 
     def events(self) -> Iterator[Event]:
         start = self.start
@@ -82,18 +83,17 @@ class _Source:
             yield from self._recorded(reader)
 
     def _recorded(self, reader: Any) -> Iterator[Event]:
+        self._reader = reader
+        if not self.held:  # each event is taken before the next is read: nothing to keep
+            yield from reader
+            return
         raws = self._raw
-        held = self.held
         for event in reader:
-            frame = reader.decoder.last_frame
-            if frame is not None:
-                entry = (event, bytes(frame.raw), frame.fmt)
-                if not held:
-                    self._last = entry
-                else:
-                    raws[id(event)] = entry
-                    if len(raws) > _KEEP_RAW:
-                        raws.popitem(last=False)
+            last = reader.decoder.last_raw
+            if last is not None:
+                raws[id(event)] = (event, bytes(last[0]), last[1])
+                if len(raws) > _KEEP_RAW:
+                    raws.popitem(last=False)
             yield event
 
     def take(
@@ -101,11 +101,14 @@ class _Source:
     ) -> tuple[bytes, FormatContext, str | None, int | None]:
         """The bytes an event was read from (its encoding when the selection rewrote it),
         their format, the input it belongs to, and the offset to print when not its own."""
-        entry = self._last
-        if entry is None or entry[0] is not event:
+        if not self.held:
+            last = self._reader.decoder.last_raw  # of this event, the last one read
+            if last is not None:
+                return bytes(last[0]), last[1], event.header.file, None
+        else:
             entry = self._raw.pop(id(event), None)
-        if entry is not None and entry[0] is event:
-            return entry[1], entry[2], event.header.file, None
+            if entry is not None and entry[0] is event:
+                return entry[1], entry[2], event.header.file, None
         return encode_event(event, fmt), fmt, event.header.file, None
 
 
@@ -395,6 +398,7 @@ def dump_flashback(source: Source, selection: Selection, options: DumpOptions, w
     dumper.begin()
     dumper.begin_file()
     dumper.flush_pending()
+    dumper.drain()
     events = source.events()
     if not selection.is_empty:
         events = selection.filter(events, last_file=source.paths[-1] if source.paths else None)
@@ -420,41 +424,45 @@ def dump(
     events = source.events()
     if not selection.is_empty:
         events = selection.filter(events, last_file=source.paths[-1] if source.paths else None)
-    current: str | None = None
-    fmt = FormatContext()
-    events = iter(events)
-    while True:
-        try:
-            event = next(events, None)
-        except BinlogError:  # a read error: the tools still close the output (not -R's)
-            if not source.closes_on_error:  # only the lines before the failed dump
-                if source.current != current:
-                    if current is not None:
-                        dumper.end_file()
-                    dumper.begin_file()
-                dumper.flush_pending()
-                raise
-            if current is not None:
-                dumper.end_file()
-            dumper.end()
-            raise
-        if event is None:
-            break
-        raw, fmt, group, at = source.take(event, fmt)
-        if group != current:
-            if current is not None:
-                dumper.end_file()
-            current = group
-            dumper.begin_file()
-        try:
-            dumper.event(event, raw, fmt, at)
-            if flush is not None:
-                flush()
-        except BinlogError:  # mysqlbinlog closes the output after an event it cannot print
-            if dumper.flavor is Flavor.MYSQL:
-                dumper.end_file()
+    try:
+        current: str | None = None
+        fmt = FormatContext()
+        events = iter(events)
+        while True:
+            try:
+                event = next(events, None)
+            except BinlogError:  # a read error: the tools still close the output (not -R's)
+                if not source.closes_on_error:  # only the lines before the failed dump
+                    if source.current != current:
+                        if current is not None:
+                            dumper.end_file()
+                        dumper.begin_file()
+                    dumper.flush_pending()
+                    raise
+                if current is not None:
+                    dumper.end_file()
                 dumper.end()
-            raise
-    if current is not None:
-        dumper.end_file()
-    dumper.end()
+                raise
+            if event is None:
+                break
+            raw, fmt, group, at = source.take(event, fmt)
+            if group != current:
+                if current is not None:
+                    dumper.end_file()
+                current = group
+                dumper.begin_file()
+            try:
+                dumper.event(event, raw, fmt, at)
+                if flush is not None:
+                    dumper.drain()
+                    flush()
+            except BinlogError:  # mysqlbinlog closes the output after an event it cannot print
+                if dumper.flavor is Flavor.MYSQL:
+                    dumper.end_file()
+                    dumper.end()
+                raise
+        if current is not None:
+            dumper.end_file()
+        dumper.end()
+    finally:  # the text gathered before an error goes out too
+        dumper.drain()

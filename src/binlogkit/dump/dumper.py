@@ -91,6 +91,9 @@ def mysql_hexdump(raw: bytes, offset: int, header_length: int) -> str:
     return "".join(out)
 
 
+_MYSQL = Flavor.MYSQL
+"""(A module constant: reading an enum member off its class is slow.)"""
+
 _PLAIN, _DESCRIPTION, _ROWS = 0, 1, 2
 """What :meth:`Dumper.event` does before an event's formatter, by the event's class."""
 
@@ -105,6 +108,8 @@ def _dispatch(cls: type[Event]) -> tuple[Formatter | None, int]:
 
 # The largest BINLOG statement printed in one piece (opt_binlog_rows_event_max_encoded_size).
 MAX_ENCODED_SIZE = 1 << 30
+_PIECES = 256
+"""Above this many events and rows a row statement is written piece by piece."""
 
 
 @dataclass
@@ -147,17 +152,31 @@ class PrintState:
     """A row statement's events were gathered and its last one has not come."""
 
 
+_GATHERED = 256
+"""How many pieces of text :meth:`Dumper.event` gathers before handing them to ``write``."""
+
+
 class Dumper:
-    """Prints events as the tools do; ``write`` receives the text, piece by piece."""
+    """Prints events as the tools do; ``write`` receives the text, piece by piece.
+
+    The text is gathered and handed over every few events, at the end of each
+    file, and by :meth:`drain` (call it before ``write`` is used otherwise,
+    or when the output must be up to date).
+    """
 
     def __init__(self, options: DumpOptions, write: Callable[[str], object]) -> None:
         self.options = options
-        self.write = write
+        self._sink = write
+        self._gathered: list[str] = []
+        self.write: Callable[[str], object] = self._gathered.append
+        """Add text to the output (gathered; :meth:`drain` hands it over)."""
         self.state = PrintState()
         self.fmt = FormatContext()
         self.flavor = options.flavor or Flavor.MARIADB
         self.delimiter = "/*!*/;"
         self.rows_printer = RowsPrinter(options.verbose)
+        self._short_form = options.short_form
+        self._hexdump = options.hexdump
         self._cache: dict[type[Event], tuple[Formatter | None, int]] = {}
         b64 = options.base64_output
         self.encode_rows = b64 is Base64Output.AUTO and not options.short_form
@@ -179,6 +198,13 @@ class Dumper:
         """The header and DELIMITER lines, held until the flavour to print them in is known."""
 
     # -- the whole output -------------------------------------------------------------
+
+    def drain(self) -> None:
+        """Hand the text gathered so far to ``write``."""
+        gathered = self._gathered
+        if gathered:
+            self._sink("".join(gathered))
+            gathered.clear()
 
     def begin(self) -> None:
         """The lines before the first file (written with the first event, in its flavour)."""
@@ -205,6 +231,7 @@ class Dumper:
         self.close_payload()
         if self.flavor is not Flavor.MYSQL:
             self.write("DELIMITER ;\n")
+            self.drain()
             return
         s = self.state
         out = []
@@ -222,6 +249,7 @@ class Dumper:
             out.append(f"SET @@SESSION.GTID_NEXT= 'AUTOMATIC' {added} {self.delimiter}\n")
         out.append("DELIMITER ;\n")
         self.write("".join(out))
+        self.drain()
 
     def end(self) -> None:
         """The lines after the last file."""
@@ -233,6 +261,7 @@ class Dumper:
                 "/*!50003 SET COMPLETION_TYPE=@OLD_COMPLETION_TYPE*/;\n"
                 "/*!50530 SET @@SESSION.PSEUDO_SLAVE_MODE=0*/;\n"
             )
+            self.drain()
             return
         self.write(
             "# End of log file\n"
@@ -245,6 +274,7 @@ class Dumper:
                 "/*!100001 SET @@SESSION.SERVER_ID=@@GLOBAL.SERVER_ID */;\n"
                 "/*!100001 SET @@SESSION.GTID_DOMAIN_ID=@@GLOBAL.GTID_DOMAIN_ID */;\n"
             )
+        self.drain()
 
     # -- one event ----------------------------------------------------------------------
 
@@ -272,15 +302,16 @@ class Dumper:
         if self._pending:
             self.flush_pending()
         h = event.header
-        payload = self._payload
-        if payload is not None:
+        if self._payload is not None:
+            payload = self._payload
             if h.log_pos == 0 and h.offset == payload[0]:
                 self._log_pos = payload[1]
             else:
                 self.close_payload()
-        self._at = at
-        if not self.options.short_form and not (
-            role == _ROWS and self.flavor is Flavor.MYSQL and self.refuses_rows()
+        if at is not None:
+            self._at = at
+        if not self._short_form and not (
+            role == _ROWS and self.flavor is _MYSQL and self.refuses_rows()
         ):
             # ``# at N``; mysqlbinlog leaves it out before a row event it refuses to print
             if self._log_pos is not None:
@@ -289,8 +320,12 @@ class Dumper:
                 self.write(f"# at {h.offset if at is None else at}\n")
         if formatter is not None:
             formatter(self, event, raw)
-        self._log_pos = None
-        self._at = None
+        if self._log_pos is not None:
+            self._log_pos = None
+        if at is not None:
+            self._at = None
+        if len(self._gathered) > _GATHERED:
+            self.drain()
 
     def statement_context(self, text: str) -> None:
         """An INTVAR, RAND or USER_VAR text: mysqlbinlog prints it with its statement."""
@@ -352,12 +387,12 @@ class Dumper:
             line = f"{self._prefix}{log_pos} CRC32 0x{raw[:-5:-1].hex()} "
         else:
             line = f"{self._prefix}{log_pos} "
-        if self.options.hexdump:
+        if self._hexdump:
             at = self.offset(event) if hexdump_offset is None else hexdump_offset
             if self._log_pos is not None:
                 at = self._log_pos
             dumped = raw if shown is None else shown
-            if self.flavor is Flavor.MYSQL:
+            if self.flavor is _MYSQL:
                 line += "\n" + mysql_hexdump(dumped, at, fmt.header_length) + "# "
             else:
                 line += "\n" + hexdump(dumped, at, fmt.header_length) + "# Event: "
@@ -381,7 +416,7 @@ class Dumper:
         known = self.state.tables.get(table.table_id)
         if known is not None and known[0] is table:
             return
-        mysql = self.flavor is Flavor.MYSQL
+        mysql = self.flavor is _MYSQL
         key = (
             mysql,
             table.schema,
@@ -411,24 +446,56 @@ class Dumper:
 
     def flush_statement(self, trailer: str = "") -> None:
         """Write a row statement's head, its BINLOG block, its ``###`` rows (STMT_END_F)
-        and ``trailer``, in one piece."""
+        and ``trailer``; a long statement goes out piece by piece, not as one string."""
         s = self.state
         text = "".join(s.head)
         s.head.clear()
+        body = s.body
+        tail = s.tail
+        if len(body) + len(tail) > _PIECES:
+            self._flush_long(text, trailer)
+            return
         if self.encode_rows:
-            body = "".join(s.body)
+            joined = "".join(body)
             delimiter = self.delimiter
-            if 4 + 11 + len(body) + 5 > MAX_ENCODED_SIZE:
-                half = len(body) // 2 + 1
-                text += (
-                    f"\nSET @binlog_fragment_0='\n{body[:half]}\n'{delimiter}"
-                    f"\nSET @binlog_fragment_1='\n{body[half:]}'{delimiter}\n"
-                    f"BINLOG @binlog_fragment_0, @binlog_fragment_1{delimiter}\n"
-                )
+            if 4 + 11 + len(joined) + 5 > MAX_ENCODED_SIZE:
+                text += self._fragments(joined)
             else:
-                text += f"\nBINLOG '\n{body}'{delimiter}\n"
-        s.body.clear()
-        if s.tail:
-            text += "\n".join(s.tail) + "\n"
-            s.tail.clear()
+                text += f"\nBINLOG '\n{joined}'{delimiter}\n"
+        body.clear()
+        if tail:
+            text += "\n".join(tail) + "\n"
+            tail.clear()
         self.write(text + trailer)
+
+    def _flush_long(self, head: str, trailer: str) -> None:
+        """:meth:`flush_statement` of a statement of many events or rows."""
+        s = self.state
+        self.write(head)
+        self.drain()
+        write = self._sink
+        body = s.body
+        if self.encode_rows:
+            if 4 + 11 + sum(map(len, body)) + 5 > MAX_ENCODED_SIZE:
+                write(self._fragments("".join(body)))
+            else:
+                write("\nBINLOG '\n")
+                for piece in body:
+                    write(piece)
+                write(f"'{self.delimiter}\n")
+        body.clear()
+        tail = s.tail
+        for at in range(0, len(tail), _PIECES):
+            write("\n".join(tail[at : at + _PIECES]) + "\n")
+        tail.clear()
+        write(trailer)
+
+    def _fragments(self, body: str) -> str:
+        """A BINLOG block too long for one statement, in two ``@binlog_fragment`` variables."""
+        delimiter = self.delimiter
+        half = len(body) // 2 + 1
+        return (
+            f"\nSET @binlog_fragment_0='\n{body[:half]}\n'{delimiter}"
+            f"\nSET @binlog_fragment_1='\n{body[half:]}'{delimiter}\n"
+            f"BINLOG @binlog_fragment_0, @binlog_fragment_1{delimiter}\n"
+        )

@@ -10,7 +10,7 @@ provides them.
 from __future__ import annotations
 
 from dataclasses import replace
-from functools import cache
+from functools import cache, lru_cache
 
 from binlogkit.binlog import utf8
 from binlogkit.binlog.constants import EventFlag, EventType, Flavor
@@ -524,40 +524,54 @@ def _annotate_text(header: str, event: AnnotateRowsEvent) -> str:
     return head + "".join(f"#Q> {line}\n" for line in text.split("\n") if line)
 
 
+@lru_cache(maxsize=4096)
+def _table_map_line(schema: str, table: str, table_id: int, flags: int) -> str:
+    """What a table map's header line shows after the header (cached: maps repeat)."""
+    triggers = " (has triggers)" if flags & 0x4000 else ""
+    return (
+        f"\tTable_map: {backquoted(schema)}.{backquoted(table)} "
+        f"mapped to number {table_id}{triggers}\n"
+    )
+
+
 @formats(TableMapEvent)
 def _table_map(d: Dumper, event: TableMapEvent, raw: bytes) -> None:
     s = d.state
-    wanted_table = d.options.table
-    if d.skips_db(event.schema) or (wanted_table is not None and event.table_name != wanted_table):
-        s.ignored_tables.add(event.table_id)
-        return
+    o = d.options
     shown = raw
-    target = d.options.rewrite_db.get(event.schema)
-    if target is not None:
-        # Renamed as the tools do: the bytes re-encoded, but with the old checksum (sic).
-        event = replace(event, schema=target)
-        shown = encode_event(event, d.fmt)
-        if d.fmt.checksum_length:
-            shown = shown[:-4] + raw[-4:]
+    if o.database is not None or o.table is not None or o.rewrite_db:
+        wanted_table = o.table
+        if d.skips_db(event.schema) or (
+            wanted_table is not None and event.table_name != wanted_table
+        ):
+            s.ignored_tables.add(event.table_id)
+            return
+        target = o.rewrite_db.get(event.schema)
+        if target is not None:
+            # Renamed as the tools do: the bytes re-encoded, but with the old checksum (sic).
+            event = replace(event, schema=target)
+            shown = encode_event(event, d.fmt)
+            if d.fmt.checksum_length:
+                shown = shown[:-4] + raw[-4:]
+    head = s.head
     if s.annotate is not None:
         annotate, annotate_raw = s.annotate
         # The tools print it now, their hex dump address already the table map's (sic).
-        header = "" if d.options.short_form else d.header(annotate, annotate_raw, d.offset(event))
-        s.head.append(_annotate_text(header, annotate))  # type: ignore[arg-type]
+        header = "" if o.short_form else d.header(annotate, annotate_raw, d.offset(event))
+        head.append(_annotate_text(header, annotate))  # type: ignore[arg-type]
         s.annotate = None
-    if not d.options.short_form:
-        triggers = " (has triggers)" if event.flags & 0x4000 else ""
-        s.head.append(
-            f"{d.header(event, raw, shown=shown)}\tTable_map: {backquoted(event.schema)}."
-            f"{backquoted(event.table_name)} mapped to number {event.table_id}{triggers}\n"
+    if not o.short_form:
+        head.append(
+            d.header(event, raw, shown=shown)
+            + _table_map_line(event.schema, event.table_name, event.table_id, event.flags)
         )
-    if d.options.print_table_metadata:
+    if o.print_table_metadata:
         print_table_metadata(d, event)
     if d.encode_rows:
-        s.body.append(d.base64(shown))
+        s.body.append(base64_lines(shown))
     d.remember_table(event)
-    d.write("".join(s.head))
-    s.head.clear()
+    d.write("".join(head))
+    head.clear()
 
 
 _UNCOMPRESSED: dict[int, int] = {
@@ -587,12 +601,12 @@ _OLD_ROWS_NAMES: dict[int, str] = {
 
 
 @cache
-def _rows_name(code: int, flavor: Flavor, before: bool, after: bool) -> str:
+def _rows_name(code: int, mysql: bool, before: bool, after: bool) -> str:
     """The name a rows event's header line shows: by its type code, flavour and images."""
     if code in _OLD_ROWS_NAMES:
         return _OLD_ROWS_NAMES[code]
-    if flavor is Flavor.MYSQL:
-        return event_type_str(code, flavor)
+    if mysql:
+        return event_type_str(code, Flavor.MYSQL)
     name = _ROWS_NAMES.get(code)
     if name is not None:
         return name
@@ -602,6 +616,8 @@ def _rows_name(code: int, flavor: Flavor, before: bool, after: bool) -> str:
 
 
 _STMT_END = int(RowsFlag.STMT_END)
+_MYSQL = Flavor.MYSQL
+"""(A module constant: reading an enum member off its class is slow.)"""
 
 
 @formats(RowsEvent)
@@ -621,7 +637,7 @@ def _rows(d: Dumper, event: RowsEvent, raw: bytes) -> None:
             return
         if end:
             s.ignored_tables.clear()
-    mysql = d.flavor is Flavor.MYSQL
+    mysql = d.flavor is _MYSQL
     if mysql and d.refuses_rows():
         name = event_type_str(event.header.type_code, d.flavor)
         if d.options.base64_output is Base64Output.NEVER:
@@ -647,7 +663,7 @@ def _rows(d: Dumper, event: RowsEvent, raw: bytes) -> None:
         shown = encode_event(plain, d.fmt)
     if not o.short_form:
         flags = " flags: STMT_END_F" if end else ""
-        name = _rows_name(code, d.flavor, event.has_before, event.has_after)
+        name = _rows_name(code, mysql, event.has_before, event.has_after)
         s.head.append(
             f"{d.header(event, raw, shown=shown)}\t{name}: table id {event.table_id}{flags}\n"
         )

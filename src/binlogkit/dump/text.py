@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import binascii
+import struct
 import time
+from collections.abc import Callable
+from functools import lru_cache
 
 __all__ = ["backquoted", "base64_lines", "hexdump", "timestamp"]
 
@@ -24,12 +27,31 @@ def backquoted(name: str) -> str:
     return "`" + name.replace("`", "``") + "`"
 
 
+_BLOCK = 1024
+"""The most lines one splitter takes; longer texts go block by block."""
+
+
+@lru_cache(maxsize=_BLOCK)
+def _lines_of(count: int) -> Callable[[bytes, int], tuple[bytes, ...]]:
+    """A splitter of ``count`` 76-character lines of a text from an offset (one C call)."""
+    return struct.Struct("76s" * count).unpack_from
+
+
 def base64_lines(raw: bytes) -> str:
     """``raw`` in base64, 76 characters a line, each line ended (my_base64_encode + newline)."""
     if len(raw) <= 57:  # one line
         return binascii.b2a_base64(raw).decode("ascii") if raw else ""
-    text = binascii.b2a_base64(raw, newline=False).decode("ascii")
-    return "\n".join([text[i : i + 76] for i in range(0, len(text), 76)]) + "\n"
+    text = binascii.b2a_base64(raw, newline=False)
+    whole = len(text) // 76
+    end = whole * 76
+    last = text[end:] + b"\n" if end < len(text) else b""
+    if whole <= _BLOCK:
+        return b"\n".join((*_lines_of(whole)(text, 0), last)).decode("ascii")
+    lines: list[bytes] = []
+    for at in range(0, end, _BLOCK * 76):
+        lines += _lines_of(min(whole - at // 76, _BLOCK))(text, at)
+    lines.append(last)
+    return b"\n".join(lines).decode("ascii")
 
 
 _SHOWN = bytes(b if 0x20 <= b < 0x7F else 0x2E for b in range(256))

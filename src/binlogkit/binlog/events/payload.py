@@ -23,8 +23,6 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from enum import IntEnum
 
-import zstandard
-
 from binlogkit.binlog.constants import ChecksumAlg, EventType
 from binlogkit.binlog.context import DecodeContext, FormatContext
 from binlogkit.binlog.events.base import Body, Event, SkippedEvent, register
@@ -55,6 +53,8 @@ def _packed_length(value: int) -> int:
 
 def _zstd_decompress(data: bytes) -> bytes:
     """Every zstd frame of ``data``, decompressed and joined."""
+    import zstandard  # only MySQL's compressed transactions need it (start-up time)
+
     out = []
     while data:
         stream = zstandard.ZstdDecompressor().decompressobj()
@@ -210,6 +210,8 @@ class TransactionPayloadEvent(Event):
         inner_fmt = replace(fmt, checksum=ChecksumAlg.OFF)
         data = b"".join(encode_event(event, inner_fmt) for event in events)
         if compression_type == CompressionType.ZSTD:
+            import zstandard
+
             payload = zstandard.ZstdCompressor(level=level).compress(data)
         elif compression_type == CompressionType.NONE:
             payload = data
