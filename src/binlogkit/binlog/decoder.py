@@ -180,31 +180,50 @@ class BinlogDecoder:
         self.framer.seek(offset)
         self._pending.clear()
 
-    def decode_event(self, raw: bytes, offset: int, file: str | None = None) -> Event | Signal:
+    def decode_event(
+        self,
+        raw: bytes,
+        offset: int,
+        file: str | None = None,
+        fields: tuple[int, int, int, int, int, int] | None = None,
+    ) -> Event | Signal:
         """Decode ``raw``, one whole event that sits at ``offset`` of ``file`` (a network packet's).
 
         The same as :meth:`seek` to ``offset``, feeding ``raw`` and calling
         :meth:`next_event`, without buffering the bytes for the usual plain
         event. NEED_DATA means a table filter dropped the event; the events a
-        TRANSACTION_PAYLOAD holds follow from :meth:`next_event`.
+        TRANSACTION_PAYLOAD holds follow from :meth:`next_event`. ``fields``:
+        ``V4_HEADER.unpack_from(raw)``, when the caller has unpacked it already.
         """
-        framer = self.framer
-        fast = framer.fast
+        fast = self.framer.fast
         ctx = self._ctx
         size = len(raw)
         if fast is not None and fast.fmt is ctx.fmt and size >= fast.min_size and not self._pending:
-            ts, code, server_id, written, log_pos, flags = V4_HEADER.unpack_from(raw)
+            ts, code, server_id, written, log_pos, flags = fields or V4_HEADER.unpack_from(raw)
+            codec = EVENT_CODECS.get(code)
             if (
                 written == size
+                and codec is not None
                 and code not in _WHOLE_SLOW_TYPES
                 and (not fast.verify or zlib.crc32(raw) == CRC32_RESIDUE)
             ):
+                # _decode_plain, inline: this runs once per event of a stream.
                 header = new_header(ts, code, server_id, size, log_pos, flags, b"", offset, file)
-                event = self._decode_plain(header, raw, fast)
+                end = size - fast.checksum_length
+                body = raw[19:end] if end < VIEW_BODY_FROM else memoryview(raw)[19:end]
+                self._last_plain = (header, raw, fast)
+                try:
+                    event = codec.decode(header, body, ctx)
+                except Exception as err:  # sorted out by _undecodable
+                    event = self._undecodable(err, header, raw)
+                else:
+                    if code == _TABLE_MAP:
+                        self.tables[event.table_id] = event  # type: ignore[attr-defined]
                 keep = self.options.tables
                 if keep is None or table_filter_keeps(event, keep):
                     return event
                 return NEED_DATA
+        framer = self.framer
         framer.seek(offset)
         framer.file = file
         self._pending.clear()

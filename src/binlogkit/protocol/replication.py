@@ -72,6 +72,11 @@ _ARTIFICIAL = int(EventFlag.ARTIFICIAL)
 _ROTATE = int(EventType.ROTATE)
 _FORMAT_DESCRIPTION = int(EventType.FORMAT_DESCRIPTION)
 _TRANSACTION_PAYLOAD = int(EventType.TRANSACTION_PAYLOAD)
+_MARIADB_GTID = int(EventType.MARIADB_GTID)
+_QUERY = int(EventType.QUERY)
+_TRANSACTION_ENDS = frozenset({int(EventType.XID), int(EventType.XA_PREPARE)})
+_PREVIOUS_GTIDS = int(EventType.PREVIOUS_GTIDS)
+_MARIADB_GTID_LIST = int(EventType.MARIADB_GTID_LIST)
 _U32_MAX = (1 << 32) - 1
 _U64_MAX = (1 << 64) - 1
 
@@ -498,23 +503,23 @@ class ResumeTracker:
     def _transaction(self, event: Event, code: int) -> None:
         if code in _MYSQL_GTIDS:
             self._start(getattr(event, "gtid", None), begun=False)
-        elif code == EventType.MARIADB_GTID:
+        elif code == _MARIADB_GTID:
             self._start(event.gtid, begun=not event.standalone)  # type: ignore[attr-defined]
-        elif code == EventType.QUERY:
+        elif code == _QUERY:
             kind = _query_kind(event.query)  # type: ignore[attr-defined]
             if kind == "begin":
                 self.open = self._begun = True
             elif kind == "end" or not self._begun:
                 self._finish()
-        elif code in (EventType.XID, EventType.XA_PREPARE):
+        elif code in _TRANSACTION_ENDS:
             self._finish()
         elif code in _STATEMENT_PREFIX:
             self.open = True
-        elif code == EventType.PREVIOUS_GTIDS:
+        elif code == _PREVIOUS_GTIDS:
             previous: GtidSet = event.gtids  # type: ignore[attr-defined]
             current = self.gtids
             self.gtids = previous if not isinstance(current, GtidSet) else current | previous
-        elif code == EventType.MARIADB_GTID_LIST:
+        elif code == _MARIADB_GTID_LIST:
             self._merge_gtid_list(event.gtids)  # type: ignore[attr-defined]
 
     def _start(self, gtid: Gtid | MariaGtid | None, *, begun: bool) -> None:
@@ -580,7 +585,8 @@ class StreamDecoder:
         """Decode one whole event; raises :class:`DecodeError` (located) for bad bytes."""
         if len(raw) < V4_HEADER_LENGTH:
             raise DecodeError(f"stream event of {len(raw)} bytes is shorter than its header")
-        _, code, _, size, log_pos, flags = _EVENT_HEADER.unpack_from(raw)
+        fields = _EVENT_HEADER.unpack_from(raw)
+        _, code, _, size, log_pos, flags = fields
         if size != len(raw):
             raise DecodeError(
                 f"stream event says it has {size} bytes but the packet holds {len(raw)}"
@@ -591,15 +597,15 @@ class StreamDecoder:
         # drops it), then the events a TRANSACTION_PAYLOAD holds.
         if log_pos and code not in _PLACED_APART and not flags & _ARTIFICIAL:
             # The usual event: it sits at log_pos - size, the next one at log_pos.
-            event = decoder.decode_event(raw, log_pos - size, tracker.file)
+            event = decoder.decode_event(raw, log_pos - size, tracker.file, fields)
             tracker.position = log_pos
-            if isinstance(event, Signal):
+            if not isinstance(event, Event):  # a Signal (faster than isinstance of the Enum)
                 return []
             out = [(event, tracker.settle(event, code))]
         else:
             offset = tracker.offset_of(code, flags, log_pos, size)
             event = decoder.decode_event(raw, offset, tracker.file)
-            if isinstance(event, Signal):
+            if not isinstance(event, Event):  # a Signal (faster than isinstance of the Enum)
                 tracker.skip(code, flags, log_pos, size)
                 return []
             out = [(event, tracker.advance(event))]

@@ -522,7 +522,9 @@ class BinlogStream:
 
     Events that exist only in the network stream (heartbeats, the fake
     ROTATE and GTID_LIST, a re-sent format description) are left out unless
-    ``include_stream_only``.
+    ``include_stream_only``. ``annotate_rows``: MariaDB sends its
+    ANNOTATE_ROWS events (the statement of each rows event, as in its files);
+    False leaves them out of the stream.
 
     ``reconnect`` (a :class:`Backoff`, None to fail at once): when the
     connection breaks, the dump thread is killed or the server restarts, a
@@ -545,6 +547,7 @@ class BinlogStream:
         on_transaction: Callable[[ResumePoint], None] | None = None,
         reconnect: Backoff | None = Backoff(),
         include_stream_only: bool = False,
+        annotate_rows: bool = True,
         options: DecodeOptions | None = None,
         connect: Callable[[ConnectionSpec], MySQLConnection] = MySQLConnection.connect,
         sleep: Callable[[float], None] = time.sleep,
@@ -559,6 +562,7 @@ class BinlogStream:
         self.on_transaction = on_transaction
         self.reconnect = reconnect
         self.include_stream_only = include_stream_only
+        self.annotate_rows = annotate_rows
         self.options = options or DecodeOptions()
         self._connect = connect
         self._sleep = sleep
@@ -622,6 +626,7 @@ class BinlogStream:
                 server_id=self.server_id,
                 heartbeat=self.heartbeat,
                 semi_sync=self.semi_sync,
+                annotate_rows=self.annotate_rows,
                 connect=self._connect,
             )
             decoder: StreamDecoder | None = None

@@ -67,6 +67,16 @@ def test_oldest_equals_the_files(stream_server: MariaDBSandbox) -> None:
     assert streamed == expected
 
 
+def test_without_annotate_rows_equals_the_files_without_them(
+    stream_server: MariaDBSandbox,
+) -> None:
+    streamed = keyed(stream_events(stream_server, start="oldest", annotate_rows=False))
+    expected = file_events(stream_server)
+    annotate = [k for k in expected if k[2].header.type_code == EventType.MARIADB_ANNOTATE_ROWS]
+    assert annotate  # the server logs them: the stream leaves them out
+    assert streamed == [k for k in expected if k not in annotate]
+
+
 def test_start_by_position(stream_server: MariaDBSandbox) -> None:
     expected = file_events(stream_server)
     second = sorted({name for name, _, _ in expected})[1]

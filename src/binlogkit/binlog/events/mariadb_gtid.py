@@ -102,7 +102,12 @@ class MariaGtidEvent(Event):
 
     @property
     def gtid(self) -> MariaGtid:
-        return MariaGtid(self.domain_id, self.header.server_id, self.seq_no)
+        # Decoded fields are in range (u32, u32, u64): no need of MariaGtid's checks.
+        gtid = _new_maria_gtid(MariaGtid)
+        _set_domain_id(gtid, self.domain_id)
+        _set_server_id(gtid, self.header.server_id)
+        _set_seq_no(gtid, self.seq_no)
+        return gtid
 
     @property
     def standalone(self) -> bool:
@@ -191,6 +196,11 @@ class MariaGtidEvent(Event):
 
 
 _new_gtid = fast_constructor(MariaGtidEvent)
+_new_maria_gtid = object.__new__
+_set_domain_id = vars(MariaGtid)["domain_id"].__set__
+_set_server_id = vars(MariaGtid)["server_id"].__set__
+_set_seq_no = vars(MariaGtid)["seq_no"].__set__
+"""For a trusted ``MariaGtid`` (see :attr:`MariaGtidEvent.gtid`): slots set without checks."""
 _PADDING = bytes(GTID_HEADER_LENGTH - _START.size)
 _OPTIONAL_PARTS = _GROUP_COMMIT_ID | _XA
 

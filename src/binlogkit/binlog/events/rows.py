@@ -267,20 +267,19 @@ class RowsEvent(Event):
     def _decode_rows(self) -> tuple[RowChange, ...]:
         header = self.header
         code = header.type_code
+        table = self.table
         try:
             data = self.rows_data if code in _COMPRESSED else self.data
-            if self.table is None:
+            if table is None:
                 if data:
                     raise DecodeError(f"no TABLE_MAP event for table id {self.table_id}")
                 return ()
-            before, after = self._bitmaps()
-            return self.table.plan(self.options).decode_rows(
-                data,
-                self.width,
-                before,
-                after,
-                partial=code == _PARTIAL_UPDATE_ROWS,
-                legacy=code in _PRE_GA,
+            before = self.columns_before
+            after = self.columns_after
+            if after is None and self.has_after:
+                after = before  # _bitmaps, inline: a pre-GA update has one for both images
+            return table.plan(self.options).decode_rows(
+                data, self.width, before, after, code == _PARTIAL_UPDATE_ROWS, code in _PRE_GA
             )
         except BinlogError as err:
             err.locate(file=header.file, offset=header.offset, event_type=header.type_name)

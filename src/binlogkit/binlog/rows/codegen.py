@@ -13,6 +13,9 @@ values are one ``struct`` unpack, length-prefixed values are sliced inline,
 and the row dict is built in one expression. Any other image (one with a
 NULL, a value a converter declines, short data) is handed whole to the plain
 plan, so the result is always the plain plan's: the same row, or the same error.
+DECIMAL and DATETIME2 values (layouts with a ``form``) are converted in place
+by the templates :func:`_decimal_lines` and :func:`_datetime2_lines` rather
+than by a call per value.
 With it comes a section reader: the same code in a loop over the images of a
 rows section that has one image per row (inserts, deletes), which appends
 each row change itself, so a row costs no call of its own.
@@ -22,12 +25,13 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Callable, Sequence
+from datetime import datetime
 from decimal import Decimal
 from functools import lru_cache
 from types import CodeType
 from typing import Any, NoReturn
 
-from binlogkit.binlog.rows.columns import ValueDecoder, ValueLayout
+from binlogkit.binlog.rows.columns import DateTime2Form, DecimalForm, ValueDecoder, ValueLayout
 
 __all__ = ["ImageReader", "SectionReader", "decimal_converter", "image_reader", "image_readers"]
 
@@ -143,7 +147,24 @@ def image_readers(
         unchecked = False
         run.clear()
 
+    def inline(n: int, form: DecimalForm | DateTime2Form) -> None:
+        nonlocal off, unchecked
+        flush_run()
+        if isinstance(form, DecimalForm):
+            fmt, names, lines = _decimal_lines(form, f"x{n}_", f"v{n}", "raise ValueError")
+        else:
+            fmt, names, lines = _datetime2_lines(form, f"x{n}_", f"v{n}")
+        unpack = struct.Struct(fmt)
+        structs.append(unpack.unpack_from)
+        body.append(_unpack_line(names, f"U{len(structs) - 1}(buf, {at()})"))
+        body.extend(lines)
+        off += unpack.size
+        unchecked = False
+
     for n, layout in enumerate(layouts):
+        if layout is not None and layout.form is not None:
+            inline(n, layout.form)
+            continue
         if layout is not None and layout.fmt:
             run.append(n)
             continue
@@ -178,7 +199,7 @@ def image_readers(
     test = _null_free_test(null_bytes, null_mask)
     inner = [f"if {test}:", *("    " + line for line in body)] if test else body
     lines = [
-        "def _make(plain, keys, structs, converts, calls):",
+        "def _make(plain, keys, structs, converts, calls, Decimal, datetime):",
         "    " + _unpack_line([f"K{n}" for n in range(len(keys))], "keys"),
         "    " + _unpack_line([f"U{n}" for n in range(len(structs))], "structs"),
         "    " + _unpack_line([f"C{n}" for n in range(len(converts))], "converts"),
@@ -212,69 +233,117 @@ def image_readers(
         tuple(structs),
         tuple(converts),
         tuple(calls),
+        Decimal,
+        datetime,
     )
     return readers
 
 
-def decimal_converter(
-    byte_sizes: Sequence[int],
-    digits: Sequence[int],
-    scale: int,
-    fail: Callable[[bytes], NoReturn],
-) -> Callable[[bytes], Decimal]:
-    """Stored NEWDECIMAL bytes → ``Decimal``, for one layout of digit groups.
+def _decimal_lines(
+    form: DecimalForm, prefix: str, target: str, fail: str
+) -> tuple[str, list[str], list[str]]:
+    """The code that reads a NEWDECIMAL of ``form`` into ``target`` as ``Decimal``.
 
-    ``byte_sizes`` and ``digits`` give each group's bytes and decimal digits,
-    most significant first. The value has exactly ``scale`` fraction digits,
-    as ``Decimal`` of its text would; ``fail(data)`` is called for a group
-    holding more digits than it may.
+    Gives the big-endian struct format of the value's fields (a 3-byte group
+    is a byte and a u16), the fields' names (``prefix`` and a number) and the
+    lines that turn the unpacked fields into the value, running the statement
+    ``fail`` for a group holding more digits than it may. The value has
+    exactly ``scale`` fraction digits, as ``Decimal`` of its text would.
     """
-    fields: list[str] = []  # struct codes, big-endian; a 3-byte group is a byte and a u16
+    fields: list[str] = []  # struct codes
     groups: list[str] = []  # each group's value, from the fields
     masks: list[int] = []  # each field's all-ones
-    for size in byte_sizes:
+    for size in form.byte_sizes:
         if size == 3:
             fields += ["B", "H"]
             masks += [0xFF, 0xFFFF]
-            groups.append(f"(f{len(masks) - 2} << 16 | f{len(masks) - 1})")
+            groups.append(f"({prefix}{len(masks) - 2} << 16 | {prefix}{len(masks) - 1})")
         else:
             fields.append({1: "B", 2: "H", 4: "I"}[size])
             masks.append((1 << 8 * size) - 1)
-            groups.append(f"f{len(masks) - 1}")
+            groups.append(f"{prefix}{len(masks) - 1}")
     sign = 1 << (8 * {"B": 1, "H": 2, "I": 4}[fields[0]] - 1)
-    names = [f"f{i}" for i in range(len(masks))]
+    names = [f"{prefix}{i}" for i in range(len(masks))]
     invert = "; ".join(
         f"{name} ^= {mask ^ sign if i == 0 else mask}"
         for i, (name, mask) in enumerate(zip(names, masks, strict=True))
     )
-    too_big = " or ".join(f"{group} > {10**d - 1}" for group, d in zip(groups, digits, strict=True))
+    too_big = " or ".join(
+        f"{group} > {10**d - 1}" for group, d in zip(groups, form.digits, strict=True)
+    )
     number = groups[0]
-    for group, d in zip(groups[1:], digits[1:], strict=True):
+    for group, d in zip(groups[1:], form.digits[1:], strict=True):
         number = f"({number}) * {10**d} + {group}"
     # Decimal of "<digits>E-<scale>" has exactly those digits and that exponent.
-    exponent = f"E-{scale}" if scale else ""
+    exponent = f"E-{form.scale}" if form.scale else ""
+    first = names[0]
+    lines = [
+        f"if {first} & {sign}:",
+        f"    {first} ^= {sign}",
+        f"    if {too_big}:",
+        f"        {fail}",
+        f'    {target} = Decimal(f"{{{number}}}{exponent}")',
+        "else:",
+        f"    {invert}",
+        f"    if {too_big}:",
+        f"        {fail}",
+        f'    {target} = Decimal(f"-{{{number}}}{exponent}")',
+    ]
+    return ">" + "".join(fields), names, lines
+
+
+def _datetime2_lines(
+    form: DateTime2Form, prefix: str, target: str
+) -> tuple[str, list[str], list[str]]:
+    """The code that reads a DATETIME2 into ``target`` as ``datetime``, as :func:`_decimal_lines`.
+
+    The value is 5 big-endian bytes, ``0x8000000000 + (((year * 13 + month) << 5
+    | day) << 17 | hour << 12 | minute << 6 | second)``, then the fraction. A
+    value out of range, or not a valid date and time, raises ValueError: the
+    row's plain decoders then give the error or an ``InvalidDateTime``.
+    """
+    fbytes = form.fraction_bytes
+    p = prefix
+    fraction = {0: "", 1: "B", 2: "H", 3: "BH"}[fbytes]
+    names = [f"{p}0", f"{p}1", *(f"{p}{2 + i}" for i in range(len(fraction)))]
+    frac = {0: "0", 1: f"{p}2", 2: f"{p}2", 3: f"({p}2 << 16 | {p}3)"}[fbytes]
+    limit = 10 ** (2 * fbytes) - 1
+    unit = 10 ** (6 - 2 * fbytes)
+    # The first byte less 0x80 and the next four make the packed value, in two
+    # numbers small enough for fast arithmetic: the first byte's bits come first.
+    lines = [
+        f"{p}0 -= 128",
+        f"if {p}0 < 0{f' or {frac} > {limit}' if fbytes else ''}:",
+        "    raise ValueError",
+        f"{p}day = {p}0 << 15 | {p}1 >> 17",  # (year * 13 + month) << 5 | day
+        f"{p}month = {p}day >> 5",  # year * 13 + month
+        f"{p}1 &= {0x1FFFF}",  # hour << 12 | minute << 6 | second
+        f"{target} = datetime({p}month // 13, {p}month % 13, {p}day & 31,"
+        f" {p}1 >> 12, {p}1 >> 6 & 63, {p}1 & 63, {frac} * {unit})",
+    ]
+    return ">BI" + fraction, names, lines
+
+
+def decimal_converter(
+    form: DecimalForm, fail: Callable[[bytes], NoReturn]
+) -> Callable[[bytes], Decimal]:
+    """Stored NEWDECIMAL bytes of ``form`` → ``Decimal``; ``fail(data)`` is called for a
+    group holding more digits than it may."""
+    fmt, names, lines = _decimal_lines(form, "f", "value", "fail(data)")
     source = (
         "\n".join(
             [
                 "def _make(unpack, fail, Decimal):",
                 "    def convert(data):",
                 f"        {', '.join(names)}, = unpack(data)",
-                f"        if f0 & {sign}:",
-                f"            f0 ^= {sign}",
-                f"            if {too_big}:",
-                "                fail(data)",
-                f'            return Decimal(f"{{{number}}}{exponent}")',
-                f"        {invert}",
-                f"        if {too_big}:",
-                "            fail(data)",
-                f'        return Decimal(f"-{{{number}}}{exponent}")',
+                *("        " + line for line in lines),
+                "        return value",
                 "    return convert",
             ]
         )
         + "\n"
     )
-    unpack = struct.Struct(">" + "".join(fields)).unpack
     converter: Callable[[bytes], Decimal] = _build(
-        source, "DECIMAL converter", unpack, fail, Decimal
+        source, "DECIMAL converter", struct.Struct(fmt).unpack, fail, Decimal
     )
     return converter

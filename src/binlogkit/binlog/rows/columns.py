@@ -31,6 +31,23 @@ ValueEncoder = Callable[[Any, bytearray], None]
 
 
 @dataclass(frozen=True, slots=True)
+class DecimalForm:
+    """A NEWDECIMAL value's digit groups, most significant first: each one's bytes and
+    decimal digits, and the scale. The generated readers convert such a value in place."""
+
+    byte_sizes: tuple[int, ...]
+    digits: tuple[int, ...]
+    scale: int
+
+
+@dataclass(frozen=True, slots=True)
+class DateTime2Form:
+    """A DATETIME2 value with ``fraction_bytes`` (0-3) bytes of fraction, converted in place."""
+
+    fraction_bytes: int
+
+
+@dataclass(frozen=True, slots=True)
 class ValueLayout:
     """Where a column's value lies in a row image, for the generated row decoders.
 
@@ -40,11 +57,14 @@ class ValueLayout:
     length, then that many bytes. ``convert`` turns the field (or the bytes)
     into the value exactly as the column's decoder would, or raises, and the
     row is then left to the decoders; None means the field is the value.
+    ``form``, when set, lets the generated readers write that conversion out
+    in place of the call (giving the very same values).
     """
 
     fmt: str = ""
     prefix: int = 0
     convert: Callable[[Any], Any] | None = None
+    form: DecimalForm | DateTime2Form | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -400,7 +400,6 @@ class RowPlan:
         width: int,
         before: bytes | None,
         after: bytes | None,
-        *,
         partial: bool = False,
         legacy: bool = False,
     ) -> tuple[RowChange, ...]:

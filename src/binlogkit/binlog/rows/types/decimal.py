@@ -31,6 +31,7 @@ from binlogkit.binlog.rows.codegen import decimal_converter
 from binlogkit.binlog.rows.columns import (
     ColumnCodec,
     ColumnInfo,
+    DecimalForm,
     ValueDecoder,
     ValueEncoder,
     ValueLayout,
@@ -109,8 +110,8 @@ class NewDecimalCodec(ColumnCodec):
         def fail(data: bytes) -> NoReturn:
             raise DecodeError(f"column {col.key}: bytes {data.hex()} are not a {name}")
 
-        convert = decimal_converter(layout.byte_sizes, layout.digits, layout.scale, fail)
-        return ValueLayout(fmt, convert=convert)
+        form = DecimalForm(layout.byte_sizes, layout.digits, layout.scale)
+        return ValueLayout(fmt, convert=decimal_converter(form, fail), form=form)
 
     @classmethod
     def encoder(cls, col: ColumnInfo, options: DecodeOptions) -> ValueEncoder:

@@ -58,6 +58,7 @@ from binlogkit.binlog.context import DecodeOptions
 from binlogkit.binlog.rows.columns import (
     ColumnCodec,
     ColumnInfo,
+    DateTime2Form,
     ValueDecoder,
     ValueEncoder,
     ValueLayout,
@@ -433,7 +434,7 @@ class DateTime2Codec(ColumnCodec):
             except ValueError:
                 return InvalidDateTime(year, month, day, hour, minute, second, frac * unit)
 
-        return ValueLayout(fmt, convert=convert)
+        return ValueLayout(fmt, convert=convert, form=DateTime2Form(fbytes))
 
     @classmethod
     def encoder(cls, col: ColumnInfo, options: DecodeOptions) -> ValueEncoder:
