@@ -161,6 +161,30 @@ def test_a_replaced_file_stops_the_ingest(spark: Any, corpus_dir: Path, tmp_path
         ingest(spark, [str(f) for f in files], lake)
 
 
+def test_a_file_changed_behind_its_first_bytes_stops_the_ingest(
+    spark: Any, corpus_dir: Path, tmp_path: Path
+):
+    """Same first 4 KiB, a changed byte further in, and grown: the checksum of the bytes
+    already read (taken while Spark reads the new ones) stops the run; the lake is unchanged."""
+    whole = corpus_dir / "local-mariadb-10.11" / "gtid" / "mysql-bin.000002"
+    data = bytearray(whole.read_bytes())
+    active = tmp_path / "archive" / "mysql-bin.000002"
+    active.parent.mkdir()
+    active.write_bytes(data[:50_003])
+    lake = tmp_path / "lake"
+    first = ingest(spark, str(active), lake)
+    assert first.rows > 0
+    before = sorted(p.relative_to(lake) for p in lake.rglob("*") if p.is_file())
+    data[10_000] ^= 0xFF  # inside the bytes already read
+    active.write_bytes(data)
+    with pytest.raises(BinlogError, match=r"its first \d+ bytes differ from the ingested ones"):
+        ingest(spark, str(active), lake)
+    assert sorted(p.relative_to(lake) for p in lake.rglob("*") if p.is_file()) == before
+    assert lake_changes(spark, lake) == plain_changes([whole]) - Counter(
+        {c: n for c, n in plain_changes([whole]).items() if c[1] >= 50_003}
+    )
+
+
 def test_table_filter_is_kept_by_the_lake(spark: Any, corpus_dir: Path, tmp_path: Path):
     files = copy_files(corpus_dir, tmp_path / "archive", GTID_FILES)
     lake = tmp_path / "lake"

@@ -82,7 +82,7 @@ def test_corpus_files_give_the_plain_readers_row_changes(
     expected = plain_changes(paths)
     assert len(expected) > 1000
     df = spark.read.format("binlog").load([str(p) for p in paths])
-    assert df.rdd.getNumPartitions() == len(paths)
+    assert df.rdd.getNumPartitions() < len(paths)  # small files share partitions
     assert collected(df) == expected
 
 

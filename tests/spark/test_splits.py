@@ -20,7 +20,7 @@ import binlogkit
 from binlogkit import jsonenc
 from binlogkit.binlog.constants import EventType
 from binlogkit.errors import BinlogError
-from binlogkit.io.splits import plan_splits, read_split
+from binlogkit.io.splits import plan_partitions, plan_splits, read_split
 from binlogkit.pipeline.changes import row_changes
 
 pytestmark = pytest.mark.corpus
@@ -77,6 +77,40 @@ def test_big_file_in_many_splits(corpus_dir: Path) -> None:
     with binlogkit.open(str(path)) as reader:
         whole = _changes(reader)
     assert [c for split in splits for c in _changes(read_split(split))] == whole
+
+
+def test_partitions_are_equal_shares_cut_at_transaction_starts(
+    corpus_dir: Path, clean_corpus_files: tuple[Path, ...]
+) -> None:
+    """Files as one stream cut into equal shares: partition k starts at the first transaction
+    start (by an independent header walk) at or past k/count of the bytes, or at the start of
+    the next file when none is left in the file; small files share a partition."""
+    folder = corpus_dir / "local-mariadb-10.11/gtid"
+    files = sorted(set(folder.glob("mysql-bin.0?????")) & set(clean_corpus_files))  # 97 kB, small
+    files.insert(1, corpus_dir / "local-mariadb-10.11/full/mysql-bin.000002")  # 4 MB
+    assert len(files) > 4
+    stream_at, starts, at = {}, [], 0  # file → its offset in the stream; transaction starts
+    for path in files:
+        stream_at[str(path)] = at
+        starts.append(at)
+        starts += [at + e.offset for e in walk(path.read_bytes()).events if e.type_code in GTIDS]
+        at += path.stat().st_size
+    total, count = at, 16
+    parts = plan_partitions([(str(p), 0, None) for p in files], count)
+    flat = [split for part in parts for split in part]
+    assert [(s.path, s.start) for s in flat] == sorted(
+        ((s.path, s.start) for s in flat), key=lambda k: (stream_at[k[0]], k[1])
+    )
+    for path in files:  # every byte once, in order
+        mine = [s for s in flat if s.path == str(path)]
+        assert mine[0].start == 0 and mine[-1].end == path.stat().st_size
+        assert all(a.end == b.start for a, b in itertools.pairwise(mine))
+    wanted = sorted({min(s for s in starts if s >= total * k // count) for k in range(1, count)})
+    assert [stream_at[p[0].path] + p[0].start for p in parts[1:]] == wanted
+    assert any(len(part) > 1 for part in parts)  # a partition spans files
+    assert [e for part in parts for s in part for e in _changes(read_split(s))] == [
+        e for path in files for e in _changes(binlogkit.open(str(path)))
+    ]
 
 
 def test_split_pickles_and_small_file_is_one_split(clean_corpus_files: tuple[Path, ...]) -> None:

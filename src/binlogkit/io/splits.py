@@ -21,11 +21,13 @@ their problem with file and offset as a whole-file read would.
 
 from __future__ import annotations
 
+import bisect
+import mmap
 import os
 import struct
-from collections.abc import Iterator
+import sys
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import BinaryIO
 
 from binlogkit.binlog.constants import MAGIC, V4_HEADER_LENGTH, EventType
 from binlogkit.binlog.context import DecodeOptions
@@ -34,17 +36,29 @@ from binlogkit.binlog.events import Event
 from binlogkit.binlog.framing import END, Signal
 from binlogkit.errors import BinlogError
 
-__all__ = ["DEFAULT_SPLIT_SIZE", "Split", "plan_splits", "read_split", "split_decoder"]
+__all__ = [
+    "DEFAULT_SPLIT_SIZE",
+    "Split",
+    "plan_partitions",
+    "plan_splits",
+    "read_split",
+    "split_decoder",
+]
 
 DEFAULT_SPLIT_SIZE = 64 << 20
 """Target size of one split (64 MiB)."""
 
 _CHUNK = 1 << 20
 _HEADER = struct.Struct("<IBIIIH")
+_EVENT_SIZE = struct.Struct("<I")  # at offset 9 of the common header
 _QUERY_FIXED = struct.Struct("<IIBHH")  # thread_id, exec_time, db_len, error_code, status_len
 _TRANSACTION_STARTS = frozenset(
     {EventType.GTID, EventType.ANONYMOUS_GTID, EventType.GTID_TAGGED, EventType.MARIADB_GTID}
 )
+_START_CODES = frozenset(int(code) for code in _TRANSACTION_STARTS)
+_NO_CUTS_AFTER = frozenset({int(EventType.START_V3), int(EventType.MARIADB_START_ENCRYPTION)})
+_FORMAT_DESCRIPTION = int(EventType.FORMAT_DESCRIPTION)
+_QUERY = int(EventType.QUERY)
 _BEGIN_QUERY_MAX = 512
 """QUERY events larger than this are not read to look for ``BEGIN`` (a BEGIN event is small)."""
 
@@ -72,24 +86,6 @@ class Split:
         return self.end - self.start
 
 
-class _Window:
-    """Random reads of a file through one buffer of at least ``_CHUNK`` bytes."""
-
-    def __init__(self, f: BinaryIO) -> None:
-        self._f = f
-        self._buf = b""
-        self._at = 0
-
-    def read(self, offset: int, size: int) -> bytes:
-        rel = offset - self._at
-        if rel < 0 or rel + size > len(self._buf):
-            self._f.seek(offset)
-            self._buf = self._f.read(max(size, _CHUNK))
-            self._at = offset
-            rel = 0
-        return self._buf[rel : rel + size]
-
-
 def plan_splits(
     path: str | os.PathLike[str],
     split_size: int = DEFAULT_SPLIT_SIZE,
@@ -110,6 +106,55 @@ def plan_splits(
     """
     if split_size < 1:
         raise ValueError(f"split size must be positive, not {split_size}")
+    return _plan(path, start, end, lambda cut: cut + split_size)
+
+
+def plan_partitions(
+    ranges: Sequence[tuple[str | os.PathLike[str], int, int | None]], count: int
+) -> list[list[Split]]:
+    """The bytes of ``ranges`` (path, start, end) cut into ``count`` partitions of about equal size.
+
+    The ranges are taken as one stream of bytes, in order; partition ``k``
+    starts at the first transaction start at or past ``k/count`` of it, so a
+    partition may hold the end of one file and the start of the next (each
+    part a :class:`Split` of its own, in order), and a file is cut only where
+    a partition boundary falls inside it. Its header walk stops at the file's
+    last boundary. Fewer partitions come back when the boundaries fall into
+    files that cannot be cut, or into one large transaction; none for no bytes.
+    """
+    if count < 1:
+        raise ValueError(f"partition count must be positive, not {count}")
+    spans = [
+        (os.fspath(path), start, os.path.getsize(path) if end is None else end)
+        for path, start, end in ranges
+    ]
+    total = sum(end - start for _, start, end in spans)
+    # Partition k (1 <= k < count) is due at byte bound(k) of the stream.
+    bounds = [total * k // count for k in range(1, count)]
+    partitions: list[list[Split]] = []
+    number = -1  # the partition of the last split placed
+    at = 0  # where the current range starts in the stream
+    for name, start, end in spans:
+
+        def next_due(cut: int, start: int = start, at: int = at) -> int:
+            k = bisect.bisect_right(bounds, at + cut - start)
+            return start + bounds[k] - at if k < len(bounds) else sys.maxsize
+
+        for split in _plan(name, start, end, next_due):
+            k = bisect.bisect_right(bounds, at + split.start - start)
+            if k > number:
+                partitions.append([])
+                number = k
+            partitions[-1].append(split)
+        at += end - start
+    return partitions
+
+
+def _plan(
+    path: str | os.PathLike[str], start: int, end: int | None, next_due: Callable[[int], int]
+) -> list[Split]:
+    """The splits of bytes ``start``..``end`` of ``path``, cut at the first transaction start at
+    or past each due offset; ``next_due(offset)`` is the next one after a cut (or ``start``)."""
     name = os.fspath(path)
     size = os.path.getsize(name)
     end = size if end is None else end
@@ -119,12 +164,12 @@ def plan_splits(
         )
     if start == end:
         return []
-    if not start and end - start <= split_size:
+    due = next_due(start)
+    if not start and due >= end:
         return [Split(name, 0, end, b"", size)]
-    with open(name, "rb") as f:
-        window = _Window(f)
-        fde = _format_event(window, name) if start else b""
-        cuts = _cut_points(window, start, end, split_size, fde) if end - start > split_size else []
+    with open(name, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as data:
+        fde = _format_event(data, name) if start else b""
+        cuts = _cut_points(data, start, end, fde, due, next_due) if due < end else []
     bounds = [(start, fde), *cuts]
     return [
         Split(name, first, last, raw, size, i, len(bounds))
@@ -134,9 +179,9 @@ def plan_splits(
     ]
 
 
-def _format_event(window: _Window, path: str) -> bytes:
+def _format_event(data: mmap.mmap, path: str) -> bytes:
     """The raw format description at offset 4 of a v4 binlog (what a read from the middle needs)."""
-    head = window.read(0, len(MAGIC) + V4_HEADER_LENGTH)
+    head = data[: len(MAGIC) + V4_HEADER_LENGTH]
     if (
         len(head) < len(MAGIC) + V4_HEADER_LENGTH
         or head[: len(MAGIC)] != MAGIC
@@ -147,42 +192,48 @@ def _format_event(window: _Window, path: str) -> bytes:
             file=path,
         )
     _, _, _, ev_size, _, _ = _HEADER.unpack_from(head, len(MAGIC))
-    return window.read(len(MAGIC), ev_size)
+    return data[len(MAGIC) : len(MAGIC) + ev_size]
 
 
 def _cut_points(
-    window: _Window, start: int, end: int, split_size: int, fde: bytes
+    data: mmap.mmap, start: int, end: int, fde: bytes, due: int, next_due: Callable[[int], int]
 ) -> list[tuple[int, bytes]]:
     """(offset, format description raw) of each split start after ``start``, before ``end``.
 
-    ``fde`` is the format description in force at ``start`` (empty at 0).
+    ``fde`` is the format description in force at ``start`` (empty at 0);
+    ``due`` the first offset where a cut may be, ``next_due`` the next after
+    each cut. One pass over the event headers up to the last cut; a QUERY
+    event is read (to look for ``BEGIN``) only where a cut is due.
     """
-    if window.read(0, 4) != MAGIC:
+    if data[:4] != MAGIC:
         return []
     cuts: list[tuple[int, bytes]] = []
     query_post_header, checksum = _format_facts(fde) if fde else (13, 0)
+    size_at = _EVENT_SIZE.unpack_from
     previous_starts = False  # the event before was a GTID (its BEGIN is not a cut of its own)
-    last_cut = start
     offset = start or len(MAGIC)
-    while offset + V4_HEADER_LENGTH <= end:
-        _, code, _, ev_size, _, _ = _HEADER.unpack_from(window.read(offset, V4_HEADER_LENGTH))
+    while offset + V4_HEADER_LENGTH <= end and due < end:
+        code = data[offset + 4]
+        (ev_size,) = size_at(data, offset + 9)
         if ev_size < V4_HEADER_LENGTH or offset + ev_size > end:
             break  # damage or a partial last event: the decoder reports it
-        if code == EventType.FORMAT_DESCRIPTION:
-            fde = window.read(offset, ev_size)
+        if code == _FORMAT_DESCRIPTION:
+            fde = data[offset : offset + ev_size]
             query_post_header, checksum = _format_facts(fde)
-        elif not fde or code in (EventType.START_V3, EventType.MARIADB_START_ENCRYPTION):
+        elif not fde or code in _NO_CUTS_AFTER:
             break  # an old format, or encrypted events from here on: no more cuts
-        starts = code in _TRANSACTION_STARTS
-        begins = (
-            code == EventType.QUERY
-            and not previous_starts
-            and ev_size <= _BEGIN_QUERY_MAX
-            and _is_begin(window.read(offset, ev_size), query_post_header, checksum)
-        )
-        if (starts or begins) and offset - last_cut >= split_size:
+        starts = code in _START_CODES
+        if offset >= due and (
+            starts
+            or (
+                code == _QUERY
+                and not previous_starts
+                and ev_size <= _BEGIN_QUERY_MAX
+                and _is_begin(data[offset : offset + ev_size], query_post_header, checksum)
+            )
+        ):
             cuts.append((offset, fde))
-            last_cut = offset
+            due = next_due(offset)
         previous_starts = starts
         offset += ev_size
     return cuts

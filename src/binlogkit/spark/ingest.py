@@ -67,20 +67,23 @@ import fcntl
 import hashlib
 import json
 import logging
+import mmap
 import os
 import re
 import secrets
 import shutil
+import struct
 import sys
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from binlogkit.binlog.constants import EventFlag, EventType
+from binlogkit.binlog.constants import MAGIC, V4_HEADER_LENGTH, EventFlag, EventType
 from binlogkit.binlog.framing import EventFramer, Frame
 from binlogkit.errors import BinlogError
 from binlogkit.io.files import Source, binlog_order, resolve_sources, split_binlog_name
@@ -124,6 +127,12 @@ _CLOSING_EVENTS = frozenset(
 _TRANSACTION_STARTS = frozenset(
     {EventType.GTID, EventType.ANONYMOUS_GTID, EventType.GTID_TAGGED, EventType.MARIADB_GTID}
 )
+_START_CODES = frozenset(int(code) for code in _TRANSACTION_STARTS)
+_CLOSING_CODES = frozenset(int(code) for code in _CLOSING_EVENTS)
+_FRAMER_ONLY = frozenset({int(EventType.START_V3), int(EventType.MARIADB_START_ENCRYPTION)})
+"""Events after which the sizes alone are not enough: the framer walks such files."""
+_FORMAT_DESCRIPTION = int(EventType.FORMAT_DESCRIPTION)
+_EVENT_SIZE = struct.Struct("<I")  # at offset 9 of the common header
 
 
 @dataclass(frozen=True, slots=True)
@@ -380,9 +389,9 @@ def ingest(
     (``db.table`` names) keeps only those tables' changes; a lake keeps the
     filter it was made with. Files are read in batches of about ``batch_bytes``
     bytes, each committed on its own (see the module docstring). A batch's files
-    are cut into splits of ``split_size`` bytes (the data source's ``splitSize``);
-    by default about two splits per core of the session, between 1 and 64 MiB
-    (:func:`~binlogkit.spark.source.auto_split_size`). ``progress`` is called
+    are cut into partitions of ``split_size`` bytes (the data source's ``splitSize``);
+    by default a few of equal size per core of the session, between 1 and 64 MiB
+    (:func:`~binlogkit.spark.source.partition_count`). ``progress`` is called
     after each batch and every ``progress_interval`` seconds while Spark writes one.
     """
     wanted = _parse_tables(tables)
@@ -411,11 +420,29 @@ def ingest(
                 )
 
         for batch in _batches(pending, done, batch_bytes):
-            spans = [span for path, closed in batch if (span := _span(path, closed, done))]
-            if spans:
+            extents = [
+                (path, ext) for path, closed in batch if (ext := _extent(path, closed, done))
+            ]
+            if extents:
                 batch_id = store.new_batch_id()
                 watch = TaskWatch(spark, batch_id, show, progress_interval)
-                rows = _write_batch(spark, store, batch_id, spans, wanted, split_size, watch)
+                # The checksums are computed while Spark reads (hashlib releases the GIL).
+                with ThreadPoolExecutor(1, thread_name_prefix="ingest-sha256") as pool:
+                    hashed = [
+                        pool.submit(_span, path, start, end, size, done.get(path))
+                        for path, (start, end, size) in extents
+                    ]
+                    ranges = [(path, start, end) for path, (start, end, _) in extents]
+                    rows = _write_batch(
+                        spark,
+                        store,
+                        batch_id,
+                        ranges,
+                        hashed,
+                        wanted,
+                        split_size,
+                        watch,
+                    )
                 report.batches.append(batch_id)
                 report.rows += rows
             report.files += len(batch)
@@ -428,19 +455,22 @@ def _write_batch(
     spark: SparkSession,
     store: Lake,
     batch: str,
-    spans: list[Span],
+    ranges: list[tuple[str, int, int]],
+    spans: Sequence[Future[Span]],
     wanted: set[tuple[str, str]],
     split_size: int | None,
     watch: TaskWatch,
 ) -> int:
-    """Steps 1-4 of the commit protocol for one batch; returns its row count."""
+    """Steps 1-4 of the commit protocol for one batch; returns its row count.
+
+    ``spans`` are the ledger entries of ``ranges`` (their checksums, or the
+    error that a file changed), computed while Spark writes the batch.
+    """
     from pyspark.sql import functions as F
 
     register(spark)
     staged = store.staging / batch
-    reader = spark.read.format("binlog").option(
-        "ranges", json.dumps([(s.path, s.start, s.end) for s in spans])
-    )
+    reader = spark.read.format("binlog").option("ranges", json.dumps(ranges))
     if split_size is not None:
         reader = reader.option("splitSize", str(split_size))
     frame = reader.load()
@@ -453,13 +483,18 @@ def _write_batch(
     with watch:
         frame.write.partitionBy(*PARTITIONS).parquet(str(staged))
     _crash_point("staged", store.run_batches)
+    try:
+        entries = [span.result() for span in spans]
+    except BaseException:
+        shutil.rmtree(staged, ignore_errors=True)
+        raise
     rows = _staged_rows(staged)
     moved = store.publish(batch)
     record = {
         "format": 1,
         "batch": batch,
         "committed_at": datetime.now(UTC).isoformat(timespec="seconds"),
-        "files": [asdict(span) for span in spans],
+        "files": [asdict(span) for span in entries],
         "rows": rows,
         "data": moved,
     }
@@ -509,6 +544,47 @@ def complete_end(path: str | os.PathLike[str], start: int, size: int) -> int:
     else the offset of the last transaction start (a GTID event) after
     ``start``, else ``start``. A partial last event is not an error here.
     """
+    found = _complete_end_v4(os.fspath(path), start, size)
+    return found if found is not None else _complete_end_framed(path, start, size)
+
+
+def _complete_end_v4(path: str, start: int, size: int) -> int | None:
+    """:func:`complete_end` of a v4 binlog from its event sizes alone (one pass, no decoding).
+
+    None when the file is not a plain v4 binlog or looks damaged or encrypted:
+    the framer then walks it and reports what it finds.
+    """
+    if size < len(MAGIC) + V4_HEADER_LENGTH:
+        return None
+    with open(path, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as data:
+        if len(data) < size or data[:4] != MAGIC or data[_FDE_TYPE] != _FORMAT_DESCRIPTION:
+            return None
+        size_at = _EVENT_SIZE.unpack_from
+        (fde_size,) = size_at(data, len(MAGIC) + 9)
+        second = len(MAGIC) + fde_size
+        if second + V4_HEADER_LENGTH <= size and data[second + 4] in _FRAMER_ONLY:
+            return None  # MariaDB encrypts the events after its second one
+        end = start
+        last_code = last_end = -1
+        offset = max(start, len(MAGIC))
+        while offset + V4_HEADER_LENGTH <= size:
+            code = data[offset + 4]
+            (ev_size,) = size_at(data, offset + 9)
+            if ev_size < V4_HEADER_LENGTH or code in _FRAMER_ONLY:
+                return None
+            if offset + ev_size > size:
+                break  # the partial last event
+            if code in _START_CODES and offset > start:
+                end = offset
+            last_code, last_end = code, offset + ev_size
+            offset = last_end
+    if last_code in _CLOSING_CODES:
+        end = max(end, last_end)
+    return end
+
+
+def _complete_end_framed(path: str | os.PathLike[str], start: int, size: int) -> int:
+    """:func:`complete_end` by the event framer (any binlog version; reports damage)."""
     framer = EventFramer(file=os.fspath(path), verify_checksum=False)
     end = start
     last: Frame | None = None
@@ -594,14 +670,24 @@ def _check_same_file(path: str, entry: dict[str, Any], size: int) -> None:
         )
 
 
-def _span(path: str, closed: bool, done: dict[str, dict[str, Any]]) -> Span | None:
-    """The part of ``path`` to read now, or None when it has no complete transaction yet."""
+def _extent(
+    path: str, closed: bool, done: dict[str, dict[str, Any]]
+) -> tuple[int, int, int] | None:
+    """(start, end, file size) of the part of ``path`` to read now; None when it has no
+    complete transaction yet."""
     size = os.path.getsize(path)
     entry = done.get(path)
     start = entry["end"] if entry else 0
     end = size if closed else complete_end(path, start, size)
-    if end <= start:
-        return None
+    return None if end <= start else (start, end, size)
+
+
+def _span(path: str, start: int, end: int, size: int, entry: dict[str, Any] | None) -> Span:
+    """The ledger entry of bytes ``start``..``end`` of ``path``: their checksums.
+
+    Raises when the first ``start`` bytes are not the ones ``entry`` (the
+    ledger's) recorded, or when the file shrank.
+    """
     digest = hashlib.sha256()
     with open(path, "rb") as stream:
         read = _hash_into(digest, stream, start)

@@ -13,10 +13,13 @@ Options (all optional besides the path):
 - ``table``: ``db.table``; row changes of that table only, with ``before`` and
   ``after`` as typed structs (needs ``binlog_row_metadata=FULL``).
 - ``splitSize``: target bytes per partition (``k``/``m``/``g`` suffixes
-  allowed). Each file is at least one partition; larger files are cut at
-  transaction starts (:mod:`binlogkit.io.splits`). Default: about two splits
-  per core of the session :func:`~binlogkit.spark.register` was given, between
-  1 MiB and 64 MiB (:func:`auto_split_size`), so one big file keeps every core busy.
+  allowed). The files are taken as one stream of bytes and cut into
+  partitions of about equal size at transaction starts
+  (:func:`binlogkit.io.splits.plan_partitions`): a big file is cut in
+  several, small files share one. Default: about :data:`SPLITS_PER_CORE`
+  partitions per core of the session :func:`~binlogkit.spark.register` was
+  given, each between 1 MiB and 64 MiB (:func:`partition_count`), so one big
+  file or many small ones keep every core busy, in tasks of equal size.
 - ``verifyChecksum``: ``true`` (default) or ``false``.
 
 Filters on ``file``, ``db``, ``table``, ``op`` and ``pos`` are pushed down: files
@@ -58,7 +61,14 @@ from binlogkit.binlog.events.table_map import TableMapEvent
 from binlogkit.binlog.rows.columns import ColumnInfo
 from binlogkit.errors import BinlogError
 from binlogkit.io.files import resolve_sources
-from binlogkit.io.splits import DEFAULT_SPLIT_SIZE, Split, plan_splits, read_split, split_decoder
+from binlogkit.io.splits import (
+    DEFAULT_SPLIT_SIZE,
+    Split,
+    plan_partitions,
+    plan_splits,
+    read_split,
+    split_decoder,
+)
 from binlogkit.spark.arrow import change_batches, event_batches
 from binlogkit.spark.schema import CHANGE_SCHEMA, EVENT_SCHEMA, typed_columns, typed_schema
 
@@ -67,12 +77,13 @@ __all__ = [
     "BinlogPartition",
     "BinlogSourceReader",
     "PushdownBinlogReader",
-    "auto_split_size",
+    "partition_count",
 ]
 
 MIN_SPLIT_SIZE = 1 << 20
 """The smallest automatic split: below it a task's fixed cost (about 0.1 s) outweighs the gain."""
-SPLITS_PER_CORE = 2
+SPLITS_PER_CORE = 4
+"""Partitions per core by default: equal tasks, a few per core, so none runs alone at the end."""
 
 _SIZE = re.compile(r"(\d+)\s*([kmg]?)i?b?", re.IGNORECASE)
 _UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30}
@@ -89,16 +100,18 @@ def parse_size(text: str) -> int:
     return int(m[1]) * _UNITS[m[2].lower()]
 
 
-def auto_split_size(total: int, parallelism: int | None) -> int:
-    """Split size giving about :data:`SPLITS_PER_CORE` splits per core for ``total`` bytes.
+def partition_count(total: int, split_size: int | None, parallelism: int | None) -> int:
+    """How many partitions ``total`` bytes are cut into.
 
-    Between :data:`MIN_SPLIT_SIZE` and :data:`DEFAULT_SPLIT_SIZE`; the latter when
-    the parallelism is unknown.
+    With a ``split_size``: enough for partitions of at most that size. Else
+    :data:`SPLITS_PER_CORE` per core of ``parallelism``, each between
+    :data:`MIN_SPLIT_SIZE` and :data:`DEFAULT_SPLIT_SIZE` bytes (the latter
+    alone when the parallelism is unknown).
     """
-    if not parallelism:
-        return DEFAULT_SPLIT_SIZE
-    share = total // (SPLITS_PER_CORE * parallelism)
-    return max(MIN_SPLIT_SIZE, min(DEFAULT_SPLIT_SIZE, share))
+    most = -(-total // (split_size or DEFAULT_SPLIT_SIZE))
+    if split_size or not parallelism:
+        return max(1, most)
+    return max(1, most, min(SPLITS_PER_CORE * parallelism, total // MIN_SPLIT_SIZE))
 
 
 def _parse_ranges(text: str) -> list[tuple[str, int, int | None]]:
@@ -134,9 +147,9 @@ class ReadPlan:
     table: tuple[str, str] | None = None
     columns: tuple[ColumnInfo, ...] | None = None
     split_size: int | None = None
-    """Bytes per split; None: :func:`auto_split_size` of the bytes to read."""
+    """Bytes per partition at most; None: :func:`partition_count` decides."""
     parallelism: int | None = None
-    """The session's default parallelism, for :func:`auto_split_size`."""
+    """The session's default parallelism, for :func:`partition_count`."""
     verify_checksum: bool = True
 
     @classmethod
@@ -180,17 +193,15 @@ class ReadPlan:
     def paths(self) -> tuple[str, ...]:
         return tuple(dict.fromkeys(path for path, _, _ in self.ranges))
 
-    def splits(self) -> Iterator[Split]:
-        """The splits of every range, in order."""
+    def partitions(self, keep: Callable[[str], bool] | None = None) -> list[list[Split]]:
+        """The splits of the ranges (of the files ``keep`` accepts), packed into partitions."""
         ranges = [
             (path, start, os.path.getsize(path) if end is None else end)
             for path, start, end in self.ranges
+            if keep is None or keep(path)
         ]
-        size = self.split_size
-        if size is None:
-            size = auto_split_size(sum(end - start for _, start, end in ranges), self.parallelism)
-        for path, start, end in ranges:
-            yield from plan_splits(path, size, start=start, end=end)
+        total = sum(end - start for _, start, end in ranges)
+        return plan_partitions(ranges, partition_count(total, self.split_size, self.parallelism))
 
     def options(self, keep_table: Callable[[str, str], bool] | None = None) -> DecodeOptions:
         return DecodeOptions(verify_checksum=self.verify_checksum, tables=keep_table)
@@ -221,9 +232,9 @@ class ReadPlan:
 
 @dataclass(frozen=True, slots=True)
 class BinlogPartition(InputPartition):
-    """One split of one file (a whole file when it is small)."""
+    """Splits read one after the other: parts of files, whole files, or both."""
 
-    split: Split
+    splits: tuple[Split, ...]
 
 
 # -- pushed-down filters -----------------------------------------------------------------
@@ -282,10 +293,14 @@ class Pushed:
             return False
         return self.positions is None or pos in self.positions
 
+    def keeps_file(self, path: str) -> bool:
+        """Whether the file can hold an event the filters keep (by its name)."""
+        files = self.allowed.get("file")
+        return files is None or os.path.basename(path) in files
+
     def keeps_split(self, split: Split) -> bool:
         """Whether the split can hold an event the filters keep (by file name and range)."""
-        files = self.allowed.get("file")
-        if files is not None and os.path.basename(split.path) not in files:
+        if not self.keeps_file(split.path):
             return False
         # Events expanded from a transaction payload report the payload's end: ``end`` included.
         if split.end < self.low or (self.high is not None and split.start > self.high):
@@ -381,12 +396,21 @@ class BinlogSourceReader(DataSourceReader):
         self.pushed = Pushed()
 
     def partitions(self) -> list[InputPartition]:
-        return [BinlogPartition(s) for s in self.plan.splits() if self.pushed.keeps_split(s)]
+        pushed = self.pushed
+        found: list[InputPartition] = []
+        for splits in self.plan.partitions(pushed.keeps_file):
+            kept = tuple(s for s in splits if pushed.keeps_split(s))
+            if kept:
+                found.append(BinlogPartition(kept))
+        return found
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         if not isinstance(partition, BinlogPartition):
-            return iter(())  # Spark's stand-in when every split was pruned
-        split = partition.split
+            return  # Spark's stand-in when every split was pruned
+        for split in partition.splits:
+            yield from self._read_split(split)
+
+    def _read_split(self, split: Split) -> Iterator[pa.RecordBatch]:
         plan, pushed = self.plan, self.pushed
         options = plan.options(_table_predicate(plan.table, pushed.table_filter()))
         events: Iterable[Event] = read_split(split, options)
