@@ -23,13 +23,15 @@ alone): there the JVM's own threads (JIT, GC, Arrow conversion) of a
 ``local[1]`` run on other cores, so it is not a one-core run. The target
 ratio is that of the pinned sessions.
 
-Spark runs with its default JVM options (not the tests' fast-start ones) and
-the data source's default partitioning (a few partitions of equal size per
-core). All sessions stay up and take turns, run by run, so a change in the
-machine's load hits them alike; the table shows each read's partitions, the
-cores the Spark processes kept busy (CPU seconds / wall seconds; about 2 for a
-``local[2]`` that scales), rows per CPU second (how much work a row costs,
-whatever the load) and the load average before the run.
+Spark runs with its default JVM options (not the tests' fast-start ones) but
+one: every session uses the serial garbage collector, the one the JVM picks by
+itself on one CPU (on two it would pick G1), so the sessions differ only in
+their cores. The data source runs with its default partitioning (a few
+partitions of equal size per core). All sessions stay up and take turns, run
+by run, so a change in the machine's load hits them alike; the table shows
+each read's partitions, the cores the Spark processes kept busy (CPU seconds /
+wall seconds; about 2 for a ``local[2]`` that scales), rows per CPU second (how
+much work a row costs, whatever the load) and the load average before the run.
 
     .venv/bin/python benchmarks/spark_ingest.py [--scale 1.0] [--repeat 2] [--inputs DIR]
 """
@@ -113,6 +115,7 @@ def session(master: str) -> Any:
         .config("spark.ui.showConsoleProgress", "false")
         .config("spark.sql.shuffle.partitions", master[6:-1])
         .config("spark.driver.memory", "2g")
+        .config("spark.driver.extraJavaOptions", "-XX:+UseSerialGC")
         .getOrCreate()
     )
     spark.sparkContext.setLogLevel("ERROR")

@@ -39,6 +39,10 @@ class Fallback(Exception):  # a signal, not an error
 _FRAC_BYTES = (0, 1, 1, 2, 2, 3, 3)
 _FRAC_SCALE = (0, 10000, 100, 1)
 _INTEGERS = frozenset({CT.TINY, CT.SHORT, CT.INT24, CT.LONG, CT.LONGLONG})
+_MEMO_SIZE = 1 << 16
+"""The most texts one cache of a generated function keeps (then it starts over)."""
+_NINE = 999_999_999
+_PRINTABLE_ASCII = bytes(range(0x20, 0x7F))
 
 
 class _Writer:
@@ -56,6 +60,9 @@ class _Writer:
             "F64": struct.Struct("<d").unpack_from,
             "c_g": c_g,
             "from_bytes": int.from_bytes,
+            "PA": _PRINTABLE_ASCII,
+            "HH": _HOURS,
+            "MS": _MINUTES_SECONDS,
         }
 
     def line(self, depth: int, text: str) -> None:
@@ -82,9 +89,54 @@ def _null_bytes(w: _Writer, depth: int, count: int, prefix: str) -> None:
 
 
 def _int_text(w: _Writer, depth: int, var: str, size: int) -> None:
+    """``var``: the int itself (the template's ``%s`` prints it), or its two readings."""
     half = 1 << (size * 8 - 1)
     full = 1 << (size * 8)
-    w.line(depth, f"{var} = str(v) if v < {half} else '%d (%d)' % (v - {full}, v)")
+    w.line(depth, f"{var} = v if v < {half} else '%d (%d)' % (v - {full}, v)")
+
+
+def _memo(make: Callable[[int], str]) -> tuple[dict[int, str], Callable[[int], str]]:
+    """A cache of ``make``'s texts and the function that fills it on a miss (bounded)."""
+    cache: dict[int, str] = {}
+
+    def fill(key: int) -> str:
+        text = make(key)
+        if len(cache) >= _MEMO_SIZE:
+            cache.clear()
+        cache[key] = text
+        return text
+
+    return cache, fill
+
+
+def _memo_read(w: _Writer, depth: int, var: str, key: str, make: Callable[[int], str]) -> None:
+    """Code setting ``var`` to ``make(key)``, through a cache (dates and times repeat)."""
+    cache, fill = _memo(make)
+    name = w.const(cache)
+    w.line(depth, f"{var} = {name}.get({key})")
+    w.line(depth, f"if {var} is None:")
+    w.line(depth + 1, f"{var} = {w.const(fill)}({key})")
+
+
+def _date_text(d: int) -> str:
+    """The quote and date of a DATETIME2 value, from its date bits (the day count ``d``)."""
+    m = d >> 5
+    return f"'{m // 13:04d}-{m % 13:02d}-{d & 31:02d} "
+
+
+_HOURS = tuple(f"{hour:02d}:" for hour in range(32))
+"""A DATETIME2 time of day's hour, by its top five bits."""
+_MINUTES_SECONDS = tuple(f"{bits >> 6:02d}:{bits & 63:02d}" for bits in range(4096))
+"""A DATETIME2 time of day's minutes and seconds, by its low twelve bits."""
+
+
+def _fraction_text(dec: int, scale: int) -> Callable[[int], str]:
+    """The fraction (``dec`` digits of six) and closing quote of a DATETIME2 value."""
+
+    def make(f: int) -> str:
+        return f".{f * scale:06d}"[: dec + 1] + "'"
+
+    return make
 
 
 def _fraction(w: _Writer, depth: int, at: str, dec: int) -> str:
@@ -122,22 +174,30 @@ def _value(w: _Writer, depth: int, col: ColumnPrinter, var: str) -> None:
         w.line(depth, f"e = pos + {size}")
         w.line(depth, "if e > end:")
         w.line(depth + 1, "raise Fallback")
+        # The whole digits as one number: the groups after the first must each hold
+        # at most nine digits for its text to be theirs, zero-padded, joined.
+        shifts = layout.whole_shifts
+        text = ("%d" if shifts else "0") + layout.frac_format
         w.line(depth, f"v = from_bytes(buf[pos:e], 'big') ^ {layout.sign}")
         w.line(depth, f"if v & {layout.sign}:")  # the sign bit was clear: negative, inverted
         w.line(depth + 1, f"v ^= {(1 << size * 8) - 1}")
-        w.line(depth + 1, "s = '-'")
+        w.line(depth + 1, f"t = {'-' + text!r}")
         w.line(depth, "else:")
-        w.line(depth + 1, "s = ''")
-        if layout.whole_shifts:
-            groups = ", ".join(f"v >> {shift} & {mask}" for shift, mask in layout.whole_shifts)
-            whole = f"(({layout.whole_format!r} % ({groups},)).lstrip('0') or '0')"
+        w.line(depth + 1, f"t = {text!r}")
+        args = []
+        if shifts:
+            whole = f"(v >> {shifts[0][0]} & {shifts[0][1]})"
+            for k, (shift, mask) in enumerate(shifts[1:]):
+                w.line(depth, f"g{k} = v >> {shift} & {mask}")
+                w.line(depth, f"if g{k} > {_NINE}:")
+                w.line(depth + 1, "raise Fallback")
+                whole = f"({whole}) * {_NINE + 1} + g{k}"
+            args.append(whole)
+        args += [f"v >> {shift} & {mask}" for shift, mask in layout.frac_shifts]
+        if args:
+            w.line(depth, f"{var} = t % ({', '.join(args)},)")
         else:
-            whole = "'0'"
-        if layout.frac_shifts:
-            groups = ", ".join(f"v >> {shift} & {mask}" for shift, mask in layout.frac_shifts)
-            w.line(depth, f"{var} = s + {whole} + {layout.frac_format!r} % ({groups},)")
-        else:
-            w.line(depth, f"{var} = s + {whole}")
+            w.line(depth, f"{var} = t")
         w.line(depth, "pos = e")
     elif col.prefix:
         start = f"pos + {col.prefix}"
@@ -150,12 +210,18 @@ def _value(w: _Writer, depth: int, col: ColumnPrinter, var: str) -> None:
         w.line(depth, f"e = {start} + {length}")
         w.line(depth, "if e > end:")
         w.line(depth + 1, "raise Fallback")
-        w.line(depth, f"x = buf[{start} : e].decode('utf-8', 'surrogateescape')")
         if col.mysql:  # (the quote and the backslash are printable, yet escaped)
+            w.line(depth, f"x = buf[{start} : e].decode('utf-8', 'surrogateescape')")
             w.line(depth, "x = x.translate(MQ)")
         else:
-            w.line(depth, "if not x.isprintable():")
-            w.line(depth + 1, "x = x.translate(Q)")
+            # Printable ASCII (what deleting it leaves empty) prints as it is.
+            w.line(depth, f"x = buf[{start} : e]")
+            w.line(depth, "if x.translate(None, PA):")
+            w.line(depth + 1, "x = x.decode('utf-8', 'surrogateescape')")
+            w.line(depth + 1, "if not x.isprintable():")
+            w.line(depth + 2, "x = x.translate(Q)")
+            w.line(depth, "else:")
+            w.line(depth + 1, "x = x.decode('ascii')")
         w.line(depth, f'{var} = "\'" + x + "\'"')
         w.line(depth, "pos = e")
     elif code == CT.DATETIME2 and 0 <= meta <= 6:
@@ -170,16 +236,22 @@ def _value(w: _Writer, depth: int, col: ColumnPrinter, var: str) -> None:
             w.line(depth, f"hi, lo, f, f2 = {read}(buf, pos)")
             w.line(depth, "f = f << 16 | f2")
         w.line(depth, "v = (hi << 8 | lo) - 0x8000000000")
-        w.line(depth, "d = v >> 17")
+        # The date from a cache (rows share dates), the time of day from two tables.
+        _memo_read(w, depth, "x", "v >> 17", _date_text)
         w.line(depth, "h = v & 0x1FFFF")
-        w.line(depth, "m = d >> 5")
-        # the fraction's first ``meta`` digits of six: ``%.Ns`` cuts the text
-        shown, frac = (f".%.{meta}s", f", '%06d' % (f * {_FRAC_SCALE[n]})") if meta else ("", "")
-        w.line(
-            depth,
-            f"{var} = \"'%04d-%02d-%02d %02d:%02d:%02d{shown}'\" % "
-            f"(m // 13, m % 13, d & 31, h >> 12, h >> 6 & 63, h & 63{frac})",
-        )
+        time = "x + HH[h >> 12] + MS[h & 4095]"
+        if meta:
+            # the fraction's first ``meta`` digits of six: those of ``f`` when it is in range
+            exact = w.const(_fraction_text(meta, _FRAC_SCALE[n]))
+            w.line(depth, "if not f:")
+            w.line(depth + 1, f"z = {'.' + '0' * meta + chr(39)!r}")
+            w.line(depth, f"elif f < {10 ** (2 * n)}:")
+            w.line(depth + 1, f'z = ".%0{meta}d\'" % {"f" if meta == 2 * n else "(f // 10)"}')
+            w.line(depth, "else:")
+            w.line(depth + 1, f"z = {exact}(f)")
+            w.line(depth, f"{var} = {time} + z")
+        else:
+            w.line(depth, f'{var} = {time} + "\'"')
         w.line(depth, f"pos += {5 + n}")
     elif code == CT.TIMESTAMP2 and 0 <= meta <= 6:
         frac = _fraction(w, depth, "pos + 4", meta)

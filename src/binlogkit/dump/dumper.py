@@ -30,7 +30,7 @@ from binlogkit.binlog.events import Event, FormatDescriptionEvent, StartEventV3
 from binlogkit.binlog.events.rows import RowsEvent
 from binlogkit.dump.options import Base64Output, DumpOptions
 from binlogkit.dump.rows import RowsPrinter, TablePrinter
-from binlogkit.dump.text import base64_lines, hexdump, timestamp
+from binlogkit.dump.text import backquoted, base64_lines, hexdump, timestamp
 
 __all__ = ["Dumper", "PrintState", "formats"]
 
@@ -104,6 +104,15 @@ def _dispatch(cls: type[Event]) -> tuple[Formatter | None, int]:
     if issubclass(cls, FormatDescriptionEvent | StartEventV3):
         return formatter, _DESCRIPTION
     return formatter, _ROWS if issubclass(cls, RowsEvent) else _PLAIN
+
+
+def table_map_line(schema: str, table: str, table_id: int, flags: int) -> str:
+    """What a table map's header line shows after the header."""
+    triggers = " (has triggers)" if flags & 0x4000 else ""
+    return (
+        f"\tTable_map: {backquoted(schema)}.{backquoted(table)} "
+        f"mapped to number {table_id}{triggers}\n"
+    )
 
 
 # The largest BINLOG statement printed in one piece (opt_binlog_rows_event_max_encoded_size).
@@ -188,7 +197,12 @@ class Dumper:
         self._crc_fmt: FormatContext | None = None
         self._crc = False
         """Whether events of the format ``_crc_fmt`` end with a CRC32."""
-        self._printers: dict[tuple[Any, ...], TablePrinter] = {}
+        self._maps: dict[bytes, tuple[FormatContext, Flavor, str, TablePrinter]] = {}
+        """Table maps by body: the format and flavour they were read in, and their texts."""
+        self.filters_tables = bool(
+            options.database is not None or options.table is not None or options.rewrite_db
+        )
+        """Whether ``--database``, ``--table`` or ``--rewrite-db`` may leave tables out."""
         self._pending: list[str] = []
         self._payload: tuple[int, int] | None = None
         """(end offset, log_pos) of the TRANSACTION_PAYLOAD whose inner events are printing."""
@@ -285,9 +299,9 @@ class Dumper:
 
         ``at``: the offset to print for it when not its own (a remote dump's numbering).
         """
-        cls = type(event)
-        entry = self._cache.get(cls)
+        entry = self._cache.get(event.__class__)
         if entry is None:
+            cls = type(event)
             entry = self._cache[cls] = _dispatch(cls)
         formatter, role = entry
         if role == _DESCRIPTION:
@@ -301,8 +315,8 @@ class Dumper:
             self.fmt = fmt
         if self._pending:
             self.flush_pending()
-        h = event.header
         if self._payload is not None:
+            h = event.header
             payload = self._payload
             if h.log_pos == 0 and h.offset == payload[0]:
                 self._log_pos = payload[1]
@@ -310,20 +324,17 @@ class Dumper:
                 self.close_payload()
         if at is not None:
             self._at = at
-        if not self._short_form and not (
-            role == _ROWS and self.flavor is _MYSQL and self.refuses_rows()
-        ):
-            # ``# at N``; mysqlbinlog leaves it out before a row event it refuses to print
-            if self._log_pos is not None:
-                self.write(f"# at {self._log_pos}\n")
-            else:
-                self.write(f"# at {h.offset if at is None else at}\n")
+        if self._short_form or (role == _ROWS and self.flavor is _MYSQL and self.refuses_rows()):
+            pass  # mysqlbinlog leaves ``# at N`` out before a row event it refuses to print
+        elif self._log_pos is None:
+            self.write(f"# at {event.header.offset if at is None else at}\n")
+        else:
+            self.write(f"# at {self._log_pos}\n")
         if formatter is not None:
             formatter(self, event, raw)
-        if self._log_pos is not None:
-            self._log_pos = None
         if at is not None:
             self._at = None
+        self._log_pos = None
         if len(self._gathered) > _GATHERED:
             self.drain()
 
@@ -412,25 +423,29 @@ class Dumper:
         entry = self.state.tables.get(table_id)
         return None if entry is None else entry[1]
 
-    def remember_table(self, table: Any) -> None:
-        known = self.state.tables.get(table.table_id)
-        if known is not None and known[0] is table:
-            return
-        mysql = self.flavor is _MYSQL
-        key = (
-            mysql,
-            table.schema,
-            table.table_name,
-            table.column_types,
-            table.metadata,
-            table.null_bitmap,
-        )
-        printer = self._printers.get(key)
-        if printer is None:
-            if len(self._printers) > 4096:
-                self._printers.clear()
-            printer = self._printers[key] = TablePrinter.of(table, mysql=mysql)
-        self.state.tables[table.table_id] = (table, printer)
+    def table_map_texts(self, table: Any, raw: bytes) -> tuple[str, TablePrinter]:
+        """What a table map's header line shows after the header, and its columns' printers.
+
+        Kept by the event's body (``raw`` without header and checksum): transactions
+        map the same tables again and again.
+        """
+        fmt = self.fmt
+        if fmt is not self._crc_fmt:
+            self._crc_fmt = fmt
+            self._crc = fmt.checksum_length != 0
+        body = raw[fmt.header_length : -4 if self._crc else len(raw)]
+        entry = self._maps.get(body)
+        if entry is None or entry[0] is not fmt or entry[1] is not self.flavor:
+            if len(self._maps) > 4096:
+                self._maps.clear()
+            mysql = self.flavor is _MYSQL
+            entry = self._maps[body] = (
+                fmt,
+                self.flavor,
+                table_map_line(table.schema, table.table_name, table.table_id, table.flags),
+                TablePrinter.of(table, mysql=mysql),
+            )
+        return entry[2], entry[3]
 
     def skips_db(self, db: str) -> bool:
         """Whether ``--database`` leaves out ``db``.

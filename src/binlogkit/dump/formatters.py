@@ -10,7 +10,7 @@ provides them.
 from __future__ import annotations
 
 from dataclasses import replace
-from functools import cache, lru_cache
+from functools import cache
 
 from binlogkit.binlog import utf8
 from binlogkit.binlog.constants import EventFlag, EventType, Flavor
@@ -518,20 +518,10 @@ def _annotate(d: Dumper, event: AnnotateRowsEvent, raw: bytes) -> None:
 def _annotate_text(header: str, event: AnnotateRowsEvent) -> str:
     head = f"{header}\tAnnotate_rows:\n" if header else "# Annotate_rows:\n"
     query = event.query
-    if b"\n" not in query and b"\r" not in query:  # one line: most statements
+    if 10 not in query and 13 not in query:  # one line (no LF, no CR): most statements
         return f"{head}#Q> {utf8.decode(query)}\n" if query else head
     text = utf8.decode(query).replace("\r", "\n")
     return head + "".join(f"#Q> {line}\n" for line in text.split("\n") if line)
-
-
-@lru_cache(maxsize=4096)
-def _table_map_line(schema: str, table: str, table_id: int, flags: int) -> str:
-    """What a table map's header line shows after the header (cached: maps repeat)."""
-    triggers = " (has triggers)" if flags & 0x4000 else ""
-    return (
-        f"\tTable_map: {backquoted(schema)}.{backquoted(table)} "
-        f"mapped to number {table_id}{triggers}\n"
-    )
 
 
 @formats(TableMapEvent)
@@ -539,7 +529,7 @@ def _table_map(d: Dumper, event: TableMapEvent, raw: bytes) -> None:
     s = d.state
     o = d.options
     shown = raw
-    if o.database is not None or o.table is not None or o.rewrite_db:
+    if d.filters_tables:
         wanted_table = o.table
         if d.skips_db(event.schema) or (
             wanted_table is not None and event.table_name != wanted_table
@@ -553,25 +543,29 @@ def _table_map(d: Dumper, event: TableMapEvent, raw: bytes) -> None:
             shown = encode_event(event, d.fmt)
             if d.fmt.checksum_length:
                 shown = shown[:-4] + raw[-4:]
-    head = s.head
+    line, printer = d.table_map_texts(event, shown)
+    text = "" if o.short_form else d.header(event, raw, None, shown) + line
     if s.annotate is not None:
         annotate, annotate_raw = s.annotate
         # The tools print it now, their hex dump address already the table map's (sic).
-        header = "" if o.short_form else d.header(annotate, annotate_raw, d.offset(event))
-        head.append(_annotate_text(header, annotate))  # type: ignore[arg-type]
+        if o.short_form:
+            header = ""
+        else:
+            header = d.header(annotate, annotate_raw, d.offset(event) if o.hexdump else None)
+        text = _annotate_text(header, annotate) + text  # type: ignore[arg-type]
         s.annotate = None
-    if not o.short_form:
-        head.append(
-            d.header(event, raw, shown=shown)
-            + _table_map_line(event.schema, event.table_name, event.table_id, event.flags)
-        )
-    if o.print_table_metadata:
-        print_table_metadata(d, event)
+    s.tables[event.table_id] = (event, printer)
+    head = s.head
+    if head or o.print_table_metadata:
+        head.append(text)
+        if o.print_table_metadata:
+            print_table_metadata(d, event)
+        d.write("".join(head))
+        head.clear()
+    else:
+        d.write(text)
     if d.encode_rows:
         s.body.append(base64_lines(shown))
-    d.remember_table(event)
-    d.write("".join(head))
-    head.clear()
 
 
 _UNCOMPRESSED: dict[int, int] = {
@@ -616,6 +610,8 @@ def _rows_name(code: int, mysql: bool, before: bool, after: bool) -> str:
 
 
 _STMT_END = int(RowsFlag.STMT_END)
+_END_FLAGS = ("", " flags: STMT_END_F")
+"""What a rows event's header line ends with, by whether it ends its statement."""
 _MYSQL = Flavor.MYSQL
 """(A module constant: reading an enum member off its class is slow.)"""
 
@@ -662,24 +658,21 @@ def _rows(d: Dumper, event: RowsEvent, raw: bytes) -> None:
         )
         shown = encode_event(plain, d.fmt)
     if not o.short_form:
-        flags = " flags: STMT_END_F" if end else ""
         name = _rows_name(code, mysql, event.has_before, event.has_after)
-        s.head.append(
-            f"{d.header(event, raw, shown=shown)}\t{name}: table id {event.table_id}{flags}\n"
-        )
+        header = d.header(event, raw, None, shown)
+        s.head.append(f"{header}\t{name}: table id {event.table_id}{_END_FLAGS[end]}\n")
     if d.encode_rows:
         s.body.append(base64_lines(shown))
     entry = s.tables.get(event.table_id)
-    table = None if entry is None else entry[1]
     if code in _OLD_ROWS_NAMES:
         # The tools' Old_rows_log_event prints no pseudo-SQL and counts no rows: the
         # images start with record NULL bytes, which their row printer cannot read.
         count = 0
     elif o.verbose:
-        lines, count = d.rows_printer.rows(event, table)
-        s.tail.extend(lines)
+        lines, count = d.rows_printer.rows(event, None if entry is None else entry[1])
+        s.tail += lines
     else:
-        count = d.rows_printer.count(event, table)
+        count = d.rows_printer.count(event, None if entry is None else entry[1])
     s.row_count += count
     if end:
         if o.print_row_count and not o.short_form and not mysql:

@@ -39,8 +39,11 @@ def _lines_of(count: int) -> Callable[[bytes, int], tuple[bytes, ...]]:
 
 def base64_lines(raw: bytes) -> str:
     """``raw`` in base64, 76 characters a line, each line ended (my_base64_encode + newline)."""
-    if len(raw) <= 57:  # one line
+    size = len(raw)
+    if size <= 57:  # one line
         return binascii.b2a_base64(raw).decode("ascii") if raw else ""
+    if size <= 114:  # two lines (a table map, a small rows event): one line each
+        return (binascii.b2a_base64(raw[:57]) + binascii.b2a_base64(raw[57:])).decode("ascii")
     text = binascii.b2a_base64(raw, newline=False)
     whole = len(text) // 76
     end = whole * 76
