@@ -46,3 +46,27 @@ def test_without_the_option_nothing_is_printed(corpus_dir: Path) -> None:
     dump = our_dump(path).decode()
     assert "# Columns(" not in dump
     assert "# Primary Key(" not in dump
+
+
+# Part 2 of the same .test: dumps (without options) of binlogs from a server that
+# supports GIPKs carry the table map's flag, t1 without a GIPK and t2 with one.
+@pytest.mark.parametrize(
+    "name",
+    [
+        "rpl_binlog_with_gipk_info_with_gipk.000001",
+        "rpl_binlog_with_gipk_info_minimal_metadata.000001",
+    ],
+)
+def test_table_maps_show_the_gipk_flag(corpus_dir: Path, name: str) -> None:
+    lines = our_dump(corpus_dir / MTR / "std_data" / name).decode().split("\n")
+    shown = {
+        re.search(r"Table_map: `test`\.`(\w+)`", line).group(1): lines[i + 1]  # type: ignore[union-attr]
+        for i, line in enumerate(lines)
+        if "\tTable_map: " in line
+    }
+    assert "t2" in shown
+    want = {
+        "t1": "# has_generated_invisible_primary_key=0",
+        "t2": "# has_generated_invisible_primary_key=1",
+    }
+    assert shown == {table: want[table] for table in shown}

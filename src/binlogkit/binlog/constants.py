@@ -85,6 +85,17 @@ def event_type_name(code: int) -> str:
         return f"UNKNOWN_{code}"
 
 
+class TableMapFlag(IntFlag):
+    """The 16-bit flags of a table map's post-header (MySQL's low bits, MariaDB's bit 14)."""
+
+    BIT_LEN_EXACT = 0x0001
+    REFERRED_FK_DB = 0x0002
+    GENERATED_INVISIBLE_PK = 0x0004
+    """MySQL 8.0.30+: the table has a generated invisible primary key (``my_row_id``)."""
+    HAS_TRIGGERS = 0x4000
+    """MariaDB: the table has triggers."""
+
+
 class EventFlag(IntFlag):
     """The 16-bit flags of the common header."""
 

@@ -24,10 +24,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from binlogkit.binlog.constants import Flavor
+from binlogkit.binlog.constants import Flavor, TableMapFlag
 from binlogkit.binlog.context import FormatContext, flavor_of
 from binlogkit.binlog.events import Event, FormatDescriptionEvent, StartEventV3
 from binlogkit.binlog.events.rows import RowsEvent
+from binlogkit.binlog.events.table_map import TableMapEvent
 from binlogkit.dump.options import Base64Output, DumpOptions
 from binlogkit.dump.rows import RowsPrinter, TablePrinter
 from binlogkit.dump.text import backquoted, base64_lines, hexdump, timestamp
@@ -106,13 +107,25 @@ def _dispatch(cls: type[Event]) -> tuple[Formatter | None, int]:
     return formatter, _ROWS if issubclass(cls, RowsEvent) else _PLAIN
 
 
-def table_map_line(schema: str, table: str, table_id: int, flags: int) -> str:
-    """What a table map's header line shows after the header."""
-    triggers = " (has triggers)" if flags & 0x4000 else ""
-    return (
-        f"\tTable_map: {backquoted(schema)}.{backquoted(table)} "
-        f"mapped to number {table_id}{triggers}\n"
+def table_map_line(table: TableMapEvent, mysql: bool) -> str:
+    """What a table map's header line shows after the header.
+
+    MySQL's mysqlbinlog (8.0.30 on) adds a line with the table map's flag for a
+    generated invisible primary key (``TM_GENERATED_INVISIBLE_PK_F``) to the
+    table maps that carry optional metadata (MySQL 8 writes it by default; the
+    8.0.40 tool prints no such line for a 5.1 binlog's table map).
+    """
+    flags = table.flags
+    text = (
+        f"\tTable_map: {backquoted(table.schema)}.{backquoted(table.table_name)} "
+        f"mapped to number {table.table_id}"
     )
+    if not mysql:
+        return text + (" (has triggers)\n" if flags & TableMapFlag.HAS_TRIGGERS else "\n")
+    if not table.optional_metadata:
+        return text + "\n"
+    gipk = 1 if flags & TableMapFlag.GENERATED_INVISIBLE_PK else 0
+    return f"{text}\n# has_generated_invisible_primary_key={gipk}\n"
 
 
 # The largest BINLOG statement printed in one piece (opt_binlog_rows_event_max_encoded_size).
@@ -423,7 +436,7 @@ class Dumper:
         entry = self.state.tables.get(table_id)
         return None if entry is None else entry[1]
 
-    def table_map_texts(self, table: Any, raw: bytes) -> tuple[str, TablePrinter]:
+    def table_map_texts(self, table: TableMapEvent, raw: bytes) -> tuple[str, TablePrinter]:
         """What a table map's header line shows after the header, and its columns' printers.
 
         Kept by the event's body (``raw`` without header and checksum): transactions
@@ -442,7 +455,7 @@ class Dumper:
             entry = self._maps[body] = (
                 fmt,
                 self.flavor,
-                table_map_line(table.schema, table.table_name, table.table_id, table.flags),
+                table_map_line(table, mysql),
                 TablePrinter.of(table, mysql=mysql),
             )
         return entry[2], entry[3]

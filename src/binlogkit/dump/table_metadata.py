@@ -31,7 +31,7 @@ from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING
 
 from binlogkit.binlog import utf8
-from binlogkit.binlog.constants import ColumnType, Flavor
+from binlogkit.binlog.constants import ColumnType, Flavor, TableMapFlag
 from binlogkit.binlog.events.table_map import OptionalMetadata, TableMapEvent
 from binlogkit.binlog.rows.charsets import (
     BINARY_COLLATION,
@@ -46,9 +46,6 @@ if TYPE_CHECKING:
 __all__ = ["print_table_metadata", "table_metadata_text"]
 
 T = ColumnType
-
-_GENERATED_INVISIBLE_PK = 0x04
-"""Table map flag of MySQL 8.0.30+: the table has a generated invisible primary key."""
 
 _SIGNED_TYPES: dict[Flavor, frozenset[int]] = {
     Flavor.MYSQL: frozenset(
@@ -207,7 +204,7 @@ def _type_name(
 
 def _columns(event: TableMapEvent, fields: OptionalMetadata, flavor: Flavor) -> str:
     mysql = flavor is Flavor.MYSQL
-    gipk = mysql and bool(event.flags & _GENERATED_INVISIBLE_PK)
+    gipk = mysql and bool(event.flags & TableMapFlag.GENERATED_INVISIBLE_PK)
     signed_types = _SIGNED_TYPES[flavor]
     character_types = _CHARACTER_TYPES[flavor]
     charsets = _charsets(fields.default_charset, fields.column_charsets)
@@ -281,7 +278,7 @@ def _columns(event: TableMapEvent, fields: OptionalMetadata, flavor: Flavor) -> 
 
 
 def _primary_key(event: TableMapEvent, fields: OptionalMetadata, flavor: Flavor) -> str:
-    if flavor is Flavor.MYSQL and event.flags & _GENERATED_INVISIBLE_PK:
+    if flavor is Flavor.MYSQL and event.flags & TableMapFlag.GENERATED_INVISIBLE_PK:
         return "# Primary Key(my_row_id)\n"
     parts = fields.primary_key
     if not parts:
