@@ -12,7 +12,7 @@ the documented example of the MariaDB replication-protocol pages.
 from __future__ import annotations
 
 import csv
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -223,3 +223,39 @@ def test_heartbeat_leaves_the_resume_point() -> None:
     assert (event.log_file, event.position) == ("mysql-bin.000034", 1145)  # type: ignore[attr-defined]
     assert is_stream_only(event)
     assert point == before
+
+
+def _decode_alongside_feed(packets: list[bytes], make: Callable[[], StreamDecoder]) -> int:
+    """Feed ``packets`` to two decoders, one through :meth:`StreamDecoder.decode`: the usual
+    packets' events come alone, with the tracker at feed's resume point. Returns how many did."""
+    fed, decoded = make(), make()
+    alone = 0
+    for raw in packets:
+        expected = fed.feed(raw)
+        got = decoded.decode(raw)
+        if isinstance(got, list):
+            assert got == expected
+            continue
+        alone += 1
+        ((event, point),) = expected
+        assert got == event and got.header == event.header
+        assert not is_stream_only(got)
+        assert got.header.log_pos and got.header.type_code != EventType.ROTATE
+        assert decoded.tracker.point == point
+        assert decoded.tracker.last_complete == fed.tracker.last_complete
+    return alone
+
+
+def test_decode_gives_the_usual_event_alone() -> None:
+    packets = [parse_stream_packet(p).event for p in doc_packets()]  # type: ignore[union-attr]
+    alone = _decode_alongside_feed(
+        packets, lambda: StreamDecoder("", 4, MariaGtidList.parse("0-10201-9868"))
+    )
+    assert alone == 5  # all but the fake ROTATE and the fake GTID_LIST (the stream-only ones)
+
+
+def test_decode_gives_the_usual_event_alone_in_a_file(corpus_dir: Path) -> None:
+    path = corpus_dir / "local-mariadb-10.11/gtid/mysql-bin.000002"
+    packets = [frame.raw for frame in frames(path)]
+    alone = _decode_alongside_feed(packets, lambda: StreamDecoder(path.name, 4))
+    assert alone == len(packets) - 1  # all but the ROTATE at the end

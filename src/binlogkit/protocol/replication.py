@@ -444,13 +444,17 @@ class ResumeTracker:
         self.open = False
         self._begun = False
         self._pending: Gtid | MariaGtid | None = None
-        self.last_complete = _new_point(file, position, gtids, True)
-        """The resume point after the last event that left no transaction open."""
+        self._complete_at = (file, position, gtids)  # the fields of last_complete
 
     @property
     def point(self) -> ResumePoint:
         """The resume point after the last event given to :meth:`advance`."""
         return _new_point(self.file, self.position, self.gtids, not self.open)
+
+    @property
+    def last_complete(self) -> ResumePoint:
+        """The resume point after the last event that left no transaction open."""
+        return _new_point(*self._complete_at, True)
 
     def offset_of(self, type_code: int, flags: int, log_pos: int, size: int) -> int:
         """The offset in :attr:`file` of a framed event with this header, about to be advanced.
@@ -483,13 +487,15 @@ class ResumeTracker:
     def settle(self, event: Event, code: int) -> ResumePoint:
         """The rest of :meth:`advance` once the position is taken in: the transaction
         bookkeeping of ``event`` (of type ``code``) and the resume point after it."""
+        self.take(event, code)
+        return _new_point(self.file, self.position, self.gtids, not self.open)
+
+    def take(self, event: Event, code: int) -> None:
+        """:meth:`settle` without making the resume point (it is :attr:`point` now)."""
         if code in _TRANSACTION_EVENTS:
             self._transaction(event, code)
-        still_open = self.open
-        point = _new_point(self.file, self.position, self.gtids, not still_open)
-        if not still_open:
-            self.last_complete = point
-        return point
+        if not self.open:
+            self._complete_at = (self.file, self.position, self.gtids)
 
     def skip(self, type_code: int, flags: int, log_pos: int, size: int) -> None:
         """Move past a framed event that was not decoded (one a table filter dropped)."""
@@ -583,6 +589,16 @@ class StreamDecoder:
 
     def feed(self, raw: bytes) -> list[tuple[Event, ResumePoint]]:
         """Decode one whole event; raises :class:`DecodeError` (located) for bad bytes."""
+        out = self.decode(raw)
+        return out if isinstance(out, list) else [(out, self.tracker.point)]
+
+    def decode(self, raw: bytes) -> Event | list[tuple[Event, ResumePoint]]:
+        """:meth:`feed`, with the usual packet's event given alone rather than in a list.
+
+        The usual packet: one event framed at its log_pos, neither stream-only
+        (see :func:`is_stream_only`) nor holding other events; the tracker
+        then stands right after it, so its resume point is ``tracker.point``.
+        """
         if len(raw) < V4_HEADER_LENGTH:
             raise DecodeError(f"stream event of {len(raw)} bytes is shorter than its header")
         fields = _EVENT_HEADER.unpack_from(raw)
@@ -601,6 +617,12 @@ class StreamDecoder:
             tracker.position = log_pos
             if not isinstance(event, Event):  # a Signal (faster than isinstance of the Enum)
                 return []
+            if code != _TRANSACTION_PAYLOAD:
+                if code in _TRANSACTION_EVENTS:  # tracker.take, inline
+                    tracker._transaction(event, code)
+                if not tracker.open:
+                    tracker._complete_at = (tracker.file, log_pos, tracker.gtids)
+                return event
             out = [(event, tracker.settle(event, code))]
         else:
             offset = tracker.offset_of(code, flags, log_pos, size)

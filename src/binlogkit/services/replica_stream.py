@@ -34,6 +34,7 @@ from typing import Literal
 
 from binlogkit.binlog.context import DecodeOptions
 from binlogkit.binlog.events import Event
+from binlogkit.binlog.frozen import fast_constructor
 from binlogkit.errors import BinlogError, ConnectionLost, ServerError
 from binlogkit.gtid import GtidSet, MariaGtidList
 from binlogkit.io.files import split_binlog_name
@@ -75,6 +76,9 @@ _FILE_NAME_MAX = 511  # FN_REFLEN - 1
 _EVENT_PACKET = 0x00
 """The first byte of an event packet of the binlog stream (before the event's own bytes)."""
 _U32_MAX = (1 << 32) - 1
+_new_point = fast_constructor(ResumePoint)
+_PointFields = tuple[str, int, ExecutedGtids | None, bool]
+"""A resume point's fields, kept by :class:`BinlogStream` until it is asked for."""
 _MARIA_GTID_TEXT = re.compile(r"\s*\d+-\d+-\d+\s*(,\s*\d+-\d+-\d+\s*)*\Z")
 
 # Server errors after which a new connection may succeed: the dump thread was
@@ -566,13 +570,25 @@ class BinlogStream:
         self.options = options or DecodeOptions()
         self._connect = connect
         self._sleep = sleep
-        self.resume_point: ResumePoint | None = None
-        """The resume point after the event given last (None before the first)."""
+        self._point: ResumePoint | _PointFields | None = None
         self.reconnects = 0
         """How many times the stream reconnected."""
         self._stream: ReplicaStream | None = None
         self._iter: Iterator[Event] | None = None
         self._closed = False
+
+    @property
+    def resume_point(self) -> ResumePoint | None:
+        """The resume point after the event given last (None before the first)."""
+        return None if self._point is None else self._given_point()
+
+    def _given_point(self) -> ResumePoint:
+        """:attr:`resume_point` once an event is given: made from its fields on first use."""
+        point = self._point
+        if isinstance(point, tuple):  # kept as its fields while nobody asked (see _run)
+            point = self._point = _new_point(*point)
+        assert point is not None
+        return point
 
     @property
     def file(self) -> str | None:
@@ -612,11 +628,12 @@ class BinlogStream:
         """The events; :attr:`resume_point` is the point after each when it is given."""
         start: Start = self.start
         resume_by_gtid = isinstance(start, GtidSet | MariaGtidList)
-        # The last event given (as its packet and its index there) and, after a
-        # reconnect, the key of that event: events up to it are given already.
-        last_packet: list[tuple[Event, ResumePoint]] = []
+        # The last event given (as the first event of its packet and its index there)
+        # and, after a reconnect, the key of that event: events up to it are given already.
+        last_first: Event | None = None
         last_index = 0
         replay: tuple[tuple[str, int], int, int] | None = None
+        was_complete: bool | None = None  # no transaction open after the event given last
         include_stream_only = self.include_stream_only
         failures = 0
         flags = 0 if self.blocking else DumpFlag.NON_BLOCK
@@ -639,11 +656,28 @@ class BinlogStream:
                     checksum=stream.checksum,
                     options=self.options,
                 )
-                feed = decoder.feed
+                decode = decoder.decode
+                tracker = decoder.tracker
                 while (batch := stream.fetch_many()) is not None:
                     failures = 0
                     for raw in batch:
-                        packet = feed(raw)
+                        packet = decode(raw)
+                        if not isinstance(packet, list):
+                            # The usual packet: one event, not stream-only, and the tracker
+                            # right after it: its resume point is made only if asked for.
+                            if replay is not None:
+                                if _event_key(packet, 0) <= replay:
+                                    continue
+                                replay = None  # keys only grow: no need to compare again
+                            last_first, last_index = packet, 0
+                            complete = not tracker.open
+                            self._point = (tracker.file, tracker.position, tracker.gtids, complete)
+                            closes = complete and was_complete is False
+                            was_complete = complete
+                            yield packet
+                            if closes and self.on_transaction is not None:
+                                self.on_transaction(self._given_point())
+                            continue
                         for index, (event, point) in enumerate(packet):
                             if is_stream_only(event):
                                 if not include_stream_only:
@@ -653,15 +687,12 @@ class BinlogStream:
                                     if _event_key(packet[0][0], index) <= replay:
                                         continue
                                     replay = None  # keys only grow: no need to compare again
-                                last_packet, last_index = packet, index
-                            previous, self.resume_point = self.resume_point, point
+                                last_first, last_index = packet[0][0], index
+                            self._point = point
+                            closes = point.complete and was_complete is False
+                            was_complete = point.complete
                             yield event
-                            if (
-                                self.on_transaction is not None
-                                and point.complete
-                                and previous is not None
-                                and not previous.complete
-                            ):
+                            if closes and self.on_transaction is not None:
                                 self.on_transaction(point)
                     if stream.ack_requested:
                         acked = decoder.tracker.point
@@ -680,8 +711,8 @@ class BinlogStream:
                     raise
                 if backoff.attempts is not None and failures > backoff.attempts:
                     raise
-                if last_packet:
-                    replay = _event_key(last_packet[0][0], last_index)
+                if last_first is not None:
+                    replay = _event_key(last_first, last_index)
                 if decoder is not None:
                     resume = decoder.tracker.last_complete
                     if resume_by_gtid and resume.gtids is not None:
