@@ -613,6 +613,14 @@ class BinlogStream:
             self._stream.close()
             self._stream = None
 
+    def abort(self) -> None:
+        """End the stream from another thread: an iteration blocked on the server wakes
+        and ends (after the event it has given last; no reconnect)."""
+        self._closed = True
+        stream = self._stream
+        if stream is not None:
+            stream.abort()
+
     def __enter__(self) -> BinlogStream:
         return self
 
@@ -704,10 +712,12 @@ class BinlogStream:
                 return
             except (ConnectionLost, TimeoutError, OSError, ServerError) as err:
                 stream.close()
+                if self._closed:  # aborted from another thread
+                    return
                 retryable = is_retryable(err)
                 failures += 1
                 backoff = self.reconnect
-                if self._closed or not retryable or backoff is None:
+                if not retryable or backoff is None:
                     raise
                 if backoff.attempts is not None and failures > backoff.attempts:
                     raise

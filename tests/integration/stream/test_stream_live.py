@@ -227,6 +227,41 @@ def test_now_blocking_and_heartbeats(stream_server: MariaDBSandbox) -> None:
             assert point.complete and point.file == file and point.position > int(position)
 
 
+def test_abort_from_another_thread_ends_a_blocked_iteration(
+    stream_server: MariaDBSandbox,
+) -> None:
+    stream = BinlogStream(
+        url(stream_server), server_id=110, start="now", heartbeat=None, include_stream_only=True
+    )
+    given: list[Event] = []
+    errors: list[BaseException] = []
+
+    def follow() -> None:
+        try:
+            given.extend(stream)
+        except BaseException as err:  # handed to the test thread
+            errors.append(err)
+
+    with time_limit(60):
+        reader = threading.Thread(target=follow)
+        reader.start()
+        while not given:  # the fake ROTATE: the dump is open
+            reader.join(0.05)
+            assert reader.is_alive(), errors
+        stream_server.execute("INSERT INTO s.k VALUES (11, 'before abort')")
+        while not any(e.header.type_code == EventType.XID for e in given):
+            reader.join(0.05)
+            assert reader.is_alive(), errors
+        reader.join(0.5)
+        assert reader.is_alive()  # blocked on the server: nothing more to read
+        stream.abort()
+        reader.join(10)
+        assert not reader.is_alive()
+    assert errors == []
+    assert stream.reconnects == 0
+    assert given[-1].header.type_code == EventType.XID
+
+
 def test_kill_dump_thread_resumes_without_loss_or_duplicates(
     stream_server: MariaDBSandbox,
 ) -> None:
