@@ -7,8 +7,12 @@ The tool's output is the known answer; ours must equal it line for line.
 from __future__ import annotations
 
 import difflib
+import os
 import shutil
 import subprocess
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from click.testing import CliRunner
@@ -16,6 +20,22 @@ from click.testing import CliRunner
 from binlogkit.cli.main import cli
 
 TOOL = shutil.which("mariadb-binlog")
+
+
+@contextmanager
+def local_time_zone(tz: str) -> Iterator[None]:
+    """Local time is ``tz`` (a ``TZ`` value) inside the block: dumps print local times."""
+    old = os.environ.get("TZ")
+    os.environ["TZ"] = tz
+    time.tzset()
+    try:
+        yield
+    finally:
+        if old is None:
+            del os.environ["TZ"]
+        else:
+            os.environ["TZ"] = old
+        time.tzset()
 
 
 def tool_dump(path: Path, *args: str) -> bytes:

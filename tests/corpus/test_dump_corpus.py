@@ -10,14 +10,12 @@
 from __future__ import annotations
 
 import gzip
-import os
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from corpus_files import CORPUS, corpus_manifest
-from dump_compare import TOOL, assert_same_dump, our_dump, tool_dump
+from dump_compare import TOOL, assert_same_dump, local_time_zone, our_dump, tool_dump
 
 VARIANTS = (
     "full",
@@ -36,17 +34,8 @@ MARIADB_FILES = [row["file"] for row in corpus_manifest() if "MariaDB" in row["s
 @pytest.fixture
 def utc() -> Iterator[None]:
     """Local time is UTC while the test runs (the stored dumps were made in UTC)."""
-    old = os.environ.get("TZ")
-    os.environ["TZ"] = "UTC"
-    time.tzset()
-    try:
+    with local_time_zone("UTC"):
         yield
-    finally:
-        if old is None:
-            del os.environ["TZ"]
-        else:
-            os.environ["TZ"] = old
-        time.tzset()
 
 
 def _expected(path: Path) -> bytes:

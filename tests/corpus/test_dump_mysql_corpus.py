@@ -17,14 +17,12 @@ The known answers are mysql-test ``.result`` files of the corpus (``expected/``)
 
 from __future__ import annotations
 
-import os
 import re
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from dump_compare import assert_same_dump, our_dump
+from dump_compare import assert_same_dump, local_time_zone, our_dump
 
 pytestmark = pytest.mark.corpus
 
@@ -35,17 +33,8 @@ RESULTS = f"expected/{MTR}"
 @pytest.fixture
 def mtr_time_zone() -> Iterator[None]:
     """Local time is mysql-test's default TZ (GMT-3, i.e. UTC+3) while the test runs."""
-    old = os.environ.get("TZ")
-    os.environ["TZ"] = "GMT-3"
-    time.tzset()
-    try:
+    with local_time_zone("GMT-3"):
         yield
-    finally:
-        if old is None:
-            del os.environ["TZ"]
-        else:
-            os.environ["TZ"] = old
-        time.tzset()
 
 
 def _section(text: str, start: str, end: str) -> str:
