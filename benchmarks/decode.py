@@ -25,6 +25,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 SYSBENCH_TABLES = 4
 
@@ -62,6 +63,28 @@ def run_child(args: list[str], *, capture: bool) -> tuple[float, float, bytes]:
     return seconds, usage.ru_maxrss / 1024, out
 
 
+def sysbench_command(server: Any, test: str, *extra: str) -> list[str]:
+    """``sysbench TEST`` against ``server``'s socket, on the benchmark tables of ``sbtest``."""
+    return [
+        "sysbench",
+        test,
+        "--db-driver=mysql",
+        f"--mysql-socket={server.socket}",
+        "--mysql-user=root",
+        "--mysql-db=sbtest",
+        f"--tables={SYSBENCH_TABLES}",
+        *extra,
+    ]
+
+
+def run_oltp(server: Any, table_size: int, events: int) -> None:
+    """Prepare the tables and run ``events`` sysbench oltp_read_write transactions (2 threads)."""
+    base = sysbench_command(server, "oltp_read_write", f"--table-size={table_size}", "--threads=2")
+    subprocess.run([*base, "prepare"], check=True, capture_output=True)
+    run = [*base, f"--events={events}", "--time=0", "run"]
+    subprocess.run(run, check=True, capture_output=True)
+
+
 def generate(base: Path, scale: float) -> list[Path]:
     """Write the benchmark binlogs with a throwaway MariaDB; returns the files."""
     from binlogkit.sandbox import MariaDBSandbox
@@ -70,24 +93,7 @@ def generate(base: Path, scale: float) -> list[Path]:
     files: list[Path] = []
     with MariaDBSandbox(base / "server", options=options) as server:
         server.execute("CREATE DATABASE sbtest")
-        size = int(20000 * scale)
-        sysbench = [
-            "sysbench",
-            "oltp_read_write",
-            "--db-driver=mysql",
-            f"--mysql-socket={server.socket}",
-            "--mysql-user=root",
-            "--mysql-db=sbtest",
-            f"--tables={SYSBENCH_TABLES}",
-            f"--table-size={size}",
-            "--threads=2",
-        ]
-        subprocess.run([*sysbench, "prepare"], check=True, capture_output=True)
-        subprocess.run(
-            [*sysbench, f"--events={int(20000 * scale)}", "--time=0", "run"],
-            check=True,
-            capture_output=True,
-        )
+        run_oltp(server, int(20000 * scale), int(20000 * scale))
         files.append(server.flush_binlogs()[-2])
         for name, count in (("bulk_small", int(100_000 * scale)), ("bulk", int(1_000_000 * scale))):
             server.execute(

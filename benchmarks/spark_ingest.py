@@ -53,7 +53,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from decode import SYSBENCH_TABLES, generate, run_child
+from decode import generate, run_child, run_oltp
 
 TARGET = 1.8
 """The scaling target of issue 5: rows/s of two cores over one."""
@@ -66,23 +66,7 @@ def generate_archive(base: Path, scale: float) -> list[Path]:
     options = {"max_binlog_size": "4M", "innodb_buffer_pool_size": "256M"}
     with MariaDBSandbox(base / "archive-server", options=options) as server:
         server.execute("CREATE DATABASE sbtest")
-        sysbench = [
-            "sysbench",
-            "oltp_read_write",
-            "--db-driver=mysql",
-            f"--mysql-socket={server.socket}",
-            "--mysql-user=root",
-            "--mysql-db=sbtest",
-            f"--tables={SYSBENCH_TABLES}",
-            f"--table-size={int(10000 * scale)}",
-            "--threads=2",
-        ]
-        subprocess.run([*sysbench, "prepare"], check=True, capture_output=True)
-        subprocess.run(
-            [*sysbench, f"--events={int(20000 * scale)}", "--time=0", "run"],
-            check=True,
-            capture_output=True,
-        )
+        run_oltp(server, int(10000 * scale), int(20000 * scale))
         return server.flush_binlogs()[:-1]
 
 

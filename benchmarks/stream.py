@@ -46,7 +46,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from decode import SYSBENCH_TABLES, run_child
+from decode import run_child, run_oltp, sysbench_command
 
 USER, PASSWORD = "bench", "bench-pass"
 SENTINEL = -1.0
@@ -167,19 +167,6 @@ CONSUMERS = {"binlogkit": consume_binlogkit, "python-mysql-replication": consume
 # -- the server side ----------------------------------------------------------------
 
 
-def _sysbench(server: Any, test: str, *extra: str) -> list[str]:
-    return [
-        "sysbench",
-        test,
-        "--db-driver=mysql",
-        f"--mysql-socket={server.socket}",
-        "--mysql-user=root",
-        "--mysql-db=sbtest",
-        f"--tables={SYSBENCH_TABLES}",
-        *extra,
-    ]
-
-
 def load(server: Any, scale: float) -> None:
     """The binlogs to stream: a sysbench run and a bulk insert."""
     size = int(20000 * scale)
@@ -189,9 +176,7 @@ def load(server: Any, scale: float) -> None:
         f"GRANT ALL PRIVILEGES ON *.* TO '{USER}'@'%';"
         "CREATE TABLE bench.heartbeat (id INT AUTO_INCREMENT PRIMARY KEY, t DOUBLE)"
     )
-    base = _sysbench(server, "oltp_read_write", f"--table-size={size}", "--threads=2")
-    subprocess.run([*base, "prepare"], check=True, capture_output=True)
-    subprocess.run([*base, f"--events={size}", "--time=0", "run"], check=True, capture_output=True)
+    run_oltp(server, size, size)
     server.execute(
         "CREATE TABLE sbtest.bulk (id INT PRIMARY KEY, k INT UNSIGNED, price DECIMAL(12,2),"
         " label VARCHAR(64), created DATETIME(3), ratio DOUBLE)"
@@ -261,7 +246,7 @@ def lag(name: str, server: Any, seconds: float, rate: int) -> dict[str, Any]:
     time.sleep(0.5)
     workload = subprocess.Popen(
         [
-            *_sysbench(server, "oltp_write_only", "--threads=2"),
+            *sysbench_command(server, "oltp_write_only", "--threads=2"),
             f"--rate={rate}",
             f"--time={int(seconds)}",
             "--events=0",
