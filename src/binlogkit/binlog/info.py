@@ -77,6 +77,7 @@ from binlogkit.binlog.events.transaction import (
 from binlogkit.binlog.rows.charsets import charset_name
 
 __all__ = [
+    "PRETTY_PRINT_ESCAPES",
     "EventListing",
     "event_info",
     "event_type_str",
@@ -373,7 +374,7 @@ def format_double(value: float) -> str:
 
 # -- LOAD DATA (MySQL 3.23-5.0) ------------------------------------------------------
 
-_LOAD_ESCAPES = {
+PRETTY_PRINT_ESCAPES = {
     ord("\n"): "\\n",
     ord("\r"): "\\r",
     ord("\\"): "\\\\",
@@ -382,11 +383,12 @@ _LOAD_ESCAPES = {
     ord("'"): "\\'",
     0: "\\0",
 }
+"""The escapes of MySQL's ``pretty_print_str`` (for ``str.translate``)."""
 
 
 def _pretty(value: bytes) -> str:
     """A LOAD option in quotes, special bytes escaped (MySQL's pretty_print_str)."""
-    return "'" + utf8.decode(value).translate(_LOAD_ESCAPES) + "'"
+    return "'" + utf8.decode(value).translate(PRETTY_PRINT_ESCAPES) + "'"
 
 
 def _load_terms(options: LoadOptions) -> tuple[bytes, bytes, bytes, bytes, bytes]:

@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING
 from binlogkit.binlog import utf8
 from binlogkit.binlog.constants import ColumnType, Flavor, TableMapFlag
 from binlogkit.binlog.events.table_map import OptionalMetadata, TableMapEvent
+from binlogkit.binlog.info import PRETTY_PRINT_ESCAPES
 from binlogkit.binlog.rows.charsets import (
     BINARY_COLLATION,
     charset_name,
@@ -90,23 +91,14 @@ _TEMPORAL_NAMES: dict[int, str] = {
     T.DATETIME2: "DATETIME",
     T.TIME2: "TIME",
 }
-_ESCAPES = {
-    ord("\n"): "\\n",
-    ord("\r"): "\\r",
-    ord("\\"): "\\\\",
-    ord("\b"): "\\b",
-    ord("\t"): "\\t",
-    ord("'"): "\\'",
-    0: "\\0",
-}
-_IDENTIFIER_ESCAPES = {**_ESCAPES, ord("`"): "``"}
+_IDENTIFIER_ESCAPES = {**PRETTY_PRINT_ESCAPES, ord("`"): "``"}
 
 
 def _quoted(text: str, identifier: bool, mysql: bool) -> str:
     """The tools' pretty_print_str / pretty_print_identifier (only MySQL's doubles a backtick)."""
     if identifier:
-        return f"`{text.translate(_IDENTIFIER_ESCAPES if mysql else _ESCAPES)}`"
-    return f"'{text.translate(_ESCAPES)}'"
+        return f"`{text.translate(_IDENTIFIER_ESCAPES if mysql else PRETTY_PRINT_ESCAPES)}`"
+    return f"'{text.translate(PRETTY_PRINT_ESCAPES)}'"
 
 
 def _charsets(
