@@ -200,25 +200,13 @@ class BinlogDecoder:
         size = len(raw)
         if fast is not None and fast.fmt is ctx.fmt and size >= fast.min_size and not self._pending:
             ts, code, server_id, written, log_pos, flags = fields or V4_HEADER.unpack_from(raw)
-            codec = EVENT_CODECS.get(code)
             if (
                 written == size
-                and codec is not None
                 and code not in _WHOLE_SLOW_TYPES
                 and (not fast.verify or zlib.crc32(raw) == CRC32_RESIDUE)
             ):
-                # _decode_plain, inline: this runs once per event of a stream.
                 header = new_header(ts, code, server_id, size, log_pos, flags, b"", offset, file)
-                end = size - fast.checksum_length
-                body = raw[19:end] if end < VIEW_BODY_FROM else memoryview(raw)[19:end]
-                self._last_plain = (header, raw, fast)
-                try:
-                    event = codec.decode(header, body, ctx)
-                except Exception as err:  # sorted out by _undecodable
-                    event = self._undecodable(err, header, raw)
-                else:
-                    if code == _TABLE_MAP:
-                        self.tables[event.table_id] = event  # type: ignore[attr-defined]
+                event = self._decode_plain(header, raw, fast)
                 keep = self.options.tables
                 if keep is None or table_filter_keeps(event, keep):
                     return event
