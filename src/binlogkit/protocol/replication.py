@@ -618,10 +618,7 @@ class StreamDecoder:
             if not isinstance(event, Event):  # a Signal (faster than isinstance of the Enum)
                 return []
             if code != _TRANSACTION_PAYLOAD:
-                if code in _TRANSACTION_EVENTS:  # tracker.take, inline
-                    tracker._transaction(event, code)
-                if not tracker.open:
-                    tracker._complete_at = (tracker.file, log_pos, tracker.gtids)
+                tracker.take(event, code)
                 return event
             out = [(event, tracker.settle(event, code))]
         else:
