@@ -1,7 +1,7 @@
 """The ``binlog`` source on a binlog a real MariaDB writes from the live workload.
 
 - The workload's file read in many small splits, or in the default splits
-  (a few per core), equals the file read whole, and the plain reader's row changes.
+  (two per core), equals the file read whole, and the plain reader's row changes.
 - ``table=db.t`` typed columns, for every table of the workload (every
   column type MariaDB has, binlog_row_metadata=FULL), hold the plain reader's
   values under the documented mapping (zero dates → NULL, SET → its members,

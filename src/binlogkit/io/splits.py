@@ -35,6 +35,7 @@ from binlogkit.binlog.decoder import BinlogDecoder
 from binlogkit.binlog.events import Event
 from binlogkit.binlog.framing import END, Signal
 from binlogkit.errors import BinlogError
+from binlogkit.io.resync import TRANSACTION_STARTS, find_event_start, resync_checksum
 
 __all__ = [
     "DEFAULT_SPLIT_SIZE",
@@ -52,13 +53,14 @@ _CHUNK = 1 << 20
 _HEADER = struct.Struct("<IBIIIH")
 _EVENT_SIZE = struct.Struct("<I")  # at offset 9 of the common header
 _QUERY_FIXED = struct.Struct("<IIBHH")  # thread_id, exec_time, db_len, error_code, status_len
-_TRANSACTION_STARTS = frozenset(
-    {EventType.GTID, EventType.ANONYMOUS_GTID, EventType.GTID_TAGGED, EventType.MARIADB_GTID}
-)
-_START_CODES = frozenset(int(code) for code in _TRANSACTION_STARTS)
 _NO_CUTS_AFTER = frozenset({int(EventType.START_V3), int(EventType.MARIADB_START_ENCRYPTION)})
 _FORMAT_DESCRIPTION = int(EventType.FORMAT_DESCRIPTION)
 _QUERY = int(EventType.QUERY)
+_RESYNC_GAP = 1 << 20
+"""How far ahead a cut must be due before the walk jumps there (:mod:`binlogkit.io.resync`)."""
+_RESYNC_WINDOW = 4 << 10
+"""How many bytes from a due cut are searched for an event start, else the walk goes on (where
+events are larger than that, walking over them is cheap)."""
 _BEGIN_QUERY_MAX = 512
 """QUERY events larger than this are not read to look for ``BEGIN`` (a BEGIN event is small)."""
 
@@ -202,17 +204,30 @@ def _cut_points(
 
     ``fde`` is the format description in force at ``start`` (empty at 0);
     ``due`` the first offset where a cut may be, ``next_due`` the next after
-    each cut. One pass over the event headers up to the last cut; a QUERY
-    event is read (to look for ``BEGIN``) only where a cut is due.
+    each cut. One pass over the event headers up to the last cut, except that
+    in a file :func:`~binlogkit.io.resync.resync_checksum` accepts, the walk
+    jumps to the first event start at or past a cut due more than
+    :data:`_RESYNC_GAP` ahead. A QUERY event is read (to look for ``BEGIN``)
+    only where a cut is due.
     """
     if data[:4] != MAGIC:
         return []
     cuts: list[tuple[int, bytes]] = []
     query_post_header, checksum = _format_facts(fde) if fde else (13, 0)
     size_at = _EVENT_SIZE.unpack_from
-    previous_starts = False  # the event before was a GTID (its BEGIN is not a cut of its own)
+    gtids = False  # a GTID event was met: only GTID events begin transactions in this file
+    resync: int | None = None  # the checksum length, once known that the file qualifies
+    searched = -1  # the due cut last searched for (not again: the walk goes on instead)
     offset = start or len(MAGIC)
     while offset + V4_HEADER_LENGTH <= end and due < end:
+        if due - offset > _RESYNC_GAP and due != searched and fde:
+            if searched < 0:
+                resync = resync_checksum(data, end)
+            searched = due
+            if resync is not None:  # a file whose transactions begin with GTID events
+                gtids = True
+                found = find_event_start(data, due, due + _RESYNC_WINDOW, end, resync)
+                offset = offset if found is None else found
         code = data[offset + 4]
         (ev_size,) = size_at(data, offset + 9)
         if ev_size < V4_HEADER_LENGTH or offset + ev_size > end:
@@ -222,19 +237,19 @@ def _cut_points(
             query_post_header, checksum = _format_facts(fde)
         elif not fde or code in _NO_CUTS_AFTER:
             break  # an old format, or encrypted events from here on: no more cuts
-        starts = code in _START_CODES
+        starts = code in TRANSACTION_STARTS
+        gtids = gtids or starts
         if offset >= due and (
             starts
             or (
                 code == _QUERY
-                and not previous_starts
+                and not gtids
                 and ev_size <= _BEGIN_QUERY_MAX
                 and _is_begin(data[offset : offset + ev_size], query_post_header, checksum)
             )
         ):
             cuts.append((offset, fde))
             due = next_due(offset)
-        previous_starts = starts
         offset += ev_size
     return cuts
 

@@ -87,6 +87,7 @@ from binlogkit.binlog.constants import MAGIC, V4_HEADER_LENGTH, EventFlag, Event
 from binlogkit.binlog.framing import EventFramer, Frame
 from binlogkit.errors import BinlogError
 from binlogkit.io.files import Source, binlog_order, resolve_sources, split_binlog_name
+from binlogkit.io.resync import TRANSACTION_STARTS, find_event_start, resync_checksum
 from binlogkit.spark import register
 
 if TYPE_CHECKING:
@@ -124,14 +125,15 @@ _LEDGER_FILE = re.compile(r"^(\d{8}-[0-9a-f]{8})\.json$")
 _CLOSING_EVENTS = frozenset(
     {EventType.ROTATE, EventType.STOP, EventType.XID, EventType.TRANSACTION_PAYLOAD}
 )
-_TRANSACTION_STARTS = frozenset(
-    {EventType.GTID, EventType.ANONYMOUS_GTID, EventType.GTID_TAGGED, EventType.MARIADB_GTID}
-)
-_START_CODES = frozenset(int(code) for code in _TRANSACTION_STARTS)
 _CLOSING_CODES = frozenset(int(code) for code in _CLOSING_EVENTS)
 _FRAMER_ONLY = frozenset({int(EventType.START_V3), int(EventType.MARIADB_START_ENCRYPTION)})
 """Events after which the sizes alone are not enough: the framer walks such files."""
 _FORMAT_DESCRIPTION = int(EventType.FORMAT_DESCRIPTION)
+_TAIL_BYTES = 64 << 10
+"""How far before a file's end :func:`complete_end` looks for its last transaction first
+(then twice as far, and so on, before it walks the whole file)."""
+_TAIL_SEARCH = 4 << 10
+"""How many bytes from each such place are searched for an event start."""
 _EVENT_SIZE = struct.Struct("<I")  # at offset 9 of the common header
 
 
@@ -390,7 +392,7 @@ def ingest(
     filter it was made with. Files are read in batches of about ``batch_bytes``
     bytes, each committed on its own (see the module docstring). A batch's files
     are cut into partitions of ``split_size`` bytes (the data source's ``splitSize``);
-    by default a few of equal size per core of the session, between 1 and 64 MiB
+    by default two of equal size per core of the session, between 1 and 64 MiB
     (:func:`~binlogkit.spark.source.partition_count`). ``progress`` is called
     after each batch and every ``progress_interval`` seconds while Spark writes one.
     """
@@ -549,8 +551,11 @@ def complete_end(path: str | os.PathLike[str], start: int, size: int) -> int:
 
 
 def _complete_end_v4(path: str, start: int, size: int) -> int | None:
-    """:func:`complete_end` of a v4 binlog from its event sizes alone (one pass, no decoding).
+    """:func:`complete_end` of a v4 binlog from its event sizes alone (no decoding).
 
+    A file as its server wrote it (:func:`~binlogkit.io.resync.resync_checksum`)
+    is read from an event start found near its end, when its last transaction
+    starts or its last event closes after it; others are walked from ``start``.
     None when the file is not a plain v4 binlog or looks damaged or encrypted:
     the framer then walks it and reports what it finds.
     """
@@ -564,20 +569,35 @@ def _complete_end_v4(path: str, start: int, size: int) -> int | None:
         second = len(MAGIC) + fde_size
         if second + V4_HEADER_LENGTH <= size and data[second + 4] in _FRAMER_ONLY:
             return None  # MariaDB encrypts the events after its second one
-        end = start
-        last_code = last_end = -1
-        offset = max(start, len(MAGIC))
-        while offset + V4_HEADER_LENGTH <= size:
-            code = data[offset + 4]
-            (ev_size,) = size_at(data, offset + 9)
-            if ev_size < V4_HEADER_LENGTH or code in _FRAMER_ONLY:
-                return None
-            if offset + ev_size > size:
-                break  # the partial last event
-            if code in _START_CODES and offset > start:
-                end = offset
-            last_code, last_end = code, offset + ev_size
-            offset = last_end
+        back = _TAIL_BYTES
+        checksum = resync_checksum(data, size) if size - start > 2 * back else None
+        while checksum is not None and size - back > start + back:
+            found = find_event_start(data, size - back, size - back + _TAIL_SEARCH, size, checksum)
+            end = None if found is None else _walk_to_complete_end(data, found, size, start)
+            if end is not None and end > start:
+                return end
+            back *= 2
+        return _walk_to_complete_end(data, max(start, len(MAGIC)), size, start)
+
+
+def _walk_to_complete_end(data: mmap.mmap, offset: int, size: int, start: int) -> int | None:
+    """:func:`complete_end` from the event sizes of the events from ``offset`` (an event start
+    at or past ``start``) to ``size``; ``start`` when no transaction starts there and the
+    last event does not close one. None for events only the framer walks."""
+    size_at = _EVENT_SIZE.unpack_from
+    end = start
+    last_code = last_end = -1
+    while offset + V4_HEADER_LENGTH <= size:
+        code = data[offset + 4]
+        (ev_size,) = size_at(data, offset + 9)
+        if ev_size < V4_HEADER_LENGTH or code in _FRAMER_ONLY:
+            return None
+        if offset + ev_size > size:
+            break  # the partial last event
+        if code in TRANSACTION_STARTS and offset > start:
+            end = offset
+        last_code, last_end = code, offset + ev_size
+        offset = last_end
     if last_code in _CLOSING_CODES:
         end = max(end, last_end)
     return end
@@ -603,7 +623,7 @@ def _complete_end_framed(path: str | os.PathLike[str], start: int, size: int) ->
             framer.receive_data(chunk)
             while isinstance(frame := framer.next_frame(), Frame):
                 header = frame.header
-                if header.type_code in _TRANSACTION_STARTS and header.offset > start:
+                if header.type_code in TRANSACTION_STARTS and header.offset > start:
                     end = header.offset
                 last = frame
     if last is not None and last.header.type_code in _CLOSING_EVENTS:
