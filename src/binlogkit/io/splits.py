@@ -61,6 +61,12 @@ _RESYNC_GAP = 1 << 20
 _RESYNC_WINDOW = 4 << 10
 """How many bytes from a due cut are searched for an event start, else the walk goes on (where
 events are larger than that, walking over them is cheap)."""
+_SAMPLE_STEP = 256 << 10
+"""The least distance between two places where :func:`plan_partitions` samples the work."""
+_SAMPLES_PER_PARTITION = 16
+"""Samples of the work per partition (fewer where that would be closer than the step)."""
+_SAMPLE_BYTES = 64 << 10
+"""Bytes of events counted at each sample."""
 _BEGIN_QUERY_MAX = 512
 """QUERY events larger than this are not read to look for ``BEGIN`` (a BEGIN event is small)."""
 
@@ -112,17 +118,23 @@ def plan_splits(
 
 
 def plan_partitions(
-    ranges: Sequence[tuple[str | os.PathLike[str], int, int | None]], count: int
+    ranges: Sequence[tuple[str | os.PathLike[str], int, int | None]],
+    count: int,
+    *,
+    event_cost: int = 0,
 ) -> list[list[Split]]:
-    """The bytes of ``ranges`` (path, start, end) cut into ``count`` partitions of about equal size.
+    """The bytes of ``ranges`` (path, start, end) cut into ``count`` partitions of about equal work.
 
     The ranges are taken as one stream of bytes, in order; partition ``k``
-    starts at the first transaction start at or past ``k/count`` of it, so a
-    partition may hold the end of one file and the start of the next (each
-    part a :class:`Split` of its own, in order), and a file is cut only where
-    a partition boundary falls inside it. Its header walk stops at the file's
-    last boundary. Fewer partitions come back when the boundaries fall into
-    files that cannot be cut, or into one large transaction; none for no bytes.
+    starts at the first transaction start at or past ``k/count`` of its work,
+    so a partition may hold the end of one file and the start of the next
+    (each part a :class:`Split` of its own, in order), and a file is cut only
+    where a partition boundary falls inside it. Its header walk stops at the
+    file's last boundary. The work of a byte is 1, plus ``event_cost`` times
+    the events per byte around it (:func:`_work_pieces` samples them; with 0,
+    equal work is equal bytes). Fewer partitions come back when the
+    boundaries fall into files that cannot be cut, or into one large
+    transaction; none for no bytes.
     """
     if count < 1:
         raise ValueError(f"partition count must be positive, not {count}")
@@ -132,7 +144,12 @@ def plan_partitions(
     ]
     total = sum(end - start for _, start, end in spans)
     # Partition k (1 <= k < count) is due at byte bound(k) of the stream.
-    bounds = [total * k // count for k in range(1, count)]
+    if event_cost:
+        step = max(_SAMPLE_STEP, total // (count * _SAMPLES_PER_PARTITION))
+        pieces = [p for span in spans for p in _work_pieces(*span, step, event_cost)]
+        bounds = _equal_work_bounds(pieces, count)
+    else:
+        bounds = [total * k // count for k in range(1, count)]
     partitions: list[list[Split]] = []
     number = -1  # the partition of the last split placed
     at = 0  # where the current range starts in the stream
@@ -150,6 +167,55 @@ def plan_partitions(
             partitions[-1].append(split)
         at += end - start
     return partitions
+
+
+def _work_pieces(
+    path: str, start: int, end: int, step: int, event_cost: int
+) -> list[tuple[int, float]]:
+    """Bytes ``start``..``end`` of ``path`` as (length, work per byte) pieces of ``step`` bytes.
+
+    A piece's work per byte is 1 + ``event_cost`` times the events per byte of
+    up to :data:`_SAMPLE_BYTES` from its first event start. A file that does
+    not qualify for :mod:`~binlogkit.io.resync` (or a piece inside one event)
+    counts its bytes alone.
+    """
+    if end <= start:
+        return []
+    with open(path, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as data:
+        checksum = resync_checksum(data, end) if len(data) >= end else None
+        if checksum is None:
+            return [(end - start, 1.0)]
+        pieces = []
+        size_at = _EVENT_SIZE.unpack_from
+        for at in range(start, end, step):
+            length = min(step, end - at)
+            events = 0
+            first = find_event_start(data, max(at, len(MAGIC)), at + _RESYNC_WINDOW, end, checksum)
+            offset = at if first is None else first
+            limit = min(end, offset + _SAMPLE_BYTES)
+            while first is not None and offset + V4_HEADER_LENGTH <= limit:
+                (ev_size,) = size_at(data, offset + 9)
+                if ev_size < V4_HEADER_LENGTH or offset + ev_size > end:
+                    break
+                offset += ev_size
+                events += 1
+            density = events / (offset - first) if first is not None and offset > first else 0.0
+            pieces.append((length, 1.0 + event_cost * density))
+    return pieces
+
+
+def _equal_work_bounds(pieces: Sequence[tuple[int, float]], count: int) -> list[int]:
+    """The stream offsets where ``k/count`` of the work of ``pieces`` is done, k = 1..count-1."""
+    total = sum(length * work for length, work in pieces)
+    bounds: list[int] = []
+    done = 0.0
+    at = 0
+    for length, work in pieces:
+        while len(bounds) < count - 1 and done + length * work >= total * (len(bounds) + 1) / count:
+            bounds.append(at + int((total * (len(bounds) + 1) / count - done) / work))
+        done += length * work
+        at += length
+    return bounds + [at] * (count - 1 - len(bounds))
 
 
 def _plan(

@@ -14,12 +14,13 @@ Options (all optional besides the path):
   ``after`` as typed structs (needs ``binlog_row_metadata=FULL``).
 - ``splitSize``: target bytes per partition (``k``/``m``/``g`` suffixes
   allowed). The files are taken as one stream of bytes and cut into
-  partitions of about equal size at transaction starts
-  (:func:`binlogkit.io.splits.plan_partitions`): a big file is cut in
+  partitions of about equal work at transaction starts
+  (:func:`binlogkit.io.splits.plan_partitions`; the work of a byte range is
+  its bytes plus :data:`EVENT_COST` for each event): a big file is cut in
   several, small files share one. Default: about :data:`SPLITS_PER_CORE`
   partitions per core of the session :func:`~binlogkit.spark.register` was
   given, each between 1 MiB and 64 MiB (:func:`partition_count`), so one big
-  file or many small ones keep every core busy, in tasks of equal size.
+  file or many small ones keep every core busy, in tasks of equal length.
 - ``verifyChecksum``: ``true`` (default) or ``false``.
 
 Filters on ``file``, ``db``, ``table``, ``op`` and ``pos`` are pushed down: files
@@ -82,6 +83,13 @@ __all__ = [
 
 MIN_SPLIT_SIZE = 1 << 20
 """The smallest automatic split: below it a task's fixed cost (about 0.1 s) outweighs the gain."""
+EVENT_COST = 150
+"""What reading an event costs beyond its bytes, in bytes (partitions are cut to equal work).
+
+Fitted on sysbench binlogs, one core: a 4.7 MB partition of OLTP transactions
+(29,500 events) took 0.32 s to turn into Arrow row changes, one of bulk inserts
+(5.2 MB, 340 events) 0.18 s: about 35 ns a byte and 5.3 µs an event.
+"""
 SPLITS_PER_CORE = 2
 """Partitions per core by default: two, so a core that is done early takes work from the others,
 while the fixed cost of a task (an exchange with a Python worker; in an ingest, a Parquet file
@@ -203,7 +211,8 @@ class ReadPlan:
             if keep is None or keep(path)
         ]
         total = sum(end - start for _, start, end in ranges)
-        return plan_partitions(ranges, partition_count(total, self.split_size, self.parallelism))
+        count = partition_count(total, self.split_size, self.parallelism)
+        return plan_partitions(ranges, count, event_cost=EVENT_COST)
 
     def options(self, keep_table: Callable[[str, str], bool] | None = None) -> DecodeOptions:
         return DecodeOptions(verify_checksum=self.verify_checksum, tables=keep_table)
