@@ -2,7 +2,9 @@
 
 :func:`plan_splits` cuts a file into :class:`Split` ranges of about a target
 size by walking the common event headers (plus the text of small QUERY events,
-to recognise ``BEGIN``). A split starts where a transaction starts — a GTID
+to recognise ``BEGIN``); in a file as its server wrote it, the walk jumps to
+the event start nearest past each cut (:mod:`binlogkit.io.resync`), so a big
+file costs a read near each cut. A split starts where a transaction starts — a GTID
 event (MySQL, anonymous, tagged or MariaDB), or a ``BEGIN`` query in a binlog
 without GTID events — so the table maps a rows event needs precede it inside
 the same split, and the transaction's GTID is the split's first event. Each

@@ -22,7 +22,7 @@ def register(spark: Any, *, pushdown: bool = True) -> None:
     this turns on for the session. ``pushdown=False`` leaves the setting alone
     and registers a reader that lets Spark apply every filter. The session's
     default parallelism goes with the format: the default ``splitSize`` cuts
-    the input into about two splits per core.
+    the input into one split per core (at most 64 MiB each).
     """
     from binlogkit.spark.source import BinlogDataSource, PlainBinlogDataSource
 

@@ -90,10 +90,11 @@ Fitted on sysbench binlogs, one core: a 4.7 MB partition of OLTP transactions
 (29,500 events) took 0.32 s to turn into Arrow row changes, one of bulk inserts
 (5.2 MB, 340 events) 0.18 s: about 35 ns a byte and 5.3 µs an event.
 """
-SPLITS_PER_CORE = 2
-"""Partitions per core by default: two, so a core that is done early takes work from the others,
-while the fixed cost of a task (an exchange with a Python worker; in an ingest, a Parquet file
-per table and day) is paid seldom (four per core made a two-core ingest 20% slower)."""
+SPLITS_PER_CORE = 1
+"""Partitions per core by default (each at most :data:`DEFAULT_SPLIT_SIZE`): partitions of equal
+work need no spare ones to even out, and a task's fixed cost (an exchange with a Python worker; in
+an ingest, 0.1-0.3 s for a Parquet file per table and day) is paid once a core: two per core
+made a two-core ingest of a 60 MB archive 8% slower, four per core one of a 75 MB file 25%."""
 
 _SIZE = re.compile(r"(\d+)\s*([kmg]?)i?b?", re.IGNORECASE)
 _UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30}
