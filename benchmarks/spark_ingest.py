@@ -12,9 +12,9 @@ reports rows/s of
 - ``ingest local[N]``: ``binlogkit spark ingest`` into a fresh lake (decoding,
   Parquet, commit),
 
-then the scaling ratio from one core to two (target at least 1.8x) and the
-rows/s per core of each. Spark's start-up and a warm-up read and ingest of each
-input are not timed.
+then the scaling ratio from one core to two (target at least 1.8x), the
+rows/s per core of each, and the time the driver spends alone planning.
+Spark's start-up and a warm-up read and ingest of each input are not timed.
 
 One core against two, honestly: ``local[1] on 1 cpu`` runs in a process whose
 whole tree (driver, JVM, Python workers) may use only one CPU
@@ -329,8 +329,27 @@ def machine_ceiling(repeat: int = 5) -> tuple[float, float]:
     return min(tries), max(tries)
 
 
+def planning_seconds(paths: list[str], count: int = 2) -> tuple[float, float]:
+    """What the driver does alone before a read or an ingest of ``paths`` (best of 5): plan
+    ``count`` partitions of equal work, and find the complete end of the last file."""
+    from binlogkit.io.splits import plan_partitions
+    from binlogkit.spark.ingest import complete_end
+    from binlogkit.spark.source import EVENT_COST
+
+    ranges: list[tuple[str, int, int | None]] = [(path, 0, None) for path in paths]
+    plan = end = float("inf")
+    for _ in range(5):
+        start = time.perf_counter()
+        plan_partitions(ranges, count, event_cost=EVENT_COST)
+        middle = time.perf_counter()
+        complete_end(paths[-1], 0, os.path.getsize(paths[-1]))
+        plan, end = min(plan, middle - start), min(end, time.perf_counter() - middle)
+    return plan, end
+
+
 def report(inputs: dict[str, list[str]], base: Path, repeat: int) -> None:
     ceiling = machine_ceiling()
+    planning = {name: planning_seconds(paths) for name, paths in inputs.items()}
     python = {}
     for name, paths in inputs.items():
         load = os.getloadavg()[0]
@@ -393,6 +412,11 @@ def report(inputs: dict[str, list[str]], base: Path, repeat: int) -> None:
         "this machine's own two-core scaling: two independent Python processes, one per CPU, "
         f"did {ceiling[0]:.2f}x to {ceiling[1]:.2f}x the work of one (5 tries)."
     )
+    for name, (plan, end) in planning.items():
+        print(
+            f"{name}: the driver alone plans 2 partitions in {plan * 1000:.1f} ms and finds "
+            f"the last file's complete end in {end * 1000:.1f} ms"
+        )
 
 
 def _pairs(configs: dict[str, tuple[str, list[int] | None]]) -> list[tuple[str, str]]:
