@@ -66,7 +66,7 @@ assert isinstance(spark_group, click.Group)
 @click.option(
     "--split-size",
     metavar="SIZE",
-    help="Bytes per Spark partition; default: one per core, between 1M and 64M.",
+    help="Bytes per Spark partition on average; default: one per core, between 1M and 64M.",
 )
 def ingest_command(
     sources: tuple[str, ...],

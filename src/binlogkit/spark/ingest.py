@@ -391,8 +391,8 @@ def ingest(
     (``db.table`` names) keeps only those tables' changes; a lake keeps the
     filter it was made with. Files are read in batches of about ``batch_bytes``
     bytes, each committed on its own (see the module docstring). A batch's files
-    are cut into partitions of ``split_size`` bytes (the data source's ``splitSize``);
-    by default one of equal work per core of the session, between 1 and 64 MiB
+    are cut into partitions of equal work, ``split_size`` bytes each on average (the data
+    source's ``splitSize``); by default one per core of the session, between 1 and 64 MiB
     (:func:`~binlogkit.spark.source.partition_count`). ``progress`` is called
     after each batch and every ``progress_interval`` seconds while Spark writes one.
     """

@@ -12,7 +12,7 @@ Options (all optional besides the path):
 - ``events``: ``rows`` (default; one row per row change) or ``all`` (one row per event).
 - ``table``: ``db.table``; row changes of that table only, with ``before`` and
   ``after`` as typed structs (needs ``binlog_row_metadata=FULL``).
-- ``splitSize``: target bytes per partition (``k``/``m``/``g`` suffixes
+- ``splitSize``: bytes per partition on average (``k``/``m``/``g`` suffixes
   allowed). The files are taken as one stream of bytes and cut into
   partitions of about equal work at transaction starts
   (:func:`binlogkit.io.splits.plan_partitions`; the work of a byte range is
