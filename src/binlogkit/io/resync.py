@@ -26,7 +26,7 @@ from binlogkit.binlog.decoder import BinlogDecoder
 from binlogkit.binlog.framing import crc32_ok
 from binlogkit.errors import BinlogError
 
-__all__ = ["TRANSACTION_STARTS", "find_event_start", "resync_checksum"]
+__all__ = ["SIZES_STOP_AFTER", "TRANSACTION_STARTS", "find_event_start", "resync_checksum"]
 
 TRANSACTION_STARTS = frozenset(
     int(code)
@@ -39,18 +39,22 @@ TRANSACTION_STARTS = frozenset(
 )
 """Type codes of the events that begin a transaction (MySQL, anonymous, tagged, MariaDB GTIDs)."""
 
+SIZES_STOP_AFTER = frozenset(
+    int(code) for code in (EventType.START_V3, EventType.MARIADB_START_ENCRYPTION)
+)
+"""Type codes after which event sizes no longer lay out a file (an old format, MariaDB's
+encrypted events): walks over headers stop there and leave the rest to the decoder."""
+
 _CHAIN = 4
 """Events checked from a candidate start (fewer only where the bytes end)."""
 _PREFIX_EVENTS = 64
 """Events read from the file's start looking for its first GTID event."""
 _SIZE_AND_NEXT = struct.Struct("<II")  # event size, next position: bytes 9..16 of the header
-_NOT_BEFORE_FIRST_GTID = frozenset(
+_NOT_BEFORE_FIRST_GTID = SIZES_STOP_AFTER | frozenset(
     int(code)
     for code in (
-        EventType.START_V3,
         EventType.ROTATE,  # a relay log: the primary's events follow
         EventType.FORMAT_DESCRIPTION,  # a second one: the format may change in the file
-        EventType.MARIADB_START_ENCRYPTION,
         EventType.QUERY,  # a transaction (or DDL) without a GTID event
     )
 )

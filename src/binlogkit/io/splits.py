@@ -37,7 +37,12 @@ from binlogkit.binlog.decoder import BinlogDecoder
 from binlogkit.binlog.events import Event
 from binlogkit.binlog.framing import END, Signal
 from binlogkit.errors import BinlogError
-from binlogkit.io.resync import TRANSACTION_STARTS, find_event_start, resync_checksum
+from binlogkit.io.resync import (
+    SIZES_STOP_AFTER,
+    TRANSACTION_STARTS,
+    find_event_start,
+    resync_checksum,
+)
 
 __all__ = [
     "DEFAULT_SPLIT_SIZE",
@@ -55,7 +60,6 @@ _CHUNK = 1 << 20
 _HEADER = struct.Struct("<IBIIIH")
 _EVENT_SIZE = struct.Struct("<I")  # at offset 9 of the common header
 _QUERY_FIXED = struct.Struct("<IIBHH")  # thread_id, exec_time, db_len, error_code, status_len
-_NO_CUTS_AFTER = frozenset({int(EventType.START_V3), int(EventType.MARIADB_START_ENCRYPTION)})
 _FORMAT_DESCRIPTION = int(EventType.FORMAT_DESCRIPTION)
 _QUERY = int(EventType.QUERY)
 _RESYNC_GAP = 1 << 20
@@ -303,7 +307,7 @@ def _cut_points(
         if code == _FORMAT_DESCRIPTION:
             fde = data[offset : offset + ev_size]
             query_post_header, checksum = _format_facts(fde)
-        elif not fde or code in _NO_CUTS_AFTER:
+        elif not fde or code in SIZES_STOP_AFTER:
             break  # an old format, or encrypted events from here on: no more cuts
         starts = code in TRANSACTION_STARTS
         gtids = gtids or starts

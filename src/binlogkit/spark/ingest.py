@@ -87,7 +87,12 @@ from binlogkit.binlog.constants import MAGIC, V4_HEADER_LENGTH, EventFlag, Event
 from binlogkit.binlog.framing import EventFramer, Frame
 from binlogkit.errors import BinlogError
 from binlogkit.io.files import Source, binlog_order, resolve_sources, split_binlog_name
-from binlogkit.io.resync import TRANSACTION_STARTS, find_event_start, resync_checksum
+from binlogkit.io.resync import (
+    SIZES_STOP_AFTER,
+    TRANSACTION_STARTS,
+    find_event_start,
+    resync_checksum,
+)
 from binlogkit.spark import register
 
 if TYPE_CHECKING:
@@ -126,8 +131,6 @@ _CLOSING_EVENTS = frozenset(
     {EventType.ROTATE, EventType.STOP, EventType.XID, EventType.TRANSACTION_PAYLOAD}
 )
 _CLOSING_CODES = frozenset(int(code) for code in _CLOSING_EVENTS)
-_FRAMER_ONLY = frozenset({int(EventType.START_V3), int(EventType.MARIADB_START_ENCRYPTION)})
-"""Events after which the sizes alone are not enough: the framer walks such files."""
 _FORMAT_DESCRIPTION = int(EventType.FORMAT_DESCRIPTION)
 _TAIL_BYTES = 64 << 10
 """How far before a file's end :func:`complete_end` looks for its last transaction first
@@ -567,7 +570,7 @@ def _complete_end_v4(path: str, start: int, size: int) -> int | None:
         size_at = _EVENT_SIZE.unpack_from
         (fde_size,) = size_at(data, len(MAGIC) + 9)
         second = len(MAGIC) + fde_size
-        if second + V4_HEADER_LENGTH <= size and data[second + 4] in _FRAMER_ONLY:
+        if second + V4_HEADER_LENGTH <= size and data[second + 4] in SIZES_STOP_AFTER:
             return None  # MariaDB encrypts the events after its second one
         back = _TAIL_BYTES
         checksum = resync_checksum(data, size) if size - start > 2 * back else None
@@ -590,7 +593,7 @@ def _walk_to_complete_end(data: mmap.mmap, offset: int, size: int, start: int) -
     while offset + V4_HEADER_LENGTH <= size:
         code = data[offset + 4]
         (ev_size,) = size_at(data, offset + 9)
-        if ev_size < V4_HEADER_LENGTH or code in _FRAMER_ONLY:
+        if ev_size < V4_HEADER_LENGTH or code in SIZES_STOP_AFTER:
             return None
         if offset + ev_size > size:
             break  # the partial last event
