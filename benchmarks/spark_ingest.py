@@ -9,8 +9,8 @@ reports rows/s of
   before/after as JSON text) in one process pinned to one core;
 - ``read local[N]``: the ``binlog`` data source into Spark's ``noop`` sink
   (decoding only);
-- ``ingest local[N]``: ``binlogkit spark ingest`` into a fresh lake (decoding,
-  Parquet, commit),
+- ``ingest local[N]``: ``binlogkit spark ingest`` into a fresh lake (decoding
+  and Parquet writing in the tasks, commit),
 
 then the scaling ratio from one core to two (target at least 1.8x), the
 rows/s per core of each, and the time the driver spends alone planning.
@@ -27,8 +27,8 @@ ratio is that of the pinned sessions.
 Spark runs with its default JVM options (not the tests' fast-start ones) but
 one: every session uses the serial garbage collector, the one the JVM picks by
 itself on one CPU (on two it would pick G1), so the sessions differ only in
-their cores. The data source runs with its default partitioning (a few
-partitions of equal size per core). All sessions stay up and take turns, run
+their cores. Reads and ingests run with the default partitioning (one
+partition of equal work per core). All sessions stay up and take turns, run
 by run, so a change in the machine's load hits them alike; the table shows
 each read's partitions, the cores the Spark processes kept busy (CPU seconds /
 wall seconds; about 2 for a ``local[2]`` that scales), rows per CPU second (how

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["PUSHDOWN_CONF", "register"]
+__all__ = ["PUSHDOWN_CONF", "register", "session_parallelism"]
 
 PUSHDOWN_CONF = "spark.sql.python.filterPushdown.enabled"
 
@@ -30,11 +30,11 @@ def register(spark: Any, *, pushdown: bool = True) -> None:
     if pushdown:
         spark.conf.set(PUSHDOWN_CONF, "true")
     # A subclass made here is pickled by value, so the planner sees the parallelism.
-    source = type(base.__name__, (base,), {"parallelism": _parallelism(spark)})
+    source = type(base.__name__, (base,), {"parallelism": session_parallelism(spark)})
     spark.dataSource.register(source)
 
 
-def _parallelism(spark: Any) -> int | None:
+def session_parallelism(spark: Any) -> int | None:
     """The session's default parallelism (cores of ``local[N]``), None when unknown."""
     try:
         return int(spark.sparkContext.defaultParallelism)

@@ -1,14 +1,18 @@
 """Binlog files into an append-only change-log table in Parquet, each change exactly once.
 
-:func:`ingest` reads binlog files with the ``binlog`` data source and appends
-their row changes (its default schema plus a ``date`` column) to a plain
-Parquet table partitioned by ``db``, ``table`` and ``date`` (the UTC day of
-the event timestamp ``ts``). A ledger inside the lake records what was read,
+:func:`ingest` decodes binlog files in Spark tasks and appends their row
+changes (the ``binlog`` source's default schema plus a ``date`` column) to a
+plain Parquet table partitioned by ``db``, ``table`` and ``date`` (the UTC day
+of the event timestamp ``ts``). Each task decodes its partition (the data
+source's partitions of equal work) and writes the Parquet files itself
+(:mod:`binlogkit.spark.changelog_files`): the rows go from the decoder's Arrow
+batches to Parquet in the Python worker, without the trip through the JVM that
+Spark's own writer would need. A ledger inside the lake records what was read,
 so a re-run on a grown archive adds only what is new. Layout of ``LAKE``::
 
     changes/db=D/table=T/date=YYYY-MM-DD/batch-<id>-part-*.parquet   the table
     _binlogkit/ledger/<id>.json      one record per committed batch
-    _binlogkit/staging/<id>/         a batch as Spark wrote it, before its commit
+    _binlogkit/staging/<id>/         a batch as its tasks wrote it, before its commit
     _binlogkit/lake.json             the table filter the lake was made with
     _binlogkit/lock                  held (flock) by the ingest running on the lake
 
@@ -19,10 +23,11 @@ Commit protocol. The files to read are cut into batches; batch ``<id>`` (a
 sequence number and a random tag) goes through these steps, and the ledger
 record is its single commit point:
 
-1. Spark writes the batch's rows under ``staging/<id>/`` (hidden from readers
-   of ``changes/``).
-2. Each staged Parquet file is fsynced and renamed into ``changes/`` with the
-   batch id in its name (a rename within one filesystem is atomic).
+1. The batch's tasks write its rows under ``staging/<id>/`` (hidden from
+   readers of ``changes/``), each task attempt into files of its own name.
+2. Each staged Parquet file that a finished task reported is fsynced and
+   renamed into ``changes/`` with the batch id in its name (a rename within
+   one filesystem is atomic); files of failed attempts stay behind.
 3. The ledger record (files with their byte ranges, size and checksums; data
    files; row count) is written to a temporary name, fsynced and renamed to
    ``ledger/<id>.json``: the batch is committed.
@@ -51,13 +56,14 @@ run. Older files of a sequence were closed by the server and are read whole.
 (Without GTID events, as in MySQL before 5.7, an open file waits until it is
 closed.)
 
-Batches are read by the ``binlog`` source with option ``ranges`` (the byte
-range of each file), so the bytes a server writes after ``end`` are never
-read, and a grown file is decoded from ``start`` on.
+A batch reads the byte range of each file, so the bytes a server writes after
+``end`` are never read, and a grown file is decoded from ``start`` on.
 
 Cluster use: ``LAKE`` must be one POSIX path that the driver and every
 executor see (a local disk for ``local[N]``, a shared mount on a cluster), and
-the binlog files must be readable at the same paths on the executors.
+the binlog files must be readable at the same paths on the executors. The
+tasks run as an RDD job, so the session must be a classic one (not Spark
+Connect).
 """
 
 from __future__ import annotations
@@ -83,6 +89,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pyspark.sql.datasource import InputPartition
+
 from binlogkit.binlog.constants import MAGIC, V4_HEADER_LENGTH, EventFlag, EventType
 from binlogkit.binlog.framing import EventFramer, Frame
 from binlogkit.errors import BinlogError
@@ -93,7 +101,10 @@ from binlogkit.io.resync import (
     find_event_start,
     resync_checksum,
 )
-from binlogkit.spark import register
+from binlogkit.spark import session_parallelism
+from binlogkit.spark.changelog_files import PARTITIONS, ChangeLogWriter
+from binlogkit.spark.schema import CHANGE_SCHEMA
+from binlogkit.spark.source import BinlogSourceReader, ReadPlan
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -112,10 +123,10 @@ log = logging.getLogger(__name__)
 
 CHANGES = "changes"
 META = "_binlogkit"
-PARTITIONS = ("db", "table", "date")
 HEAD_BYTES = 4096
 DEFAULT_BATCH_BYTES = 512 << 20
 READ_CHUNK = 8 << 20
+_FSYNC_THREADS = 8
 CRASH_ENV = "BINLOGKIT_INGEST_CRASH"
 """Test hook: ``STEP:N`` kills the process (SIGKILL) at STEP of the N-th batch of a run.
 
@@ -345,28 +356,24 @@ class Lake:
         last = max((int(batch[:8]) for batch in self.records), default=0)
         return f"{last + 1:08d}-{secrets.token_hex(4)}"
 
-    def publish(self, batch: str) -> list[str]:
-        """Move a staged batch into the table (step 2); returns the table-relative paths."""
+    def publish(self, batch: str, files: Sequence[str]) -> list[str]:
+        """Move a batch's staged ``files`` into the table (step 2); returns the table-relative
+        paths. Only the files the batch's tasks reported: a failed attempt's are left behind.
+        """
         staged = self.staging / batch
-        moved: list[str] = []
-        for folder, _, names in sorted(os.walk(staged)):
-            relative = Path(folder).relative_to(staged)
-            if any(part.startswith(("_", ".")) for part in relative.parts):
-                continue
-            for name in sorted(names):
-                if not name.endswith(".parquet") or name.startswith(("_", ".")):
-                    continue
-                source = Path(folder) / name
-                _fsync_file(source)
-                target_dir = self.table / relative
-                target_dir.mkdir(parents=True, exist_ok=True)
-                target = target_dir / f"batch-{batch}-{name}"
+        moves = [
+            (staged / path, self.table / Path(path).parent / f"batch-{batch}-{Path(path).name}")
+            for path in sorted(files)
+        ]
+        # fsync waits on the disk, not the CPU: the files (then the folders) all at once.
+        with ThreadPoolExecutor(_FSYNC_THREADS, thread_name_prefix="ingest-fsync") as pool:
+            list(pool.map(_fsync_file, [source for source, _ in moves]))
+            for source, target in moves:
+                target.parent.mkdir(parents=True, exist_ok=True)
                 os.rename(source, target)
-                moved.append(str(target.relative_to(self.table)))
                 _crash_point("moved", self.run_batches)
-        for target_folder in {(self.table / path).parent for path in moved}:
-            _fsync_dir(target_folder)
-        return moved
+            list(pool.map(_fsync_dir, {target.parent for _, target in moves}))
+        return [str(target.relative_to(self.table)) for _, target in moves]
 
     def commit(self, batch: str, record: dict[str, Any]) -> None:
         """Write the ledger record of a batch (step 3) and drop its staging folder (step 4)."""
@@ -471,30 +478,25 @@ def _write_batch(
     ``spans`` are the ledger entries of ``ranges`` (their checksums, or the
     error that a file changed), computed while Spark writes the batch.
     """
-    from pyspark.sql import functions as F
-
-    register(spark)
+    plan = ReadPlan(tuple(ranges), split_size=split_size, parallelism=session_parallelism(spark))
+    reader = BinlogSourceReader(plan, CHANGE_SCHEMA)
+    if wanted:  # the decoder skips other tables' rows; the writer keeps the exact pairs
+        reader.pushed.allowed["db"] = frozenset(db for db, _ in wanted)
+        reader.pushed.allowed["table"] = frozenset(table for _, table in wanted)
+    partitions = reader.partitions()
     staged = store.staging / batch
-    reader = spark.read.format("binlog").option("ranges", json.dumps(ranges))
-    if split_size is not None:
-        reader = reader.option("splitSize", str(split_size))
-    frame = reader.load()
-    if wanted:
-        dbs, tables = sorted({d for d, _ in wanted}), sorted({t for _, t in wanted})
-        exact = F.struct("db", "table").isin([F.struct(F.lit(d), F.lit(t)) for d, t in wanted])
-        frame = frame.where(F.col("db").isin(dbs) & F.col("table").isin(tables) & exact)
-    seconds = F.col("ts").cast("long")
-    frame = frame.withColumn("date", F.date_from_unix_date(F.floor(seconds / 86400).cast("int")))
+    task = _WriteTask(reader, tuple(partitions), str(staged), frozenset(wanted))
     with watch:
-        frame.write.partitionBy(*PARTITIONS).parquet(str(staged))
+        tasks = _spark_context(spark).parallelize(range(len(partitions)), len(partitions))
+        written: list[tuple[str, int]] = tasks.mapPartitions(task).collect()
     _crash_point("staged", store.run_batches)
     try:
         entries = [span.result() for span in spans]
     except BaseException:
         shutil.rmtree(staged, ignore_errors=True)
         raise
-    rows = _staged_rows(staged)
-    moved = store.publish(batch)
+    moved = store.publish(batch, [path for path, _ in written])
+    rows: int = sum(count for _, count in written)
     record = {
         "format": 1,
         "batch": batch,
@@ -505,6 +507,48 @@ def _write_batch(
     }
     store.commit(batch, record)
     return rows
+
+
+@dataclass(frozen=True, slots=True)
+class _WriteTask:
+    """An ingest task (pickled to the executors): decode partition N, write its Parquet files.
+
+    Runs over ``parallelize(range(count), count)``, one number per task, and
+    yields (path under ``folder``, rows) per file written. The file names carry
+    the partition and a random tag, so a retried task never meets the files of
+    an attempt that failed (only the files the finished tasks report are
+    published).
+    """
+
+    reader: BinlogSourceReader
+    partitions: tuple[InputPartition, ...]
+    folder: str
+    tables: frozenset[tuple[str, str]]
+
+    def __call__(self, numbers: Iterable[int]) -> Iterator[tuple[str, int]]:
+        for number in numbers:
+            name = f"part-{number:05d}-{secrets.token_hex(4)}.parquet"
+            writer = ChangeLogWriter(self.folder, name, self.tables)
+            try:
+                for rows in self.reader.read(self.partitions[number]):
+                    writer.write(rows)
+            except BaseException:
+                writer.abort()
+                raise
+            for file in writer.close():
+                yield file.path, file.rows
+
+
+def _spark_context(spark: SparkSession) -> Any:
+    """The session's SparkContext: the ingest runs its tasks as an RDD job."""
+    try:
+        return spark.sparkContext
+    except Exception as error:  # Spark Connect
+        raise BinlogError(
+            "ingest needs a classic Spark session (it runs its own tasks); "
+            "Spark Connect sessions have no SparkContext",
+            hint="run it with spark-submit or binlogkit spark ingest --master",
+        ) from error
 
 
 def read_change_log(spark: SparkSession, lake: str | os.PathLike[str]) -> DataFrame:
@@ -771,16 +815,6 @@ def _sha256(path: str, length: int) -> str:
     with open(path, "rb") as stream:
         _hash_into(digest, stream, length)
     return digest.hexdigest()
-
-
-def _staged_rows(staged: Path) -> int:
-    import pyarrow.parquet as pq
-
-    return sum(
-        pq.read_metadata(path).num_rows
-        for path in staged.rglob("*.parquet")
-        if not any(part.startswith(("_", ".")) for part in path.relative_to(staged).parts)
-    )
 
 
 def _write_atomic(path: Path, data: dict[str, Any]) -> None:
