@@ -29,6 +29,7 @@ pytest.importorskip("pyspark")
 from binlogkit.spark.ingest import (
     CRASH_ENV,
     IngestProgress,
+    Lake,
     complete_end,
     ingest,
     read_change_log,
@@ -207,6 +208,20 @@ def test_table_filter_is_kept_by_the_lake(spark: Any, corpus_dir: Path, tmp_path
 
 CRASH_FILES = ("000002", "000005", "000006")
 """Three files, each with row changes: one batch each with ``batch_bytes=1``."""
+
+
+def test_publish_moves_only_the_files_finished_tasks_reported(tmp_path: Path):
+    """A failed task attempt leaves its files in staging; they never reach the table."""
+    lake = Lake(tmp_path / "lake")
+    folder = "db=shop/table=orders/date=2026-11-22"
+    staged = lake.staging / "00000001-ab" / folder
+    staged.mkdir(parents=True)
+    for name in ("part-00000-good.parquet", "part-00000-failed.parquet"):
+        (staged / name).write_bytes(b"PAR1")
+    moved = lake.publish("00000001-ab", [f"{folder}/part-00000-good.parquet"])
+    assert moved == [f"{folder}/batch-00000001-ab-part-00000-good.parquet"]
+    assert sorted(p.name for p in (lake.table / folder).iterdir()) == [Path(moved[0]).name]
+    assert [p.name for p in staged.iterdir()] == ["part-00000-failed.parquet"]
 
 
 class Killed(BaseException):
