@@ -94,6 +94,7 @@ def session(master: str) -> Any:
     from binlogkit.spark import register
 
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     spark = (
         SparkSession.builder.master(master)
         .appName("binlogkit spark_ingest benchmark")
@@ -109,30 +110,57 @@ def session(master: str) -> Any:
     return spark
 
 
-def tree_cpu_seconds(root: int) -> float:
-    """CPU seconds (user + system, waited-for children included) of ``root`` and its descendants.
+SIGCHLD_MASK = 1 << 16
+"""SIGCHLD (17) in the signal masks of ``/proc/PID/status``."""
 
-    Linux only (``/proc``); the JVM and its Python workers are descendants of the driver.
+
+def process_tree(root: int) -> dict[int, tuple[float, bool]]:
+    """PID → (CPU seconds, whether its parent ignores SIGCHLD) for ``root`` and its descendants.
+
+    CPU seconds are user + system time, waited-for children included. Linux
+    only (``/proc``); the JVM and its Python workers are descendants of the driver.
     """
     tick = os.sysconf("SC_CLK_TCK")
     parents: dict[int, int] = {}
     cpu: dict[int, float] = {}
+    ignores: set[int] = set()
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
             continue
         try:
             stat = Path(f"/proc/{entry}/stat").read_text()
+            status = Path(f"/proc/{entry}/status").read_text()
         except OSError:
             continue
         fields = stat[stat.rindex(")") + 2 :].split()
         parents[int(entry)] = int(fields[1])
         cpu[int(entry)] = sum(int(v) for v in fields[11:15]) / tick
-    total, todo = 0.0, [root]
+        ignored = status[status.index("SigIgn:") :].split()[1]
+        if int(ignored, 16) & SIGCHLD_MASK:
+            ignores.add(int(entry))
+    tree: dict[int, tuple[float, bool]] = {}
+    todo = [root]
     while todo:
         pid = todo.pop()
-        total += cpu.get(pid, 0.0)
+        tree[pid] = (cpu.get(pid, 0.0), parents.get(pid) in ignores)
         todo += [child for child, parent in parents.items() if parent == pid]
-    return total
+    return tree
+
+
+def cpu_between(
+    before: dict[int, tuple[float, bool]], after: dict[int, tuple[float, bool]]
+) -> float:
+    """CPU seconds a process tree used between two :func:`process_tree` snapshots.
+
+    A process that ended and was waited for moved its time into its parent's;
+    one whose parent ignores SIGCHLD (PySpark's worker daemon does) took its
+    time along, so the time it had before is not subtracted (it ended idle:
+    Spark stops Python workers unused for a minute).
+    """
+    lost = sum(
+        seconds for pid, (seconds, unwaited) in before.items() if unwaited and pid not in after
+    )
+    return sum(seconds for seconds, _ in after.values()) - sum(s for s, _ in before.values()) + lost
 
 
 def configurations() -> dict[str, tuple[str, list[int] | None]]:
@@ -182,7 +210,7 @@ def serve_spark(
             step, name = line.split(maxsplit=1)
             paths = inputs[name.strip()]
             frame = spark.read.format("binlog").load(paths)
-            load, cpu = os.getloadavg()[0], tree_cpu_seconds(os.getpid())
+            load, tree = os.getloadavg()[0], process_tree(os.getpid())
             start = time.perf_counter()
             if step == "read":
                 frame.write.format("noop").mode("overwrite").save()
@@ -191,7 +219,7 @@ def serve_spark(
                 lake = work / f"lake-{os.getpid()}-{number}"
                 rows = ingest(spark, paths, lake, batch_bytes=1 << 40).rows
             seconds = time.perf_counter() - start
-            cpu = tree_cpu_seconds(os.getpid()) - cpu
+            cpu = cpu_between(tree, process_tree(os.getpid()))
             if step != "read":
                 shutil.rmtree(lake)
             result = {"rows": rows, "seconds": seconds, "cpu": cpu, "load": load}
