@@ -25,6 +25,7 @@ from binlogkit.binlog.events.rows import (
 from binlogkit.binlog.events.table_map import TableMapEvent
 from binlogkit.binlog.framing import END, EventFramer, Frame
 from binlogkit.binlog.header import EventHeader
+from binlogkit.binlog.tables import TableCache
 from binlogkit.errors import ChecksumError, DecodeError
 
 V1_ROWS = FormatContext(server_version="10.11.6-MariaDB-log")  # default post-header lengths
@@ -39,10 +40,14 @@ def packed(n: int) -> bytes:
     return bytes([n]) if n < 251 else b"\xfc" + n.to_bytes(2, "little")
 
 
-def table(width: int) -> TableMapEvent:
-    return TableMapEvent(
-        header(EventType.TABLE_MAP), 0x0102030405, 1, "db", "t", b"\x03" * width, b"", b"\0"
+def tables(table_id: int, width: int) -> TableCache:
+    """A decoder's table cache that knows one table of ``width`` INT columns."""
+    cache = TableCache()
+    types = b"\x03" * width
+    cache.add(
+        TableMapEvent(header(EventType.TABLE_MAP), table_id, 1, "db", "t", types, b"", b"\0"), b""
     )
+    return cache
 
 
 @pytest.mark.parametrize("width", [1, 8, 9, 250, 251, 300])
@@ -63,7 +68,7 @@ def test_rows_post_header(width: int, cls: type[RowsEvent], code: int, bitmaps: 
     if v2:
         body += struct.pack("<H", 2 + 3) + b"\x01\x07\x00"  # extra row info: partition 7
     body += packed(width) + (first + second)[: nbytes * bitmaps] + b"rows"
-    ctx = DecodeContext(V1_ROWS, tables={0x0102030405: table(width)})
+    ctx = DecodeContext(V1_ROWS, tables=tables(0x0102030405, width))
     event = cls.decode(header(code), body, ctx)
     assert (event.table_id, event.flags, event.width, event.data) == (
         0x0102030405,
@@ -85,7 +90,7 @@ def test_rows_post_header(width: int, cls: type[RowsEvent], code: int, bitmaps: 
 
 def test_rows_body_as_a_view_keeps_copies() -> None:
     body = (7).to_bytes(6, "little") + b"\0\0" + packed(2) + b"\x03" + b"\x01\x00" * 40000
-    ctx = DecodeContext(V1_ROWS, tables={7: table(2)})
+    ctx = DecodeContext(V1_ROWS, tables=tables(7, 2))
     event = WriteRowsEvent.decode(header(EventType.WRITE_ROWS_V1), memoryview(body), ctx)
     assert type(event.columns_after) is bytes and type(event.data) is bytes
     assert event.columns_after == b"\x03" and event.data == body[10:]

@@ -35,6 +35,7 @@ from binlogkit.binlog.events.table_map import (
 from binlogkit.binlog.framing import Signal
 from binlogkit.binlog.header import EventHeader
 from binlogkit.binlog.mariadb_compression import compress, uncompress
+from binlogkit.binlog.tables import TableCache
 from binlogkit.errors import DecodeError, EncodeError
 
 T = OptionalMetadataType
@@ -315,7 +316,8 @@ def decode_rows(
     tm: TableMapEvent | None = None,
     options: DecodeOptions | None = None,
 ) -> RowsEvent:
-    tables = {TABLE_ID: tm or small_table_map()}
+    tables = TableCache()
+    tables.add(tm or small_table_map(), b"")
     ctx = DecodeContext(FormatContext(), options or DecodeOptions(), tables)
     event = cls.decode(header(code), body, ctx)
     assert event.encode_body(ctx.fmt) == body
@@ -382,7 +384,7 @@ def test_rows_decode_lazily_and_errors_name_the_place() -> None:
 
 def test_missing_table_map_is_a_clear_error() -> None:
     body = rows_body(image(0, i32(1), vchar(b""), u16(0)), after=b"\x07", table_id=77)
-    ctx = DecodeContext(FormatContext(), DecodeOptions(), {})
+    ctx = DecodeContext(FormatContext(), DecodeOptions())
     with pytest.raises(DecodeError, match="table id 77"):
         WriteRowsEvent.decode(header(EventType.WRITE_ROWS_V1), body, ctx)
 
@@ -390,7 +392,7 @@ def test_missing_table_map_is_a_clear_error() -> None:
 def test_dummy_rows_event_without_table() -> None:
     # An empty statement-end rows event may name a table id no TABLE_MAP announced.
     body = rows_body(width=1, after=b"\x00", table_id=0xFFFFFF)
-    ctx = DecodeContext(FormatContext(), DecodeOptions(), {})
+    ctx = DecodeContext(FormatContext(), DecodeOptions())
     event = WriteRowsEvent.decode(header(EventType.WRITE_ROWS_V1), body, ctx)
     assert event.table is None and event.rows == ()
     assert event.encode_body(ctx.fmt) == body
@@ -417,7 +419,9 @@ def test_pre_ga_rows_carry_record_null_bytes() -> None:
     tm = decode_table_map(table_map_body(16, b"test", b"t1", bytes([CT.LONG, CT.STRING]), None))
     rows = [b"\xf9" + i32(0) + vchar(b"one"), b"\xfd" + i32(1)]  # b NULL in the second row
     body = rows_body(*rows, width=2, after=b"\xff", table_id=16)
-    ctx = DecodeContext(FormatContext(), DecodeOptions(), {16: tm})
+    tables = TableCache()
+    tables.add(tm, b"")
+    ctx = DecodeContext(FormatContext(), DecodeOptions(), tables)
     event = WriteRowsEvent.decode(header(EventType.PRE_GA_WRITE_ROWS), body, ctx)
     assert event.legacy
     assert event.rows == (
@@ -563,7 +567,7 @@ def test_decoder_links_rows_events_to_their_table_map() -> None:
         "TableMapEvent",
         "WriteRowsEvent",
     ]
-    assert events[1].table is events[0] and events[3].table is events[2]
+    assert events[1].table.map is events[0] and events[3].table.map is events[2]
     assert events[3].rows == (RowChange(None, {"@1": 5}),)
     with pytest.raises(DecodeError):
         _ = events[1].rows

@@ -11,7 +11,6 @@ from __future__ import annotations
 import random
 import struct
 import zlib
-from dataclasses import FrozenInstanceError, dataclass, field
 
 import pytest
 from test_protocol_client import FEEDERS, Feeder, connect_552, frame, whole
@@ -20,7 +19,6 @@ from binlogkit.binlog.constants import ChecksumAlg, EventType
 from binlogkit.binlog.context import DecodeOptions, FormatContext
 from binlogkit.binlog.decoder import BinlogDecoder
 from binlogkit.binlog.events import SkippedEvent, XidEvent
-from binlogkit.binlog.frozen import fast_constructor
 from binlogkit.errors import ChecksumError, DecodeError, ProtocolError, ServerError
 from binlogkit.protocol.client import ClientState
 from binlogkit.protocol.packets import NEED_DATA, Packet, PacketReader, write_packets
@@ -187,18 +185,3 @@ def test_decode_event_errors_are_located_or_skipped() -> None:
     assert isinstance(skipped, SkippedEvent) and skipped.raw == short
     assert isinstance(skipping.decode_event(xid_event(2, 300, crc=False), 9, "f"), SkippedEvent)
     assert isinstance(skipping.decode_event(xid_event(3, 400), 369, "f"), XidEvent)
-
-
-def test_all_fields_constructor_sets_private_state() -> None:
-    @dataclass(frozen=True, slots=True)
-    class Point:
-        x: int
-        y: int = 0
-        seen: list[int] = field(default_factory=list, init=False, compare=False)
-
-    shared = [1, 2]
-    made = fast_constructor(Point, all_fields=True)(3, 4, shared)
-    assert type(made) is Point and made == Point(3, 4) and made.seen is shared
-    assert fast_constructor(Point)(3).seen == []  # the init constructor keeps the factory
-    with pytest.raises(FrozenInstanceError):
-        made.x = 5  # type: ignore[misc]

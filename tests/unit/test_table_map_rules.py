@@ -30,6 +30,7 @@ from binlogkit.binlog.events.table_map import (
 )
 from binlogkit.binlog.header import EventHeader
 from binlogkit.binlog.rows.columns import ColumnInfo
+from binlogkit.binlog.tables import TableCache
 
 T = OptionalMetadataType
 MYSQL_8_0_40 = "8.0.40"
@@ -130,17 +131,17 @@ def test_mysql_bytes_read_by_the_old_rule_shift_the_bits() -> None:
 
 def test_a_cached_layout_is_not_reused_across_servers() -> None:
     raw = body(MARIADB_BYTES)
-    tables: dict[int, TableMapEvent] = {}
+    tables = TableCache()
     mysql_ctx = DecodeContext(FormatContext(server_version=MYSQL_8_0_40), tables=tables)
     mariadb_ctx = DecodeContext(FormatContext(server_version=MARIADB), tables=tables)
-    first = decode(raw, MYSQL_8_0_40, mysql_ctx)
+    first = tables.add(decode(raw, MYSQL_8_0_40, mysql_ctx), raw)
     assert first.columns[4].charset is None
-    tables[first.table_id] = first
-    second = decode(raw, MARIADB, mariadb_ctx)
+    second = tables.add(decode(raw, MARIADB, mariadb_ctx), raw)
+    assert second is not first
     assert [c.charset for c in second.columns][4:6] == [BINARY, LATIN1]
-    tables[second.table_id] = second
     again = decode(raw, MARIADB, mariadb_ctx)
-    assert again._cache is second._cache  # the same server: parsed once
+    assert again.metadata is second.map.metadata  # the same server: not parsed again
+    assert tables.add(again, raw) is second  # ... and the same table, columns and plans
 
 
 def test_build_reads_back_by_the_given_server() -> None:

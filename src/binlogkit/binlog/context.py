@@ -9,10 +9,10 @@ description arrives. :class:`DecodeContext` bundles it with the caller's
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import tzinfo
-from typing import TYPE_CHECKING, Literal
+from typing import Literal
 
 from binlogkit.binlog.constants import (
     V1_HEADER_LENGTH,
@@ -21,9 +21,7 @@ from binlogkit.binlog.constants import (
     EventType,
     Flavor,
 )
-
-if TYPE_CHECKING:
-    from binlogkit.binlog.events.table_map import TableMapEvent
+from binlogkit.binlog.tables import TableCache
 
 _VERSION = re.compile(rb"^(\d+)\.(\d+)\.(\d+)")
 
@@ -187,8 +185,8 @@ class DecodeOptions:
 
 @dataclass(frozen=True, slots=True)
 class DecodeContext:
-    """What an event codec receives: the format, the options and the table maps seen so far."""
+    """What an event codec receives: the format, the options and the tables mapped so far."""
 
     fmt: FormatContext = field(default_factory=FormatContext)
     options: DecodeOptions = field(default_factory=DecodeOptions)
-    tables: Mapping[int, TableMapEvent] = field(default_factory=dict)
+    tables: TableCache = field(default_factory=TableCache)

@@ -37,6 +37,7 @@ from binlogkit.binlog.framing import (
     event_crc32,
 )
 from binlogkit.binlog.header import EventHeader, new_header
+from binlogkit.binlog.tables import SchemaSource, TableCache
 from binlogkit.errors import BinlogError, DecodeError, UnknownEventError
 
 log = logging.getLogger(__name__)
@@ -114,7 +115,9 @@ class BinlogDecoder:
 
     ``offset`` is the input offset of the first byte fed; ``expect_magic`` says
     the stream starts with the binlog magic; ``fmt`` is the format in force
-    when the stream starts past the format description.
+    when the stream starts past the format description; ``schema`` completes
+    the columns of table maps that lack names, signedness or charsets (it is
+    shown the events it observes, in order).
     """
 
     def __init__(
@@ -125,6 +128,7 @@ class BinlogDecoder:
         offset: int = 0,
         expect_magic: bool = True,
         fmt: FormatContext | None = None,
+        schema: SchemaSource | None = None,
     ) -> None:
         self.options = options or DecodeOptions()
         self.framer = EventFramer(
@@ -135,8 +139,8 @@ class BinlogDecoder:
             skip_corrupt=self.options.on_corrupt == "skip",
             fmt=fmt,
         )
-        self.tables: dict[int, Event] = {}
-        self._ctx = DecodeContext(self.framer.fmt, self.options, self.tables)  # type: ignore[arg-type]
+        self.tables = TableCache(schema)
+        self._ctx = DecodeContext(self.framer.fmt, self.options, self.tables)
         self._pending: deque[Event] = deque()
         self._last_frame: Frame | None = None
         self._last_plain: tuple[EventHeader, bytes, FastPath] | None = None
@@ -256,8 +260,11 @@ class BinlogDecoder:
             event = codec.decode(header, body, self._ctx)
         except Exception as err:  # sorted out by _undecodable
             return self._undecodable(err, header, raw)
+        tables = self.tables
         if code == _TABLE_MAP:
-            self.tables[event.table_id] = event  # type: ignore[attr-defined]
+            tables.add(event, body)  # type: ignore[arg-type]
+        elif code in tables.observes:
+            tables.observe(event)
         return event
 
     def _undecodable(self, err: Exception, header: EventHeader, raw: bytes) -> Event:
@@ -282,10 +289,14 @@ class BinlogDecoder:
         return SkippedEvent(header, raw, error)
 
     def _next_pending(self) -> Event:
-        """The next event expanded from a TRANSACTION_PAYLOAD."""
+        """The next event expanded from a TRANSACTION_PAYLOAD (its table maps are known already)."""
         event = self._pending.popleft()
         self._last_frame = self._last_plain = None
-        self._after(event)
+        code = event.header.type_code
+        if code in _FORMAT_EVENTS:
+            self._after(event, b"")
+        elif code in self.tables.observes:
+            self.tables.observe(event)
         return event
 
     def _decode(self, frame: Frame) -> Event:
@@ -310,19 +321,26 @@ class BinlogDecoder:
             log.warning("skipping undecodable event: %s", err)
             return SkippedEvent(frame.header, frame.raw, err)
         if code in _STATEFUL_EVENTS:
-            self._after(event)
+            self._after(event, frame.body)
+        elif code in self.tables.observes:
+            self.tables.observe(event)
         if inner:
             self._pending.extend(inner)
         return event
 
     def _expand(self, event: Event) -> list[Event]:
-        """The events inside ``event`` (a TRANSACTION_PAYLOAD), decoded in the current context."""
+        """The events inside ``event`` (a TRANSACTION_PAYLOAD), decoded in the current context;
+        the table maps among them join the decoder's tables."""
         expand = getattr(event, "inner_events", None)
         if expand is None:  # a SkippedEvent
             return []
         header = event.header
+        ctx = self._ctx
+        tables = self.tables.overlay()
         try:
-            return list(expand(self._ctx))
+            inner: list[Event] = expand(DecodeContext(ctx.fmt, ctx.options, tables))
+            self.tables.update(tables)
+            return inner
         except BinlogError as err:
             err.locate(file=header.file, offset=header.offset, event_type=header.type_name)
             raise
@@ -334,13 +352,13 @@ class BinlogDecoder:
                 event_type=header.type_name,
             ) from err
 
-    def _after(self, event: Event) -> None:
-        """Keep the state that later events depend on."""
+    def _after(self, event: Event, body: Body) -> None:
+        """Keep the state that later events depend on (``body``: a table map's body bytes)."""
         code = event.header.type_code
         if code in _FORMAT_EVENTS:
-            self._ctx = DecodeContext(self.framer.fmt, self.options, self._ctx.tables)
+            self._ctx = DecodeContext(self.framer.fmt, self.options, self.tables)
         elif code == EventType.TABLE_MAP and not isinstance(event, SkippedEvent):
-            self.tables[event.table_id] = event  # type: ignore[attr-defined]
+            self.tables.add(event, body)  # type: ignore[arg-type]
 
     def events(self, chunks: Iterable[bytes]) -> Iterable[Event]:
         """Decode a whole input given as chunks; ends with END, raises on truncation."""

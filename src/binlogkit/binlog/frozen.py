@@ -23,29 +23,24 @@ __all__ = ["fast_constructor"]
 T = TypeVar("T")
 
 
-def fast_constructor(cls: type[T], *, all_fields: bool = False) -> Callable[..., T]:
+def fast_constructor(cls: type[T]) -> Callable[..., T]:
     """A fast ``cls(...)`` for a slotted frozen dataclass, made once per class and kept.
 
-    It takes the arguments of the dataclass ``__init__``, with the same defaults;
-    with ``all_fields``, every field in order instead, ``init=False`` ones too
-    (to copy an object with its private state).
+    It takes the arguments of the dataclass ``__init__``, with the same defaults.
     ``cls`` must have no ``__post_init__`` (the constructor does not call it)
     and no keyword-only fields.
     """
-    cache = _ALL_FIELDS_CONSTRUCTORS if all_fields else _CONSTRUCTORS
-    construct = cache.get(cls)
+    construct = _CONSTRUCTORS.get(cls)
     if construct is None:
-        construct = cache[cls] = _make_constructor(cls, all_fields)
+        construct = _CONSTRUCTORS[cls] = _make_constructor(cls)
     return construct
 
 
 _CONSTRUCTORS: dict[type[Any], Callable[..., Any]] = {}
 """Class → its fast constructor: a cache filled on first use (decoders look it up per event)."""
-_ALL_FIELDS_CONSTRUCTORS: dict[type[Any], Callable[..., Any]] = {}
-"""The same for the constructors that take every field."""
 
 
-def _make_constructor(cls: type[Any], all_fields: bool) -> Callable[..., Any]:
+def _make_constructor(cls: type[Any]) -> Callable[..., Any]:
     if not dataclasses.is_dataclass(cls) or cls.__dictoffset__:
         raise TypeError(f"{cls.__name__} is not a slotted dataclass")
     if cls.__new__ is not object.__new__:
@@ -68,16 +63,14 @@ def _make_constructor(cls: type[Any], all_fields: bool) -> Callable[..., Any]:
     )
     object.__new__(twin).__class__ = cls  # fails here, not per call, if the layouts differ
     namespace: dict[str, Any] = {"_fc_twin": twin, "_fc_cls": cls}
-    source = _source(dataclasses.fields(cls), namespace, all_fields)
+    source = _source(dataclasses.fields(cls), namespace)
     exec(compile(source, f"<fast constructor of {cls.__qualname__}>", "exec"), namespace)
     construct: Callable[..., Any] = namespace["construct"]
     construct.__doc__ = f"Build a {cls.__name__} (the arguments of its __init__)."
     return construct
 
 
-def _source(
-    fields: tuple[dataclasses.Field[Any], ...], namespace: dict[str, Any], all_fields: bool
-) -> str:
+def _source(fields: tuple[dataclasses.Field[Any], ...], namespace: dict[str, Any]) -> str:
     """The constructor's code: the parameters and defaults of the dataclass init, one store each."""
     missing = dataclasses.MISSING
     namespace["_fc_missing"] = missing
@@ -87,9 +80,7 @@ def _source(
         if f.name.startswith("_fc_") or f.kw_only is True:
             raise TypeError(f"field {f.name}: keyword-only or named like the constructor's locals")
         value = f.name
-        if all_fields:
-            params.append(f.name)
-        elif f.default_factory is not missing:
+        if f.default_factory is not missing:
             namespace[f"_fc_factory_{f.name}"] = f.default_factory
             value = f"_fc_factory_{f.name}()"
             if f.init:

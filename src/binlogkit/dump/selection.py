@@ -77,6 +77,7 @@ from binlogkit.binlog.events.payload import TransactionPayloadEvent
 from binlogkit.binlog.events.query import QueryEvent
 from binlogkit.binlog.events.rows import RowsEvent, RowsFlag
 from binlogkit.binlog.events.table_map import TableMapEvent
+from binlogkit.binlog.tables import Table
 from binlogkit.errors import BinlogError
 from binlogkit.gtid import GtidSet, MariaGtid, MariaGtidList
 
@@ -275,7 +276,8 @@ class _Run:
         self.skip_gtid_group = False  # MySQL include/exclude GTIDs: inside a dropped group
         self.dropped_payload_end = -1  # the end of a TRANSACTION_PAYLOAD the filters dropped
         self.ignored_maps: set[int] = set()
-        self.kept_maps: dict[int, TableMapEvent] = {}
+        self.rewritten: dict[int, Table] = {}
+        """Table id → its table under the ``--rewrite-db`` name, for the rows events."""
         self.annotate: AnnotateRowsEvent | None = None
         self.payload_end = -1
         self.payload_offset = -1
@@ -388,28 +390,27 @@ class _Run:
                 sel.table is not None and event.table_name != sel.table
             ):
                 self.ignored_maps.add(event.table_id)
-                self.kept_maps.pop(event.table_id, None)
+                self.rewritten.pop(event.table_id, None)
                 return
             self.ignored_maps.discard(event.table_id)
             if self.annotate is not None:
                 yield self.annotate
                 self.annotate = None
-            new = event
             target = sel.rewrite_db.get(event.schema)
-            if target is not None:
+            if target is None:
+                self.rewritten.pop(event.table_id, None)
+                yield event
+            else:
                 new = replace(event, schema=target)
-            self.kept_maps[event.table_id] = new
-            yield new
+                self.rewritten[event.table_id] = Table(new)
+                yield new
         elif isinstance(event, RowsEvent):
             if event.flags & RowsFlag.STMT_END:
                 self.annotate = None
             if event.table_id in self.ignored_maps:
                 return
-            new_map = self.kept_maps.get(event.table_id)
-            if new_map is not None and event.table is not None and new_map is not event.table:
-                yield replace(event, table=new_map)
-            else:
-                yield event
+            table = self.rewritten.get(event.table_id)
+            yield event if table is None or event.table is None else replace(event, table=table)
         else:
             yield event
 

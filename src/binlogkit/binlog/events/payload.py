@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import logging
 import struct
-from collections import ChainMap
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from enum import IntEnum
@@ -26,6 +25,7 @@ from enum import IntEnum
 from binlogkit.binlog.constants import ChecksumAlg, EventType
 from binlogkit.binlog.context import DecodeContext, FormatContext
 from binlogkit.binlog.events.base import Body, Event, SkippedEvent, register
+from binlogkit.binlog.events.table_map import TableMapEvent
 from binlogkit.binlog.header import EventHeader
 from binlogkit.errors import BinlogError, DecodeError, EncodeError, UnknownEventError
 from binlogkit.wire import ByteReader, ByteWriter
@@ -143,7 +143,8 @@ class TransactionPayloadEvent(Event):
     def inner_events(self, ctx: DecodeContext) -> list[Event]:
         """Decode the events inside, with the codecs of the outer stream.
 
-        Table maps inside the payload serve the rows events after them. Each
+        Table maps inside the payload serve the rows events after them: they are
+        added to ``ctx.tables`` (the decoder passes an overlay of its cache). Each
         inner event reports the payload's end offset (see the module doc).
         With ``on_corrupt='skip'`` an inner event that fails to decode comes
         out as a :class:`SkippedEvent`.
@@ -158,8 +159,8 @@ class TransactionPayloadEvent(Event):
             err.locate(file=self.header.file, offset=self.header.offset, event_type=self.type_name)
             raise
         fmt = replace(ctx.fmt, checksum=ChecksumAlg.OFF)
-        tables: dict[int, Event] = {}
-        inner_ctx = DecodeContext(fmt, ctx.options, ChainMap(tables, ctx.tables))  # type: ignore[arg-type]
+        tables = ctx.tables
+        inner_ctx = DecodeContext(fmt, ctx.options, tables)
         header_length = fmt.header_length
         offset = self.header.end
         events: list[Event] = []
@@ -185,9 +186,8 @@ class TransactionPayloadEvent(Event):
                     raise
                 log.warning("skipping undecodable event inside a transaction payload: %s", err)
                 event = SkippedEvent(header, raw, err)
-            table_id = getattr(event, "table_id", None)
-            if header.type_code == EventType.TABLE_MAP and table_id is not None:
-                tables[table_id] = event
+            if isinstance(event, TableMapEvent):
+                tables.add(event, raw[header_length:])
             events.append(event)
         return events
 

@@ -33,6 +33,7 @@ from binlogkit.binlog.events.table_map import TableMapEvent
 from binlogkit.binlog.frozen import fast_constructor
 from binlogkit.binlog.header import EventHeader
 from binlogkit.binlog.rows.plan import PartialRowChange, RowChange
+from binlogkit.binlog.tables import Table
 from binlogkit.errors import BinlogError, DecodeError, EncodeError
 from binlogkit.wire import ByteReader, ByteWriter
 
@@ -135,7 +136,8 @@ class RowsEvent(Event):
     only ``columns_before``, which serves both images); ``extra_info`` is
     the raw v2 extra row info (None for v0/v1); ``data`` is the rows section
     as written (zlib data behind MariaDB's header for the compressed types).
-    ``table`` is the TABLE_MAP the event refers to, from the decoder's cache.
+    ``table`` is the table the event refers to (its TABLE_MAP, columns and row
+    plans), from the decoder's cache.
     """
 
     table_id: int
@@ -145,7 +147,7 @@ class RowsEvent(Event):
     columns_before: bytes | None
     columns_after: bytes | None
     data: bytes
-    table: TableMapEvent | None = field(default=None, repr=False, compare=False)
+    table: Table | None = field(default=None, repr=False, compare=False)
     options: DecodeOptions = field(default_factory=DecodeOptions, repr=False, compare=False)
     _rows: tuple[RowChange, ...] | None = field(default=None, init=False, repr=False, compare=False)
     _rows_data: bytes | None = field(default=None, init=False, repr=False, compare=False)
@@ -342,7 +344,7 @@ class RowsEvent(Event):
         header: EventHeader,
         rows: Sequence[RowChange],
         *,
-        table: TableMapEvent | None = None,
+        table: Table | TableMapEvent | None = None,
         template: RowsEvent | None = None,
         flags: int = RowsFlag.STMT_END,
         columns_before: bytes | None = None,
@@ -354,13 +356,16 @@ class RowsEvent(Event):
         """A rows event of this type written from row values.
 
         With ``template``, its fields (table, bitmaps, flags, extra info) and
-        ``rows``; else a new event for ``table``, whose images default to every
-        column (binlog_row_image=FULL). ``null_padding``: see :meth:`encode_rows`.
+        ``rows``; else a new event for ``table`` (a table map, or the table of
+        one), whose images default to every column (binlog_row_image=FULL).
+        ``null_padding``: see :meth:`encode_rows`.
         """
         if template is not None:
             return replace(template.with_rows(rows), header=header)  # type: ignore[return-value]
         if table is None:
             raise EncodeError("from_rows needs a table map or a template event")
+        if isinstance(table, TableMapEvent):
+            table = Table(table)
         width = table.column_count
         full = (1 << width) - 1
         everything = full.to_bytes((width + 7) // 8, "little")

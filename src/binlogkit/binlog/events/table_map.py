@@ -16,14 +16,13 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from enum import IntEnum
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import binlogkit.binlog.rows.types  # noqa: F401  (registers the column codecs)
 from binlogkit.binlog import utf8
 from binlogkit.binlog.constants import ColumnType, EventType, Flavor
 from binlogkit.binlog.context import (
     DecodeContext,
-    DecodeOptions,
     FormatContext,
     flavor_of,
     parse_version,
@@ -34,9 +33,6 @@ from binlogkit.binlog.header import EventHeader
 from binlogkit.binlog.rows.columns import COLUMN_CODECS, ColumnInfo, real_type
 from binlogkit.errors import BinlogError, DecodeError, EncodeError
 from binlogkit.wire import ByteReader, ByteWriter
-
-if TYPE_CHECKING:
-    from binlogkit.binlog.rows.plan import RowPlan
 
 __all__ = [
     "MARIADB_RULES",
@@ -380,7 +376,9 @@ class TableMapEvent(Event):
     metadata: bytes | None
     null_bitmap: bytes
     optional_metadata: bytes = b""
-    _cache: dict[Any, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
+    server_version: str = field(default="", repr=False, compare=False)
+    """The version of the server that wrote the map (from the format description): the
+    optional metadata's column rules depend on it. Not part of the event's bytes."""
 
     @property
     def column_count(self) -> int:
@@ -390,40 +388,15 @@ class TableMapEvent(Event):
     def decode(cls, header: EventHeader, body: Body, ctx: DecodeContext) -> TableMapEvent:
         raw = body if type(body) is bytes else bytes(body)
         id_length = _table_id_length(ctx.fmt)
-        previous = ctx.tables.get(int.from_bytes(raw[:id_length], "little"))
-        server = ctx.fmt.server_version  # the optional metadata's column rules depend on it
-        if (
-            previous is not None
-            and previous._cache.get("body") == raw
-            and previous._cache.get("server") == server
-        ):
+        server = ctx.fmt.server_version
+        known = ctx.tables.get(int.from_bytes(raw[:id_length], "little"))
+        if known is not None and known.body == raw and known.map.server_version == server:
             # Servers log the same table map again in every transaction: skip parsing it.
-            event = _new_table_map(
-                header,
-                previous.table_id,
-                previous.flags,
-                previous.schema,
-                previous.table_name,
-                previous.column_types,
-                previous.metadata,
-                previous.null_bitmap,
-                previous.optional_metadata,
-                previous._cache,
-            )
-        else:
-            event = cls._parse(header, raw, id_length)
-            if (
-                previous is not None
-                and previous._cache.get("server") == server
-                and previous.same_layout(event)
-            ):
-                object.__setattr__(event, "_cache", previous._cache)
-            event._cache["body"] = raw
-            event._cache["server"] = server
-        return event
+            return known.map.with_header(header)
+        return cls._parse(header, raw, id_length, server)
 
     def with_header(self, header: EventHeader) -> TableMapEvent:
-        """The same table map under another header, sharing what was parsed."""
+        """The same table map under another header."""
         return _new_table_map(
             header,
             self.table_id,
@@ -434,11 +407,11 @@ class TableMapEvent(Event):
             self.metadata,
             self.null_bitmap,
             self.optional_metadata,
-            self._cache,
+            self.server_version,
         )
 
     @classmethod
-    def _parse(cls, header: EventHeader, body: bytes, id_length: int) -> TableMapEvent:
+    def _parse(cls, header: EventHeader, body: bytes, id_length: int, server: str) -> TableMapEvent:
         r = ByteReader(body)
         table_id = r.uint(id_length, "table id")
         flags = r.u16("flags")
@@ -447,24 +420,11 @@ class TableMapEvent(Event):
         count = r.packed_length("column count")
         types = r.take(count, "column types")
         if r.at_end():
-            event = cls(header, table_id, flags, schema, table, types, None, b"")
-        else:
-            metadata = r.packed_bytes("column metadata")
-            null_bitmap = r.take((count + 7) // 8, "null bitmap")
-            event = cls(
-                header, table_id, flags, schema, table, types, metadata, null_bitmap, r.rest()
-            )
-        return event
-
-    def same_layout(self, other: TableMapEvent) -> bool:
-        """Whether ``other`` describes the same table the same way (its parsed state is ours)."""
-        return (
-            self.column_types == other.column_types
-            and self.metadata == other.metadata
-            and self.null_bitmap == other.null_bitmap
-            and self.optional_metadata == other.optional_metadata
-            and self.table_name == other.table_name
-            and self.schema == other.schema
+            return cls(header, table_id, flags, schema, table, types, None, b"", b"", server)
+        metadata = r.packed_bytes("column metadata")
+        null_bitmap = r.take((count + 7) // 8, "null bitmap")
+        return cls(
+            header, table_id, flags, schema, table, types, metadata, null_bitmap, r.rest(), server
         )
 
     def encode_body(self, fmt: FormatContext) -> bytes:
@@ -508,7 +468,7 @@ class TableMapEvent(Event):
             COLUMN_CODECS[col.binlog_type].write_meta(col.meta, w)
             if col.nullable:
                 nulls[i >> 3] |= 1 << (i & 7)
-        event = cls(
+        return cls(
             header,
             table_id,
             flags,
@@ -518,20 +478,15 @@ class TableMapEvent(Event):
             w.getvalue(),
             bytes(nulls),
             encode_optional_metadata(optional_fields),
+            server_version,
         )
-        event._cache["server"] = server_version
-        return event
 
-    # --- parsed views, computed once -----------------------------------------------------------
+    # --- parsed views (computed on each call; the decoder's Table keeps its columns) ---------
 
     @property
     def column_metas(self) -> tuple[int, ...]:
         """Each column's metadata as its column codec reads it (0 without a metadata block)."""
-        metas: tuple[int, ...] | None = self._cache.get("metas")
-        if metas is None:
-            metas = self._parse_metas()
-            self._cache["metas"] = metas
-        return metas
+        return self._parse_metas()
 
     def _parse_metas(self) -> tuple[int, ...]:
         if self.metadata is None:
@@ -554,16 +509,12 @@ class TableMapEvent(Event):
     @property
     def metadata_fields(self) -> OptionalMetadata:
         """The optional metadata, parsed."""
-        parsed: OptionalMetadata | None = self._cache.get("optional")
-        if parsed is None:
-            parsed = OptionalMetadata.parse(self.optional_metadata)
-            self._cache["optional"] = parsed
-        return parsed
+        return OptionalMetadata.parse(self.optional_metadata)
 
     @property
     def metadata_rules(self) -> MetadataRules:
         """The column rules of the server that wrote this map (MySQL's when not decoded)."""
-        return metadata_rules(self._cache.get("server", ""))
+        return metadata_rules(self.server_version)
 
     @property
     def qualified_name(self) -> str:
@@ -572,16 +523,12 @@ class TableMapEvent(Event):
     @property
     def columns(self) -> tuple[ColumnInfo, ...]:
         """Every column with its type, metadata and what the optional metadata says of it."""
-        columns: tuple[ColumnInfo, ...] | None = self._cache.get("columns")
-        if columns is None:
-            try:
-                columns = self._resolve_columns()
-            except BinlogError as err:
-                header = self.header
-                err.locate(file=header.file, offset=header.offset, event_type=header.type_name)
-                raise
-            self._cache["columns"] = columns
-        return columns
+        try:
+            return self._resolve_columns()
+        except BinlogError as err:
+            header = self.header
+            err.locate(file=header.file, offset=header.offset, event_type=header.type_name)
+            raise
 
     def _resolve_columns(self) -> tuple[ColumnInfo, ...]:
         metas = self.column_metas
@@ -625,22 +572,6 @@ class TableMapEvent(Event):
             )
         return tuple(columns)
 
-    def plan(self, options: DecodeOptions) -> RowPlan:
-        """The row plan for these columns and options, compiled once and kept."""
-        cache = self._cache
-        last = cache.get("last plan")  # the usual case: the options of the last call
-        if last is not None and last[0] is options:
-            return last[1]  # type: ignore[no-any-return]
-        key = ("plan", options)
-        plan: RowPlan | None = cache.get(key)
-        if plan is None:
-            from binlogkit.binlog.rows.plan import RowPlan
-
-            plan = RowPlan(self, options)
-            cache[key] = plan
-        cache["last plan"] = (options, plan)
-        return plan
-
 
 def _ordinals(types: Sequence[int]) -> list[int]:
     """For each column, how many columns of its real type come before it."""
@@ -652,8 +583,8 @@ def _ordinals(types: Sequence[int]) -> list[int]:
     return out
 
 
-_new_table_map = fast_constructor(TableMapEvent, all_fields=True)
-"""``TableMapEvent`` from every field, its parse cache last (shared by the same table's maps)."""
+_new_table_map = fast_constructor(TableMapEvent)
+"""``TableMapEvent(...)`` with every field given positionally, built faster."""
 
 
 def _table_id_length(fmt: FormatContext) -> int:

@@ -2,7 +2,8 @@
 
 A :class:`RowPlan` holds one value decoder per column, chosen from the column
 type, metadata, signedness and charset when the plan is built (once per table
-map and options, cached on the table map). For each columns-present bitmap it
+and options, kept by the decoder's :class:`~binlogkit.binlog.tables.Table`).
+For each columns-present bitmap it
 builds an :class:`ImagePlan`: the present columns' keys and decoders as one
 tuple and the size of the NULL bitmap, so decoding a row is one loop over
 offsets into ``bytes`` with no lookups. Once an image plan has served a few
@@ -47,7 +48,7 @@ from binlogkit.binlog.rows.json_diff import (
 from binlogkit.errors import DecodeError, EncodeError
 
 if TYPE_CHECKING:
-    from binlogkit.binlog.events.table_map import TableMapEvent
+    from binlogkit.binlog.tables import Table
 
 __all__ = [
     "GENERATE_AFTER",
@@ -344,7 +345,7 @@ class RowPlan:
         "table",
     )
 
-    def __init__(self, table: TableMapEvent, options: DecodeOptions) -> None:
+    def __init__(self, table: Table, options: DecodeOptions) -> None:
         self.table = table
         self.options = options
         self.columns: tuple[ColumnInfo, ...] = table.columns
