@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Set up everything the tests need (Debian packages, Java for Spark, .venv, binlogkit[dev,spark])
-# and run them.
+# Set up everything the tests need (Debian packages, Java for Spark, .venv, binlogkit[dev,spark]),
+# check lint, formatting and types (ruff, mypy), and run the tests.
 # Extra arguments go to pytest, e.g. scripts/test.sh -m "not mariadb" or tests/unit.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/setup.sh"
@@ -10,6 +10,9 @@ need_java
 ensure_venv dev,spark
 
 cd "$ROOT"
+"$VENV/bin/ruff" check src tests benchmarks
+"$VENV/bin/ruff" format --check src tests benchmarks
+"$VENV/bin/mypy"
 status=0
 "$VENV/bin/python" -m pytest -n auto --dist loadgroup "$@" || status=$?
 if [ "$status" -eq 5 ]; then
