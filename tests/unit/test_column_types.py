@@ -25,6 +25,7 @@ from binlogkit.binlog.jsonb import encode_jsonb
 from binlogkit.binlog.rows.charsets import (
     BINARY_COLLATION,
     charset_name,
+    collation_id,
     python_codec,
     text_codec,
 )
@@ -633,6 +634,30 @@ def test_compress_round_trip(data: bytes) -> None:
 )
 def test_collation_ids(collation: int, charset: str) -> None:
     assert charset_name(collation) == charset
+
+
+@pytest.mark.parametrize(
+    ("name", "collation"),
+    [
+        ("latin1_swedish_ci", 8),
+        ("utf8mb4_bin", 46),
+        ("UTF8MB4_General_CI", 45),
+        ("utf8mb4_0900_ai_ci", 255),  # MySQL 8's name
+        ("utf8mb4_uca1400_ai_ci", 2304),  # MariaDB 11's
+        ("utf8mb4_nopad_bin", 1070),
+        ("binary", 63),
+    ],
+)
+def test_collation_names_give_their_ids(name: str, collation: int) -> None:
+    assert collation_id(name) == collation
+
+
+def test_charset_names_give_an_id_of_their_charset() -> None:
+    for name in ("latin1", "utf8mb4", "gbk", "utf16", "ucs2", "cp1251"):
+        found = collation_id(name)
+        assert found is not None and charset_name(found) == name
+    assert charset_name(collation_id("utf8") or 0) == "utf8mb3"  # utf8 is utf8mb3
+    assert collation_id("klingon") is None and collation_id("utf8mb4_klingon_ci") is None
 
 
 def test_charsets_without_codecs() -> None:

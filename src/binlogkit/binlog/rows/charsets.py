@@ -25,7 +25,7 @@ from __future__ import annotations
 import codecs
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import partial
+from functools import cache, partial
 from operator import methodcaller
 from typing import Final
 
@@ -406,3 +406,35 @@ def max_char_length(collation_id: int) -> int:
     """Bytes per character of a collation's charset (1 for single-byte and unknown ones)."""
     name = charset_name(collation_id)
     return 1 if name is None else MAX_CHAR_LENGTHS.get(name, 1)
+
+
+def collation_id(name: str) -> int | None:
+    """The id of a collation or character set name, as a table map would carry it; None if unknown.
+
+    A collation name (MariaDB's, or MySQL 8's) gives its own id; a character set
+    name (``utf8`` as ``utf8mb3``) gives the lowest id of that set, which decodes
+    the same bytes (the collation only orders and compares them).
+    """
+    key = name.lower()
+    return _named_ids().get(_ALIASES.get(key, key))
+
+
+_ALIASES: Final = {"utf8": "utf8mb3"}
+"""Character set names that the servers take for another (``utf8`` before MySQL 8.4)."""
+
+
+@cache
+def _named_ids() -> dict[str, int]:
+    """Collation and character set names → ids, for :func:`collation_id` (built on first use)."""
+    named: dict[str, int] = {}
+    ids = [*_BY_ID, *range(_NOPAD_BASE, _UCA1400_BASE + len(_UCA1400_BLOCKS) * 256)]
+    for cid in sorted(ids):
+        charset = charset_name(cid)
+        if charset is None:
+            continue
+        named.setdefault(charset, cid)
+        for mysql in (False, True):
+            collation = collation_name(cid, mysql=mysql)
+            if collation is not None:
+                named.setdefault(collation, cid)
+    return named
