@@ -636,7 +636,7 @@ def read_selected(
     given first, then reading jumps to the start position (the tools do the
     same); the rest of the first file before it is never decoded.
     """
-    from binlogkit.io.files import resolve_sources
+    from binlogkit.io.binlog_index import resolve_sources
 
     paths = resolve_sources(list(files))
     if not paths:

@@ -1,14 +1,15 @@
-"""Reading binlog files, relay logs, sets of files and stdin: the I/O around the decoder."""
+"""Reading binlog files, relay logs, sets of files and stdin: the I/O around the decoder.
+
+Which files a source names, and in which order, is :mod:`binlogkit.io.binlog_index`.
+"""
 
 from __future__ import annotations
 
-import glob
 import logging
 import os
-import re
 import sys
 import time
-from collections.abc import Generator, Iterator, Sequence
+from collections.abc import Generator, Iterator
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, BinaryIO
@@ -19,66 +20,14 @@ from binlogkit.binlog.decoder import BinlogDecoder
 from binlogkit.binlog.events import Event, RotateEvent
 from binlogkit.binlog.framing import END, Signal
 from binlogkit.errors import BinlogError
+from binlogkit.io.binlog_index import Source, resolve_sources
 
 if TYPE_CHECKING:
     from binlogkit.services.replica_stream import BinlogStream
 
 log = logging.getLogger(__name__)
 
-Source = str | os.PathLike[str] | Sequence[str | os.PathLike[str]]
-
-_NUMBERED = re.compile(r"\.(\d{6,})$")
 CHUNK_SIZE = 1 << 20
-
-
-def split_binlog_name(name: str) -> tuple[str, int] | None:
-    """``("mysql-bin", 12)`` for ``mysql-bin.000012``; None for a name without a sequence number."""
-    m = _NUMBERED.search(name)
-    return None if m is None else (name[: m.start()], int(m[1]))
-
-
-def binlog_order(path: str) -> tuple[str, int, str]:
-    """Sort key that puts ``name.999999`` before ``name.1000000``."""
-    base, number = split_binlog_name(path) or (path, -1)
-    return (base, number, path)
-
-
-def resolve_sources(source: Source) -> list[str]:
-    """The ordered list of inputs a source names.
-
-    A path is itself; ``-`` is stdin; an ``.index`` file lists its binlogs
-    (relative to its own folder); a directory holds the binlogs named in its
-    index file, or else every ``name.NNNNNN`` file in it; a glob pattern is
-    expanded; a list is each of these in turn. Directory and glob matches are
-    ordered by name and then by number (``.999999`` before ``.1000000``).
-    """
-    if not isinstance(source, str | os.PathLike):
-        return [path for item in source for path in resolve_sources(item)]
-    text = os.fspath(source)
-    if text == "-":
-        return ["-"]
-    path = Path(text)
-    if path.is_dir():
-        indexes = sorted(path.glob("*.index"))
-        if indexes:
-            return resolve_sources(str(indexes[0]))
-        found = sorted(
-            (str(p) for p in path.iterdir() if _NUMBERED.search(p.name)), key=binlog_order
-        )
-        if not found:
-            raise BinlogError(f"no binlog files (name.NNNNNN) in directory {text}")
-        return found
-    if path.suffix == ".index" and path.is_file():
-        names = [line.strip() for line in path.read_text().splitlines() if line.strip()]
-        return [str(path.parent / Path(name).name) for name in names]
-    if glob.has_magic(text):
-        found = sorted(glob.glob(text), key=binlog_order)
-        if not found:
-            raise BinlogError(f"no files match {text}")
-        return found
-    if not path.exists():
-        raise BinlogError(f"no such binlog file: {text}")
-    return [text]
 
 
 class BinlogReader:
