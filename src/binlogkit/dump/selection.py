@@ -647,7 +647,7 @@ def read_selected(
 
 
 def _with_start(paths: list[str], start: int | None, options: dict[str, Any]) -> Iterator[Event]:
-    from binlogkit.io.files import open_binlog
+    from binlogkit.sources import open_binlog
 
     if start is not None and start > 4 and paths[0] != "-":
         with open_binlog(paths[0], **options) as reader:

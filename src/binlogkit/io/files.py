@@ -12,7 +12,7 @@ import time
 from collections.abc import Generator, Iterator
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING, BinaryIO
+from typing import BinaryIO
 
 from binlogkit.binlog.constants import EventFlag, EventType
 from binlogkit.binlog.context import DecodeOptions
@@ -21,9 +21,6 @@ from binlogkit.binlog.events import Event, RotateEvent
 from binlogkit.binlog.framing import END, Signal
 from binlogkit.errors import BinlogError
 from binlogkit.io.binlog_index import Source, resolve_sources
-
-if TYPE_CHECKING:
-    from binlogkit.services.replica_stream import BinlogStream
 
 log = logging.getLogger(__name__)
 
@@ -192,45 +189,3 @@ def _discard(stream: BinaryIO, count: int) -> int:
             break
         done += len(chunk)
     return done
-
-
-def open_binlog(
-    source: Source,
-    *,
-    start_position: int | None = None,
-    follow: bool = False,
-    verify_checksum: bool = True,
-    on_unknown: str = "error",
-    on_corrupt: str = "error",
-    raw_values: bool = False,
-    **kwargs: object,
-) -> BinlogReader | BinlogStream:
-    """Open binlog files (a path, a list, a directory, an index file, a glob or ``-``).
-
-    Returns a context manager that iterates decoded events. See
-    :class:`~binlogkit.binlog.context.DecodeOptions` for the decoding options.
-    A ``mysql://`` or ``mariadb://`` URL reads a live server's stream instead
-    (:class:`~binlogkit.services.replica_stream.BinlogStream`: ``start``,
-    ``server_id``, ``blocking`` and its other options).
-    """
-    if isinstance(source, str) and source.startswith(("mysql://", "mariadb://")):
-        from binlogkit.services.replica_stream import open_stream  # network code only when asked
-
-        if start_position is not None or follow:
-            raise BinlogError("a server stream takes start=..., not start_position or follow")
-        return open_stream(
-            source,
-            verify_checksum=verify_checksum,
-            on_unknown=on_unknown,
-            on_corrupt=on_corrupt,
-            raw_values=raw_values,
-            **kwargs,
-        )
-    options = DecodeOptions(
-        verify_checksum=verify_checksum,
-        on_unknown=on_unknown,  # type: ignore[arg-type]
-        on_corrupt=on_corrupt,  # type: ignore[arg-type]
-        raw_values=raw_values,
-        **kwargs,  # type: ignore[arg-type]
-    )
-    return BinlogReader(source, options=options, start_position=start_position, follow=follow)
