@@ -13,7 +13,7 @@ from binlogkit.errors import (
     UnknownEventError,
 )
 from binlogkit.io.files import BinlogReader
-from binlogkit.io.files import open_binlog as open
+from binlogkit.sources import open_binlog as open
 
 __all__ = [
     "BinlogDecoder",

@@ -1,15 +1,18 @@
-"""The pure core does no I/O: a walk over its imports, and every event type has a codec.
+"""The layers import only downward (a walk over the imports), and every event type has a codec.
 
 DESIGN.md: ``binlog/``, ``wire/``, ``protocol/`` and ``gtid.py`` take bytes and
 give objects; they import no socket, file, thread or Spark code, which is what
-lets one decoder serve files, stdin, sockets, asyncio and Spark executors. The
-walk reads the source (statically: importing ``binlogkit`` itself pulls in the
-I/O layers) and follows every binlogkit module the core imports.
+lets one decoder serve files, stdin, sockets, asyncio and Spark executors.
+``io/`` drives them and imports nothing built on it (services, the
+``binlogkit.open`` façade, cli, spark, dump, pipeline). The walk reads the
+source (statically: importing ``binlogkit`` itself pulls in every layer) and
+follows every binlogkit module the walked modules import.
 """
 
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -51,6 +54,15 @@ FORBIDDEN_PACKAGES = {
     "binlogkit.spark",
 }
 FORBIDDEN_CALLS = {"open", "print", "input"}
+ABOVE_IO = {
+    "binlogkit.cli",
+    "binlogkit.dump",
+    "binlogkit.pipeline",
+    "binlogkit.sandbox",
+    "binlogkit.services",
+    "binlogkit.sources",
+    "binlogkit.spark",
+}
 
 
 def module_file(name: str) -> Path | None:
@@ -64,10 +76,10 @@ def module_file(name: str) -> Path | None:
     return None
 
 
-def core_modules() -> list[str]:
-    """Every module of the core packages that exist."""
+def package_modules(roots: list[str]) -> list[str]:
+    """Every module of the packages (or modules) ``roots`` that exist."""
     names = []
-    for root in CORE:
+    for root in roots:
         found = module_file(root)
         if found is None:
             continue
@@ -134,19 +146,13 @@ def imports_of(name: str, source: Path) -> tuple[set[str], list[str]]:
     return found, calls
 
 
-def _forbidden(module: str) -> bool:
-    if module.split(".")[0] in FORBIDDEN_MODULES:
-        return True
-    if module == "binlogkit":
-        return True  # the package root re-exports the file reader
-    return any(module == p or module.startswith(p + ".") for p in FORBIDDEN_PACKAGES)
-
-
-def test_pure_core_imports_no_io() -> None:
-    todo = core_modules()
-    assert "binlogkit.binlog.decoder" in todo and "binlogkit.wire" in todo
+def walk(
+    roots: list[str], forbidden: Callable[[str], bool]
+) -> Iterator[tuple[str, set[str], list[str]]]:
+    """Each module of ``roots``, and each binlogkit module they import that is not
+    ``forbidden`` (transitively), with its run-time imports and forbidden calls."""
+    todo = list(roots)
     seen: set[str] = set()
-    problems: list[str] = []
     while todo:
         name = todo.pop()
         if name in seen:
@@ -156,12 +162,45 @@ def test_pure_core_imports_no_io() -> None:
         if source is None:
             continue
         modules, calls = imports_of(name, source)
+        yield name, modules, calls
+        todo += [m for m in modules if m.startswith("binlogkit.") and not forbidden(m)]
+
+
+def _in_packages(module: str, packages: set[str]) -> bool:
+    return any(module == p or module.startswith(p + ".") for p in packages)
+
+
+def _forbidden(module: str) -> bool:
+    if module.split(".")[0] in FORBIDDEN_MODULES:
+        return True
+    if module == "binlogkit":
+        return True  # the package root re-exports the file reader
+    return _in_packages(module, FORBIDDEN_PACKAGES)
+
+
+def _above_io(module: str) -> bool:
+    return module == "binlogkit" or _in_packages(module, ABOVE_IO)  # the root re-exports the façade
+
+
+def test_pure_core_imports_no_io() -> None:
+    roots = package_modules(CORE)
+    assert "binlogkit.binlog.decoder" in roots and "binlogkit.wire" in roots
+    problems: list[str] = []
+    for name, modules, calls in walk(roots, _forbidden):
         problems += [f"{name} calls {call}" for call in calls]
-        for module in sorted(modules):
-            if _forbidden(module):
-                problems.append(f"{name} imports {module}")
-            elif module.startswith("binlogkit."):
-                todo.append(module)
+        problems += [f"{name} imports {module}" for module in sorted(modules) if _forbidden(module)]
+    assert not problems, "\n".join(problems)
+
+
+def test_io_imports_nothing_built_on_it() -> None:
+    roots = package_modules(["binlogkit.io"])
+    assert "binlogkit.io.files" in roots and "binlogkit.io.binlog_index" in roots
+    problems = [
+        f"{name} imports {module}"
+        for name, modules, _calls in walk(roots, _above_io)
+        for module in sorted(modules)
+        if _above_io(module)
+    ]
     assert not problems, "\n".join(problems)
 
 
@@ -184,6 +223,8 @@ def test_the_walk_catches_io(tmp_path: Path) -> None:
     assert calls == ["open() at line 8"]
     assert all(_forbidden(m) for m in ("socket", "binlogkit.io", "os.path", "binlogkit"))
     assert not _forbidden("binlogkit.errors")
+    assert all(_above_io(m) for m in ("binlogkit.services.relay", "binlogkit.sources", "binlogkit"))
+    assert not any(_above_io(m) for m in ("binlogkit.io.files", "binlogkit.binlog", "socket"))
 
 
 def test_every_event_type_has_a_codec_or_is_deliberately_opaque() -> None:

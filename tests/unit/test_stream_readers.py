@@ -29,7 +29,7 @@ import binlogkit
 from binlogkit import BinlogDecoder, BinlogError, BinlogReader
 from binlogkit.binlog.events import Event
 from binlogkit.binlog.framing import END, NEED_DATA, EventFramer, Frame
-from binlogkit.io.files import resolve_sources
+from binlogkit.io.binlog_index import resolve_sources
 
 V1 = "pieter+mysql-server/mysql-test/std_data/master-bin.001"
 V3 = "Longhui+mysql-5.5.30/mysql-5.5.30/mysql-test/std_data/bug47142_master-bin.000001"

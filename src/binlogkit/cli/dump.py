@@ -22,7 +22,8 @@ from binlogkit.dump import Base64Output, Dumper, DumpOptions
 from binlogkit.dump.selection import Selection, parse_id_list, parse_rewrite_db
 from binlogkit.errors import BinlogError
 from binlogkit.gtid import GtidSet
-from binlogkit.io.files import open_binlog, resolve_sources
+from binlogkit.io.binlog_index import resolve_sources
+from binlogkit.sources import open_binlog
 
 if TYPE_CHECKING:  # the server's modules are imported only for -R
     from binlogkit.dump.remote import RemoteOptions

@@ -637,7 +637,7 @@ def read_selected(
     given first, then reading jumps to the start position (the tools do the
     same); the rest of the first file before it is never decoded.
     """
-    from binlogkit.io.files import resolve_sources
+    from binlogkit.io.binlog_index import resolve_sources
 
     paths = resolve_sources(list(files))
     if not paths:
@@ -648,7 +648,7 @@ def read_selected(
 
 
 def _with_start(paths: list[str], start: int | None, options: dict[str, Any]) -> Iterator[Event]:
-    from binlogkit.io.files import open_binlog
+    from binlogkit.sources import open_binlog
 
     if start is not None and start > 4 and paths[0] != "-":
         with open_binlog(paths[0], **options) as reader:

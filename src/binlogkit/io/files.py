@@ -1,17 +1,18 @@
-"""Reading binlog files, relay logs, sets of files and stdin: the I/O around the decoder."""
+"""Reading binlog files, relay logs, sets of files and stdin: the I/O around the decoder.
+
+Which files a source names, and in which order, is :mod:`binlogkit.io.binlog_index`.
+"""
 
 from __future__ import annotations
 
-import glob
 import logging
 import os
-import re
 import sys
 import time
-from collections.abc import Generator, Iterator, Sequence
+from collections.abc import Generator, Iterator
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING, BinaryIO
+from typing import BinaryIO
 
 from binlogkit.binlog.constants import EventFlag, EventType
 from binlogkit.binlog.context import DecodeOptions
@@ -19,66 +20,11 @@ from binlogkit.binlog.decoder import BinlogDecoder
 from binlogkit.binlog.events import Event, RotateEvent
 from binlogkit.binlog.framing import END, Signal
 from binlogkit.errors import BinlogError
-
-if TYPE_CHECKING:
-    from binlogkit.services.replica_stream import BinlogStream
+from binlogkit.io.binlog_index import Source, resolve_sources
 
 log = logging.getLogger(__name__)
 
-Source = str | os.PathLike[str] | Sequence[str | os.PathLike[str]]
-
-_NUMBERED = re.compile(r"\.(\d{6,})$")
 CHUNK_SIZE = 1 << 20
-
-
-def split_binlog_name(name: str) -> tuple[str, int] | None:
-    """``("mysql-bin", 12)`` for ``mysql-bin.000012``; None for a name without a sequence number."""
-    m = _NUMBERED.search(name)
-    return None if m is None else (name[: m.start()], int(m[1]))
-
-
-def binlog_order(path: str) -> tuple[str, int, str]:
-    """Sort key that puts ``name.999999`` before ``name.1000000``."""
-    base, number = split_binlog_name(path) or (path, -1)
-    return (base, number, path)
-
-
-def resolve_sources(source: Source) -> list[str]:
-    """The ordered list of inputs a source names.
-
-    A path is itself; ``-`` is stdin; an ``.index`` file lists its binlogs
-    (relative to its own folder); a directory holds the binlogs named in its
-    index file, or else every ``name.NNNNNN`` file in it; a glob pattern is
-    expanded; a list is each of these in turn. Directory and glob matches are
-    ordered by name and then by number (``.999999`` before ``.1000000``).
-    """
-    if not isinstance(source, str | os.PathLike):
-        return [path for item in source for path in resolve_sources(item)]
-    text = os.fspath(source)
-    if text == "-":
-        return ["-"]
-    path = Path(text)
-    if path.is_dir():
-        indexes = sorted(path.glob("*.index"))
-        if indexes:
-            return resolve_sources(str(indexes[0]))
-        found = sorted(
-            (str(p) for p in path.iterdir() if _NUMBERED.search(p.name)), key=binlog_order
-        )
-        if not found:
-            raise BinlogError(f"no binlog files (name.NNNNNN) in directory {text}")
-        return found
-    if path.suffix == ".index" and path.is_file():
-        names = [line.strip() for line in path.read_text().splitlines() if line.strip()]
-        return [str(path.parent / Path(name).name) for name in names]
-    if glob.has_magic(text):
-        found = sorted(glob.glob(text), key=binlog_order)
-        if not found:
-            raise BinlogError(f"no files match {text}")
-        return found
-    if not path.exists():
-        raise BinlogError(f"no such binlog file: {text}")
-    return [text]
 
 
 class BinlogReader:
@@ -243,45 +189,3 @@ def _discard(stream: BinaryIO, count: int) -> int:
             break
         done += len(chunk)
     return done
-
-
-def open_binlog(
-    source: Source,
-    *,
-    start_position: int | None = None,
-    follow: bool = False,
-    verify_checksum: bool = True,
-    on_unknown: str = "error",
-    on_corrupt: str = "error",
-    raw_values: bool = False,
-    **kwargs: object,
-) -> BinlogReader | BinlogStream:
-    """Open binlog files (a path, a list, a directory, an index file, a glob or ``-``).
-
-    Returns a context manager that iterates decoded events. See
-    :class:`~binlogkit.binlog.context.DecodeOptions` for the decoding options.
-    A ``mysql://`` or ``mariadb://`` URL reads a live server's stream instead
-    (:class:`~binlogkit.services.replica_stream.BinlogStream`: ``start``,
-    ``server_id``, ``blocking`` and its other options).
-    """
-    if isinstance(source, str) and source.startswith(("mysql://", "mariadb://")):
-        from binlogkit.services.replica_stream import open_stream  # network code only when asked
-
-        if start_position is not None or follow:
-            raise BinlogError("a server stream takes start=..., not start_position or follow")
-        return open_stream(
-            source,
-            verify_checksum=verify_checksum,
-            on_unknown=on_unknown,
-            on_corrupt=on_corrupt,
-            raw_values=raw_values,
-            **kwargs,
-        )
-    options = DecodeOptions(
-        verify_checksum=verify_checksum,
-        on_unknown=on_unknown,  # type: ignore[arg-type]
-        on_corrupt=on_corrupt,  # type: ignore[arg-type]
-        raw_values=raw_values,
-        **kwargs,  # type: ignore[arg-type]
-    )
-    return BinlogReader(source, options=options, start_position=start_position, follow=follow)

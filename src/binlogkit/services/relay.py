@@ -36,7 +36,7 @@ from binlogkit.binlog.events.format_description import fde_checksum_alg
 from binlogkit.binlog.framing import EventFramer, Frame, crc32_ok
 from binlogkit.binlog.header import EventHeader
 from binlogkit.errors import BinlogError, ChecksumError, ConnectionLost, ServerError
-from binlogkit.io.files import split_binlog_name
+from binlogkit.io.binlog_index import find_index, index_name, read_index, write_index
 from binlogkit.protocol.replication import DumpFlag
 from binlogkit.protocol.spec import ConnectionSpec
 from binlogkit.services.replica_stream import Backoff, ReplicaStream, is_retryable
@@ -66,11 +66,6 @@ class RelayPosition:
 
     file: str
     position: int
-
-
-def _index_name(file: str) -> str:
-    base, _ = split_binlog_name(file) or (file, 0)
-    return f"{base}.index"
 
 
 class RelayWriter:
@@ -131,11 +126,8 @@ class RelayWriter:
 
     def files(self) -> list[str]:
         """The names of the copied files, oldest first (from the index file)."""
-        indexes = sorted(self.directory.glob("*.index"))
-        if not indexes:
-            return []
-        lines = indexes[0].read_text().splitlines()
-        return [Path(line.strip()).name for line in lines if line.strip()]
+        index = find_index(self.directory)
+        return [] if index is None else read_index(index)
 
     # -- resuming -------------------------------------------------------------------
 
@@ -311,17 +303,10 @@ class RelayWriter:
         self._stream = stream
 
     def _add_to_index(self, name: str) -> None:
-        index = self.directory / _index_name(name)
-        lines = index.read_text().splitlines() if index.exists() else []
-        if f"./{name}" in lines:
-            return
-        temporary = index.with_name(index.name + ".tmp")
-        with temporary.open("w") as out:
-            out.write("".join(f"{line}\n" for line in [*lines, f"./{name}"]))
-            if self.sync:
-                out.flush()
-                os.fsync(out.fileno())
-        temporary.replace(index)
+        index = self.directory / index_name(name)
+        names = read_index(index) if index.exists() else []
+        if name not in names:
+            write_index(index, [*names, name], sync=self.sync)
 
 
 def _rotate_target(raw: bytes, checksum_length: int) -> RelayPosition:

@@ -37,7 +37,7 @@ from binlogkit.binlog.events import Event
 from binlogkit.binlog.frozen import fast_constructor
 from binlogkit.errors import BinlogError, ConnectionLost, ServerError
 from binlogkit.gtid import GtidSet, MariaGtidList
-from binlogkit.io.files import split_binlog_name
+from binlogkit.io.binlog_index import binlog_order
 from binlogkit.io.mysql import MySQLConnection
 from binlogkit.protocol.replication import (
     BINLOG_HEADER_SIZE,
@@ -499,15 +499,14 @@ class Backoff:
         return float(min(self.maximum, self.initial * 2 ** (attempt - 1)))
 
 
-def _file_key(name: str | None) -> tuple[str, int]:
-    return split_binlog_name(name or "") or (name or "", -1)
+_EventKey = tuple[tuple[str, int, str], int, int]
 
 
-def _event_key(first: Event, index: int) -> tuple[tuple[str, int], int, int]:
+def _event_key(first: Event, index: int) -> _EventKey:
     """Where an event sits in the stream, in stream order: its file, its packet's offset (the
     events a TRANSACTION_PAYLOAD holds share it) and its index in the packet."""
     header = first.header
-    return (_file_key(header.file), header.offset, index)
+    return (binlog_order(header.file or ""), header.offset, index)
 
 
 class BinlogStream:
@@ -640,7 +639,7 @@ class BinlogStream:
         # and, after a reconnect, the key of that event: events up to it are given already.
         last_first: Event | None = None
         last_index = 0
-        replay: tuple[tuple[str, int], int, int] | None = None
+        replay: _EventKey | None = None
         was_complete: bool | None = None  # no transaction open after the event given last
         include_stream_only = self.include_stream_only
         failures = 0

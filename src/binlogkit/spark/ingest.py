@@ -94,7 +94,7 @@ from pyspark.sql.datasource import InputPartition
 from binlogkit.binlog.constants import MAGIC, V4_HEADER_LENGTH, EventFlag, EventType
 from binlogkit.binlog.framing import EventFramer, Frame
 from binlogkit.errors import BinlogError
-from binlogkit.io.files import Source, binlog_order, resolve_sources, split_binlog_name
+from binlogkit.io.binlog_index import Source, binlog_order, resolve_sources, split_binlog_name
 from binlogkit.io.resync import (
     SIZES_STOP_AFTER,
     TRANSACTION_STARTS,
@@ -396,7 +396,7 @@ def ingest(
 ) -> IngestReport:
     """Append the row changes of ``source`` not yet in ``lake`` to its change-log table.
 
-    ``source`` names binlog files as :func:`~binlogkit.io.files.resolve_sources`
+    ``source`` names binlog files as :func:`~binlogkit.io.binlog_index.resolve_sources`
     reads them (paths, a directory, an index file, a glob, a list). ``tables``
     (``db.table`` names) keeps only those tables' changes; a lake keeps the
     filter it was made with. Files are read in batches of about ``batch_bytes``

@@ -61,7 +61,7 @@ from binlogkit.binlog.events.rows import RowsEvent
 from binlogkit.binlog.events.table_map import TableMapEvent
 from binlogkit.binlog.rows.columns import ColumnInfo
 from binlogkit.errors import BinlogError
-from binlogkit.io.files import resolve_sources
+from binlogkit.io.binlog_index import resolve_sources
 from binlogkit.io.splits import (
     DEFAULT_SPLIT_SIZE,
     Split,

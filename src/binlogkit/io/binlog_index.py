@@ -1,0 +1,128 @@
+"""Binlog file names and index files: which files a source names, in which order.
+
+A server names its binlogs ``base.NNNNNN`` (six digits or more) and lists
+them in ``base.index``, one path per line as it was given the path
+(``./mysql-bin.000001``, ``binlog/mysql-bin.000001`` or absolute). The files
+are kept in the index's own folder, so only each line's file name counts:
+that way an index still names its files once both are copied elsewhere.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import re
+from collections.abc import Sequence
+from pathlib import Path
+
+from binlogkit.errors import BinlogError
+
+__all__ = [
+    "Source",
+    "binlog_order",
+    "find_index",
+    "index_name",
+    "read_index",
+    "resolve_sources",
+    "split_binlog_name",
+    "write_index",
+]
+
+Source = str | os.PathLike[str] | Sequence[str | os.PathLike[str]]
+
+_NUMBERED = re.compile(r"\.(\d{6,})$")
+
+
+def split_binlog_name(name: str) -> tuple[str, int] | None:
+    """``("mysql-bin", 12)`` for ``mysql-bin.000012``; None for a name without a sequence number."""
+    m = _NUMBERED.search(name)
+    return None if m is None else (name[: m.start()], int(m[1]))
+
+
+def binlog_order(path: str) -> tuple[str, int, str]:
+    """Sort key that puts ``name.999999`` before ``name.1000000``."""
+    base, number = split_binlog_name(path) or (path, -1)
+    return (base, number, path)
+
+
+def index_name(binlog: str) -> str:
+    """The index file that lists ``binlog``: ``mysql-bin.index`` for ``mysql-bin.000012``."""
+    base, _ = split_binlog_name(binlog) or (binlog, 0)
+    return f"{base}.index"
+
+
+def find_index(directory: Path) -> Path | None:
+    """The index file of a folder of binlogs (the first ``*.index`` by name), or None."""
+    return min(directory.glob("*.index"), default=None)
+
+
+def read_index(index: Path) -> list[str]:
+    """The file names an index file lists, in its order (blank lines and spaces around ignored)."""
+    lines = (line.strip() for line in index.read_text().splitlines())
+    return [Path(line).name for line in lines if line]
+
+
+def write_index(index: Path, names: Sequence[str], *, sync: bool = False) -> None:
+    """Make ``index`` list ``names`` (as ``./name``, the way the server writes them).
+
+    The list goes to ``index.tmp`` first, which then replaces ``index``, so a
+    crash leaves the old list or the new one, never a part. ``sync``: fsync the
+    new list before it replaces the old.
+    """
+    temporary = index.with_name(index.name + ".tmp")
+    with temporary.open("w") as out:
+        out.write("".join(f"./{name}\n" for name in names))
+        if sync:
+            out.flush()
+            os.fsync(out.fileno())
+    temporary.replace(index)
+
+
+def resolve_sources(source: Source) -> list[str]:
+    """The ordered list of inputs a source names.
+
+    A path is itself; ``-`` is stdin; an ``.index`` file lists its binlogs
+    (in its own folder); a directory holds the binlogs named in its index
+    file, or else every ``name.NNNNNN`` file in it; a glob pattern is
+    expanded; a list is each of these in turn. Directory and glob matches are
+    ordered by name and then by number (``.999999`` before ``.1000000``).
+    """
+    if not isinstance(source, str | os.PathLike):
+        return [path for item in source for path in resolve_sources(item)]
+    text = os.fspath(source)
+    if text == "-":
+        return ["-"]
+    path = Path(text)
+    if path.is_dir():
+        index = find_index(path)
+        if index is not None:
+            return _indexed_files(index)
+        found = sorted(
+            (str(p) for p in path.iterdir() if _NUMBERED.search(p.name)), key=binlog_order
+        )
+        if not found:
+            raise BinlogError(f"no binlog files (name.NNNNNN) in directory {text}")
+        return found
+    if path.suffix == ".index" and path.is_file():
+        return _indexed_files(path)
+    if glob.has_magic(text):
+        found = sorted(glob.glob(text), key=binlog_order)
+        if not found:
+            raise BinlogError(f"no files match {text}")
+        return found
+    if not path.exists():
+        raise BinlogError(f"no such binlog file: {text}")
+    return [text]
+
+
+def _indexed_files(index: Path) -> list[str]:
+    """The paths of the files ``index`` lists; each must exist."""
+    paths = [index.parent / name for name in read_index(index)]
+    for path in paths:
+        if not path.exists():
+            raise BinlogError(
+                f"the index lists {path.name}, which is not in {index.parent}",
+                file=str(index),
+                hint="copy the file there, or remove its line from the index",
+            )
+    return [str(path) for path in paths]

@@ -1,0 +1,63 @@
+"""``binlogkit.open``: the events of binlog files or of a live server, chosen by the source.
+
+Files are read by :class:`~binlogkit.io.files.BinlogReader`; a ``mysql://`` or
+``mariadb://`` URL is streamed by
+:class:`~binlogkit.services.replica_stream.BinlogStream`, whose network code
+is imported only when a URL is given.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from binlogkit.binlog.context import DecodeOptions
+from binlogkit.errors import BinlogError
+from binlogkit.io.binlog_index import Source
+from binlogkit.io.files import BinlogReader
+
+if TYPE_CHECKING:
+    from binlogkit.services.replica_stream import BinlogStream
+
+__all__ = ["open_binlog"]
+
+
+def open_binlog(
+    source: Source,
+    *,
+    start_position: int | None = None,
+    follow: bool = False,
+    verify_checksum: bool = True,
+    on_unknown: str = "error",
+    on_corrupt: str = "error",
+    raw_values: bool = False,
+    **kwargs: object,
+) -> BinlogReader | BinlogStream:
+    """Open binlog files (a path, a list, a directory, an index file, a glob or ``-``).
+
+    Returns a context manager that iterates decoded events. See
+    :class:`~binlogkit.binlog.context.DecodeOptions` for the decoding options.
+    A ``mysql://`` or ``mariadb://`` URL reads a live server's stream instead
+    (:class:`~binlogkit.services.replica_stream.BinlogStream`: ``start``,
+    ``server_id``, ``blocking`` and its other options).
+    """
+    if isinstance(source, str) and source.startswith(("mysql://", "mariadb://")):
+        from binlogkit.services.replica_stream import open_stream  # network code only when asked
+
+        if start_position is not None or follow:
+            raise BinlogError("a server stream takes start=..., not start_position or follow")
+        return open_stream(
+            source,
+            verify_checksum=verify_checksum,
+            on_unknown=on_unknown,
+            on_corrupt=on_corrupt,
+            raw_values=raw_values,
+            **kwargs,
+        )
+    options = DecodeOptions(
+        verify_checksum=verify_checksum,
+        on_unknown=on_unknown,  # type: ignore[arg-type]
+        on_corrupt=on_corrupt,  # type: ignore[arg-type]
+        raw_values=raw_values,
+        **kwargs,  # type: ignore[arg-type]
+    )
+    return BinlogReader(source, options=options, start_position=start_position, follow=follow)

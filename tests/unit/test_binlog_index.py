@@ -1,0 +1,100 @@
+"""Binlog names and index files: the one reader and the one writer, and the sources they resolve."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from binlogkit import BinlogError
+from binlogkit.io.binlog_index import (
+    binlog_order,
+    find_index,
+    index_name,
+    read_index,
+    resolve_sources,
+    split_binlog_name,
+    write_index,
+)
+
+NAMES = ["mysql-bin.000001", "mysql-bin.000002", "mysql-bin.1000000"]
+
+
+def test_names_split_and_order() -> None:
+    assert split_binlog_name("mysql-bin.000012") == ("mysql-bin", 12)
+    assert split_binlog_name("/x/relay.bin.1000000") == ("/x/relay.bin", 1_000_000)
+    assert split_binlog_name("mysql-bin.12") is None
+    assert split_binlog_name("mysql-bin.index") is None
+    assert sorted(["b.000001", "a.1000000", "a.999999"], key=binlog_order) == [
+        "a.999999",
+        "a.1000000",
+        "b.000001",
+    ]
+    assert index_name("mysql-bin.000012") == "mysql-bin.index"
+    assert index_name("odd") == "odd.index"
+
+
+def test_write_then_read_gives_the_names_back(tmp_path: Path) -> None:
+    index = tmp_path / "mysql-bin.index"
+    write_index(index, NAMES)
+    assert index.read_text() == "".join(f"./{name}\n" for name in NAMES)  # as the server writes
+    assert read_index(index) == NAMES
+    write_index(index, NAMES[:1])
+    assert read_index(index) == NAMES[:1]
+    assert [p.name for p in tmp_path.iterdir()] == ["mysql-bin.index"]
+
+
+def test_read_takes_the_file_name_of_each_line(tmp_path: Path) -> None:
+    """Relative (``./``, a subfolder) and absolute lines, blank lines, spaces and CRLF."""
+    index = tmp_path / "mysql-bin.index"
+    index.write_text(
+        "./mysql-bin.000001\r\n\n  binlog/mysql-bin.000002  \n\t\n/var/lib/mysql/mysql-bin.1000000"
+    )
+    assert read_index(index) == NAMES
+
+
+def test_write_is_all_or_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A crash before the new list is complete leaves the old one; ``sync`` fsyncs the new."""
+    index = tmp_path / "mysql-bin.index"
+    write_index(index, NAMES[:1])
+    synced: list[int] = []
+    monkeypatch.setattr(os, "fsync", synced.append)
+    write_index(index, NAMES, sync=True)
+    assert len(synced) == 1 and read_index(index) == NAMES
+
+    def crash(fd: int) -> None:
+        raise OSError("disk gone")
+
+    monkeypatch.setattr(os, "fsync", crash)
+    with pytest.raises(OSError, match="disk gone"):
+        write_index(index, NAMES[:2], sync=True)
+    assert read_index(index) == NAMES
+    write_index(index, NAMES[:2])  # the leftover temporary file is no obstacle
+    assert read_index(index) == NAMES[:2]
+
+
+def test_an_index_names_files_in_its_own_folder(tmp_path: Path) -> None:
+    for name in NAMES:
+        (tmp_path / name).write_bytes(b"")
+    (tmp_path / "mysql-bin.index").write_text(
+        "".join(f"/elsewhere/{name}\n\n" for name in reversed(NAMES))
+    )
+    want = [str(tmp_path / name) for name in reversed(NAMES)]
+    assert resolve_sources(tmp_path / "mysql-bin.index") == want
+    assert find_index(tmp_path) == tmp_path / "mysql-bin.index"
+    assert resolve_sources(tmp_path) == want  # the directory's index, in its order
+
+
+def test_a_file_missing_from_an_index_is_named(tmp_path: Path) -> None:
+    index = tmp_path / "mysql-bin.index"
+    write_index(index, NAMES[:2])
+    (tmp_path / NAMES[0]).write_bytes(b"")
+    for source in (index, tmp_path):
+        with pytest.raises(BinlogError) as caught:
+            resolve_sources(source)
+        assert str(index) in str(caught.value) and NAMES[1] in str(caught.value)
+
+
+def test_a_folder_without_index_has_no_index(tmp_path: Path) -> None:
+    assert find_index(tmp_path) is None
