@@ -79,10 +79,10 @@ from binlogkit.binlog.events.rows import RowsEvent, RowsFlag
 from binlogkit.binlog.events.table_map import TableMapEvent
 from binlogkit.errors import BinlogError
 from binlogkit.gtid import GtidSet, MariaGtid, MariaGtidList
+from binlogkit.pipeline.statements import is_transaction_keyword
 
 __all__ = [
     "Selection",
-    "is_transaction_keyword",
     "parse_id_list",
     "parse_position",
     "parse_rewrite_db",
@@ -107,20 +107,6 @@ _MYSQL_GTID_PASS = frozenset(
 )
 """Events mysqlbinlog never drops for --include-gtids/--exclude-gtids (PREVIOUS_GTIDS only
 goes with --skip-gtids)."""
-
-
-def is_transaction_keyword(query: bytes) -> bool:
-    """Whether a QUERY is BEGIN, COMMIT, ROLLBACK, SAVEPOINT or an XA statement.
-
-    The tools do not apply ``--database`` to these.
-    """
-    head = query[:9].upper()
-    return (
-        query in (b"BEGIN", b"COMMIT")
-        or head.startswith(b"SAVEPOINT")
-        or head.startswith(b"ROLLBACK")
-        or head.startswith(b"XA ")
-    )
 
 
 def _ends_group(query: bytes) -> bool:

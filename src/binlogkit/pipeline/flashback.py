@@ -45,7 +45,7 @@ from binlogkit.binlog.events.rows import RowsEvent, RowsFlag
 from binlogkit.binlog.events.table_map import TableMapEvent
 from binlogkit.binlog.rows.plan import PartialRowChange, RowChange
 from binlogkit.errors import BinlogError
-from binlogkit.pipeline.selection import is_transaction_keyword
+from binlogkit.pipeline.statements import is_transaction_keyword
 
 __all__ = ["FlashbackError", "UndoTransaction", "flashback", "reverse_rows_event", "undo_script"]
 
