@@ -64,21 +64,20 @@ import logging
 import os
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
 from binlogkit.binlog.constants import EventType, Flavor
 from binlogkit.binlog.events import Event, FormatDescriptionEvent
 from binlogkit.binlog.events.gtid import GtidEvent, TaggedGtidEvent
-from binlogkit.binlog.events.informational import AnnotateRowsEvent
 from binlogkit.binlog.events.mariadb_gtid import MariaGtidEvent, MariaGtidListEvent
 from binlogkit.binlog.events.payload import TransactionPayloadEvent
 from binlogkit.binlog.events.query import QueryEvent
-from binlogkit.binlog.events.rows import RowsEvent, RowsFlag
 from binlogkit.binlog.events.table_map import TableMapEvent
 from binlogkit.errors import BinlogError
 from binlogkit.gtid import GtidSet, MariaGtid, MariaGtidList
+from binlogkit.pipeline.gate import TableGate
 from binlogkit.pipeline.statements import is_transaction_keyword
 
 __all__ = [
@@ -260,9 +259,9 @@ class _Run:
         self.group_file: str | None = None
         self.skip_gtid_group = False  # MySQL include/exclude GTIDs: inside a dropped group
         self.dropped_payload_end = -1  # the end of a TRANSACTION_PAYLOAD the filters dropped
-        self.ignored_maps: set[int] = set()
-        self.kept_maps: dict[int, TableMapEvent] = {}
-        self.annotate: AnnotateRowsEvent | None = None
+        self.tables = TableGate(
+            self._keeps_map, sel.rewrite_db.get, hold_annotate=bool(sel.database or sel.table)
+        )
         self.payload_end = -1
         self.payload_offset = -1
         self.pos = 0
@@ -348,7 +347,6 @@ class _Run:
     # --- what ----------------------------------------------------------------------------------
 
     def _content(self, event: Event) -> Iterator[Event]:
-        sel = self.sel
         code = event.header.type_code
         if code in _FORMAT:
             yield event
@@ -364,40 +362,10 @@ class _Run:
                 self.dropped_payload_end = header.end
             return
         if isinstance(event, QueryEvent):
-            if not is_transaction_keyword(event.query) and self._skip_db(event.db):
-                return
-            yield self._rewrite_query(event)
-        elif isinstance(event, AnnotateRowsEvent) and (sel.database or sel.table):
-            self.annotate = event  # shown with the first table map its statement keeps
-        elif isinstance(event, TableMapEvent):
-            if self._skip_db(event.schema) or (
-                sel.table is not None and event.table_name != sel.table
-            ):
-                self.ignored_maps.add(event.table_id)
-                self.kept_maps.pop(event.table_id, None)
-                return
-            self.ignored_maps.discard(event.table_id)
-            if self.annotate is not None:
-                yield self.annotate
-                self.annotate = None
-            new = event
-            target = sel.rewrite_db.get(event.schema)
-            if target is not None:
-                new = replace(event, schema=target)
-            self.kept_maps[event.table_id] = new
-            yield new
-        elif isinstance(event, RowsEvent):
-            if event.flags & RowsFlag.STMT_END:
-                self.annotate = None
-            if event.table_id in self.ignored_maps:
-                return
-            new_map = self.kept_maps.get(event.table_id)
-            if new_map is not None and event.table is not None and new_map is not event.table:
-                yield replace(event, table=new_map)
-            else:
-                yield event
+            if is_transaction_keyword(event.query) or not self._skip_db(event.db):
+                yield self.tables.query(event)
         else:
-            yield event
+            yield from self.tables.feed(event)
 
     def _gtid_sets(self, event: Event, code: int) -> bool:
         """MySQL's --include-gtids/--exclude-gtids (mysqlbinlog's shall_skip_gtids)."""
@@ -433,9 +401,9 @@ class _Run:
             db = self.sel.rewrite_db.get(db, db)
         return db != wanted
 
-    def _rewrite_query(self, event: QueryEvent) -> QueryEvent:
-        target = self.sel.rewrite_db.get(event.db) if event.db else None
-        return event if target is None else replace(event, db=target)
+    def _keeps_map(self, event: TableMapEvent) -> bool:
+        table = self.sel.table
+        return not self._skip_db(event.schema) and (table is None or event.table_name == table)
 
 
 def _at_or_after(bound: MariaGtid, gtid: MariaGtid) -> bool:
