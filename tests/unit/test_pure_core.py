@@ -4,7 +4,8 @@ DESIGN.md: ``binlog/``, ``wire/``, ``protocol/`` and ``gtid.py`` take bytes and
 give objects; they import no socket, file, thread or Spark code, which is what
 lets one decoder serve files, stdin, sockets, asyncio and Spark executors. The
 walk reads the source (statically: importing ``binlogkit`` itself pulls in the
-I/O layers) and follows every binlogkit module the core imports.
+I/O layers) and follows every binlogkit module the core imports. The replication
+filters (``pipeline/filters.py``) are pure too and are walked with it.
 """
 
 from __future__ import annotations
@@ -20,7 +21,13 @@ from binlogkit.binlog.decoder import OPAQUE_TYPES
 from binlogkit.binlog.events import EVENT_CODECS, Event
 
 SRC = Path(binlogkit.__file__).resolve().parent
-CORE = ["binlogkit.binlog", "binlogkit.wire", "binlogkit.gtid", "binlogkit.protocol"]
+CORE = [
+    "binlogkit.binlog",
+    "binlogkit.wire",
+    "binlogkit.gtid",
+    "binlogkit.protocol",
+    "binlogkit.pipeline.filters",
+]
 FORBIDDEN_MODULES = {
     "_thread",
     "asyncio",

@@ -62,7 +62,6 @@ from __future__ import annotations
 
 import logging
 import os
-import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -77,6 +76,7 @@ from binlogkit.binlog.events.query import QueryEvent
 from binlogkit.binlog.events.table_map import TableMapEvent
 from binlogkit.errors import BinlogError
 from binlogkit.gtid import GtidSet, MariaGtid, MariaGtidList
+from binlogkit.pipeline.filters import parse_rewrite_db
 from binlogkit.pipeline.gate import TableGate
 from binlogkit.pipeline.statements import is_transaction_keyword
 
@@ -148,14 +148,6 @@ def parse_position(text: str) -> int | MariaGtidList:
     if not text.strip().isdigit():
         raise BinlogError(f"position must be a positive integer or a GTID list: {text!r}")
     return int(text)
-
-
-def parse_rewrite_db(text: str) -> tuple[str, str]:
-    """``FROM->TO`` (spaces around the names are ignored) as a pair."""
-    m = re.fullmatch(r"\s*([^\s].*?)\s*->\s*([^\s].*?)\s*", text)
-    if m is None:
-        raise BinlogError(f"--rewrite-db takes FROM->TO, got {text!r}")
-    return m[1], m[2]
 
 
 def _epoch(value: int | float | datetime | None) -> float | None:
