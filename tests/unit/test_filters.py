@@ -170,7 +170,7 @@ def test_like_pattern() -> None:
         ({"do_table": ["shop"]}, "DB.TABLE"),
         ({"wild_ignore_table": [".%"]}, "DB.TABLE"),
         ({"do_db": "shop"}, "list of strings"),
-        ({"include_regex": ["("]}, "include_regex"),
+        ({"include_regex": ["("]}, "not a regular expression"),
     ],
 )
 def test_malformed_rules(rules: dict[str, Any], message: str) -> None:

@@ -53,7 +53,7 @@ not reproduced.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -66,7 +66,13 @@ from binlogkit.errors import BinlogError
 from binlogkit.pipeline.gate import TableGate
 from binlogkit.pipeline.statements import database_statement, is_transaction_keyword
 
-__all__ = ["ReplicationFilter", "like_pattern", "parse_rewrite_db", "parse_table_rule"]
+__all__ = [
+    "ReplicationFilter",
+    "like_pattern",
+    "parse_regex",
+    "parse_rewrite_db",
+    "parse_table_rule",
+]
 
 _RULE_LISTS = (
     "do_db",
@@ -96,6 +102,14 @@ def parse_rewrite_db(text: str) -> tuple[str, str]:
     if m is None:
         raise BinlogError(f"a database rewrite is FROM->TO, not {text!r}")
     return m[1], m[2]
+
+
+def parse_regex(text: str) -> re.Pattern[str]:
+    """An include/exclude regular expression, compiled."""
+    try:
+        return re.compile(text)
+    except re.error as err:
+        raise BinlogError(f"not a regular expression ({err}): {text!r}") from None
 
 
 def like_pattern(pattern: str) -> str:
@@ -158,7 +172,17 @@ class ReplicationFilter:
     @property
     def is_empty(self) -> bool:
         """Whether the filter keeps every event unchanged."""
-        return not (any(getattr(self, name) for name in _RULE_LISTS) or self.rewrite_db)
+        return not (self._drops or self.rewrite_db)
+
+    @property
+    def table_predicate(self) -> Callable[[str, str], bool] | None:
+        """:meth:`keeps_table` for ``DecodeOptions.tables``; None when every table passes."""
+        return self.keeps_table if self._drops else None
+
+    @property
+    def _drops(self) -> bool:
+        """Whether any rule can drop an event (``rewrite_db`` alone keeps them all)."""
+        return any(getattr(self, name) for name in _RULE_LISTS)
 
     def renamed_db(self, db: str) -> str | None:
         """The database ``rewrite_db`` renames ``db`` to, or None when no rule applies."""
@@ -255,8 +279,8 @@ class _Rules:
         self.table_rules = bool(
             spec.do_table or spec.ignore_table or spec.wild_do_table or spec.wild_ignore_table
         )
-        self.include = _regexes("include_regex", spec.include_regex)
-        self.exclude = _regexes("exclude_regex", spec.exclude_regex)
+        self.include = tuple(map(parse_regex, spec.include_regex))
+        self.exclude = tuple(map(parse_regex, spec.exclude_regex))
 
     def _wild(self, patterns: Sequence[str]) -> re.Pattern[str] | None:
         if not patterns:
@@ -311,10 +335,3 @@ class _Rules:
         if self.include and not any(p.fullmatch(name) for p in self.include):
             return False
         return not any(p.fullmatch(name) for p in self.exclude)
-
-
-def _regexes(name: str, patterns: Sequence[str]) -> tuple[re.Pattern[str], ...]:
-    try:
-        return tuple(re.compile(p) for p in patterns)
-    except re.error as err:
-        raise BinlogError(f"{name}: not a regular expression: {err}") from None
