@@ -257,3 +257,23 @@ def test_filter_stream() -> None:
         "XidEvent",
     ]
     assert list(F().filter(events)) == events
+
+
+def test_from_variables() -> None:
+    variables = {
+        "replicate_do_db": "a, b,,c",
+        "replicateRewriteDb": "x->y, z -> w",
+        "include_regex": "a,b",
+        "lower_case_table_names": "1",
+        "replicate_annotate_row_events": "ON",
+    }
+    assert F.from_variables(variables, Flavor.MYSQL) == F(
+        do_db=["a", "b", "c"],
+        rewrite_db=[("x", "y"), ("z", "w")],
+        include_regex=["a,b"],
+        lower_case_table_names=1,
+        flavor=Flavor.MYSQL,
+    )
+    assert F.from_variables({"replicate_do_table": ""}).is_empty
+    with pytest.raises(BinlogError, match="lower_case_table_names"):
+        F.from_variables({"lower_case_table_names": "on"})

@@ -85,6 +85,22 @@ _RULE_LISTS = (
     "exclude_regex",
 )
 _TABLE_RULES = frozenset({"do_table", "ignore_table", "wild_do_table", "wild_ignore_table"})
+_VARIABLES = {
+    variable.replace("_", ""): name
+    for variable, name in (
+        ("replicate_do_db", "do_db"),
+        ("replicate_ignore_db", "ignore_db"),
+        ("replicate_do_table", "do_table"),
+        ("replicate_ignore_table", "ignore_table"),
+        ("replicate_wild_do_table", "wild_do_table"),
+        ("replicate_wild_ignore_table", "wild_ignore_table"),
+        ("replicate_rewrite_db", "rewrite_db"),
+        ("include_regex", "include_regex"),
+        ("exclude_regex", "exclude_regex"),
+        ("lower_case_table_names", "lower_case_table_names"),
+    )
+}
+"""The field each variable sets, by the variable's name without underscores."""
 
 
 def parse_table_rule(text: str) -> str:
@@ -168,6 +184,34 @@ class ReplicationFilter:
         rewrites = tuple((str(a), str(b)) for a, b in pairs)
         object.__setattr__(self, "rewrite_db", rewrites)
         object.__setattr__(self, "_rules", _Rules(self, rewrites))
+
+    @classmethod
+    def from_variables(
+        cls, variables: Mapping[str, str], flavor: Flavor = Flavor.MARIADB
+    ) -> ReplicationFilter:
+        """The filter of a replica's variables, as ``SHOW VARIABLES`` gives them.
+
+        ``replicate_do_db`` ... ``replicate_rewrite_db`` hold comma-separated
+        lists (empty items skipped, spaces before an item ignored), as the
+        servers take them; ``include_regex``/``exclude_regex`` one regex each;
+        ``lower_case_table_names`` a number. Names are matched without regard
+        to case and underscores (``replicateDoDb`` too); other names are ignored.
+        """
+        fields: dict[str, Any] = {}
+        for key, text in variables.items():
+            name = _VARIABLES.get(key.replace("_", "").lower())
+            if name is None:
+                continue
+            if name == "lower_case_table_names":
+                if text.strip() not in ("0", "1", "2"):
+                    raise BinlogError(f"lower_case_table_names is 0, 1 or 2, not {text!r}")
+                fields[name] = int(text)
+            elif name.endswith("regex"):
+                fields[name] = [text] if text else []
+            else:
+                items = [item.lstrip() for item in text.split(",") if item]
+                fields[name] = list(map(parse_rewrite_db, items)) if name == "rewrite_db" else items
+        return cls(flavor=flavor, **fields)
 
     @property
     def is_empty(self) -> bool:
