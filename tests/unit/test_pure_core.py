@@ -3,7 +3,8 @@
 DESIGN.md: ``binlog/``, ``wire/``, ``protocol/`` and ``gtid.py`` take bytes and
 give objects; they import no socket, file, thread or Spark code, which is what
 lets one decoder serve files, stdin, sockets, asyncio and Spark executors.
-``io/`` drives them and imports nothing built on it (services, the
+The replication filters (``pipeline/filters.py``) are pure too and are walked
+with it. ``io/`` drives them and imports nothing built on it (services, the
 ``binlogkit.open`` façade, cli, spark, dump, pipeline). The walk reads the
 source (statically: importing ``binlogkit`` itself pulls in every layer) and
 follows every binlogkit module the walked modules import.
@@ -23,7 +24,13 @@ from binlogkit.binlog.decoder import OPAQUE_TYPES
 from binlogkit.binlog.events import EVENT_CODECS, Event
 
 SRC = Path(binlogkit.__file__).resolve().parent
-CORE = ["binlogkit.binlog", "binlogkit.wire", "binlogkit.gtid", "binlogkit.protocol"]
+CORE = [
+    "binlogkit.binlog",
+    "binlogkit.wire",
+    "binlogkit.gtid",
+    "binlogkit.protocol",
+    "binlogkit.pipeline.filters",
+]
 FORBIDDEN_MODULES = {
     "_thread",
     "asyncio",

@@ -12,7 +12,6 @@ from binlogkit.binlog.rows.columns import ColumnInfo
 from binlogkit.binlog.rows.types.values import JSON_NULL, Geometry, InvalidDate, InvalidDateTime
 from binlogkit.dump.selection import (
     Selection,
-    is_transaction_keyword,
     parse_id_list,
     parse_position,
     parse_rewrite_db,
@@ -20,6 +19,7 @@ from binlogkit.dump.selection import (
 from binlogkit.errors import BinlogError
 from binlogkit.gtid import MariaGtidList
 from binlogkit.pipeline.sql import quote_name, sql_literal
+from binlogkit.pipeline.statements import is_transaction_keyword
 
 
 def col(type_: int, charset: int | None = None, binlog_type: int | None = None) -> ColumnInfo:

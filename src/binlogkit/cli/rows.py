@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import click
 
+from binlogkit.cli.filtering import replication_filter
 from binlogkit.cli.main import binlog_files, command, emit, open_files, reading_errors
 from binlogkit.cli.render import ROW_FORMATS
 from binlogkit.pipeline.changes import row_changes
+from binlogkit.pipeline.filters import ReplicationFilter
 
 
 @command("rows")
@@ -20,35 +22,26 @@ from binlogkit.pipeline.changes import row_changes
 )
 @binlog_files
 @click.option("--raw", is_flag=True, help="Values as stored (ints and bytes), not converted.")
-@click.option(
-    "--table",
-    "tables",
-    multiple=True,
-    metavar="DB.TABLE",
-    help="Only this table (repeatable); other tables' rows are never decoded.",
-)
+@replication_filter
 def rows_command(
     fmt: str,
     start_position: int | None,
     no_verify_checksum: bool,
     raw: bool,
-    tables: tuple[str, ...],
+    rules: ReplicationFilter,
     files: tuple[str, ...],
 ) -> None:
     """Print the row changes of binlog FILES (paths, an index file, a directory, a glob or -).
 
     Each change is {"op": c|u|d, "before", "after", "source": {file, pos, row,
-    gtid, server_id, db, table, ts_ms}}.
+    gtid, server_id, db, table, ts_ms}}. The --replicate-* options (each repeatable) keep what a
+    replica with those options would apply (rows of other tables are never decoded).
     """
     render = ROW_FORMATS[fmt]
-    wanted = {tuple(name.split(".", 1)) for name in tables}
-    if any(len(name) != 2 for name in wanted):
-        raise click.BadParameter("give tables as DB.TABLE", param_hint="--table")
-    keep = (lambda db, table: (db, table) in wanted) if wanted else None
-    options = {"raw_values": raw, "tables": keep}
+    options = {"raw_values": raw, "tables": rules.table_predicate}
     with reading_errors():
         reader = open_files(files, start_position, no_verify_checksum, **options)
         with reader:
-            for change in row_changes(reader):
+            for change in row_changes(rules.filter(reader)):
                 for line in render(change):
                     emit(line)

@@ -11,9 +11,11 @@ import click
 from binlogkit.binlog.context import DecodeOptions
 from binlogkit.binlog.events import Event
 from binlogkit.binlog.info import list_events
+from binlogkit.cli.filtering import replication_filter
 from binlogkit.cli.main import command, emit, reading_errors
 from binlogkit.cli.render import EVENT_FORMATS, ROW_FORMATS
 from binlogkit.pipeline.changes import row_changes
+from binlogkit.pipeline.filters import ReplicationFilter
 from binlogkit.protocol.replication import is_stream_only
 from binlogkit.services.replica_stream import BinlogStream, Start, parse_gtids
 
@@ -98,6 +100,7 @@ def _binlog_events(events: Iterator[Event]) -> Iterator[Event]:
     "--heartbeat", type=float, default=30.0, show_default=True, help="Heartbeat period, seconds."
 )
 @click.option("--raw", is_flag=True, help="Row values as stored (ints and bytes).")
+@replication_filter
 def tail_command(
     url: str,
     fmt: str,
@@ -111,11 +114,13 @@ def tail_command(
     server_id: int | None,
     heartbeat: float,
     raw: bool,
+    rules: ReplicationFilter,
 ) -> None:
     """Follow the binlog of the server at URL (mysql://user:pw@host:port or mariadb://...).
 
     Reconnects by itself after a broken connection and goes on exactly after
-    the last complete transaction.
+    the last complete transaction. The --replicate-* options (each repeatable) keep what a
+    replica with those options would apply.
     """
     start = _start(start_file, start_position, start_gtid, oldest)
     with reading_errors():
@@ -127,12 +132,12 @@ def tail_command(
                 blocking=not non_blocking,
                 heartbeat=heartbeat,
                 include_stream_only=True,
-                options=DecodeOptions(raw_values=raw),
+                options=DecodeOptions(raw_values=raw, tables=rules.table_predicate),
             )
         except ValueError as err:
             raise click.UsageError(str(err)) from None
         with stream:
-            events = _until(stream, stop_position, stop_datetime)
+            events = rules.filter(_until(stream, stop_position, stop_datetime))
             if fmt in _EVENT_CHOICES:
                 render = EVENT_FORMATS[_EVENT_CHOICES[fmt]]
                 if render.header is not None:

@@ -62,28 +62,26 @@ from __future__ import annotations
 
 import logging
 import os
-import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
 from binlogkit.binlog.constants import EventType, Flavor
 from binlogkit.binlog.events import Event, FormatDescriptionEvent
 from binlogkit.binlog.events.gtid import GtidEvent, TaggedGtidEvent
-from binlogkit.binlog.events.informational import AnnotateRowsEvent
 from binlogkit.binlog.events.mariadb_gtid import MariaGtidEvent, MariaGtidListEvent
 from binlogkit.binlog.events.payload import TransactionPayloadEvent
 from binlogkit.binlog.events.query import QueryEvent
-from binlogkit.binlog.events.rows import RowsEvent, RowsFlag
 from binlogkit.binlog.events.table_map import TableMapEvent
-from binlogkit.binlog.tables import Table
 from binlogkit.errors import BinlogError
 from binlogkit.gtid import GtidSet, MariaGtid, MariaGtidList
+from binlogkit.pipeline.filters import parse_rewrite_db
+from binlogkit.pipeline.gate import TableGate
+from binlogkit.pipeline.statements import is_transaction_keyword
 
 __all__ = [
     "Selection",
-    "is_transaction_keyword",
     "parse_id_list",
     "parse_position",
     "parse_rewrite_db",
@@ -108,20 +106,6 @@ _MYSQL_GTID_PASS = frozenset(
 )
 """Events mysqlbinlog never drops for --include-gtids/--exclude-gtids (PREVIOUS_GTIDS only
 goes with --skip-gtids)."""
-
-
-def is_transaction_keyword(query: bytes) -> bool:
-    """Whether a QUERY is BEGIN, COMMIT, ROLLBACK, SAVEPOINT or an XA statement.
-
-    The tools do not apply ``--database`` to these.
-    """
-    head = query[:9].upper()
-    return (
-        query in (b"BEGIN", b"COMMIT")
-        or head.startswith(b"SAVEPOINT")
-        or head.startswith(b"ROLLBACK")
-        or head.startswith(b"XA ")
-    )
 
 
 def _ends_group(query: bytes) -> bool:
@@ -164,14 +148,6 @@ def parse_position(text: str) -> int | MariaGtidList:
     if not text.strip().isdigit():
         raise BinlogError(f"position must be a positive integer or a GTID list: {text!r}")
     return int(text)
-
-
-def parse_rewrite_db(text: str) -> tuple[str, str]:
-    """``FROM->TO`` (spaces around the names are ignored) as a pair."""
-    m = re.fullmatch(r"\s*([^\s].*?)\s*->\s*([^\s].*?)\s*", text)
-    if m is None:
-        raise BinlogError(f"--rewrite-db takes FROM->TO, got {text!r}")
-    return m[1], m[2]
 
 
 def _epoch(value: int | float | datetime | None) -> float | None:
@@ -275,10 +251,9 @@ class _Run:
         self.group_file: str | None = None
         self.skip_gtid_group = False  # MySQL include/exclude GTIDs: inside a dropped group
         self.dropped_payload_end = -1  # the end of a TRANSACTION_PAYLOAD the filters dropped
-        self.ignored_maps: set[int] = set()
-        self.rewritten: dict[int, Table] = {}
-        """Table id → its table under the ``--rewrite-db`` name, for the rows events."""
-        self.annotate: AnnotateRowsEvent | None = None
+        self.tables = TableGate(
+            self._keeps_map, sel.rewrite_db.get, hold_annotate=bool(sel.database or sel.table)
+        )
         self.payload_end = -1
         self.payload_offset = -1
         self.pos = 0
@@ -364,7 +339,6 @@ class _Run:
     # --- what ----------------------------------------------------------------------------------
 
     def _content(self, event: Event) -> Iterator[Event]:
-        sel = self.sel
         code = event.header.type_code
         if code in _FORMAT:
             yield event
@@ -380,39 +354,10 @@ class _Run:
                 self.dropped_payload_end = header.end
             return
         if isinstance(event, QueryEvent):
-            if not is_transaction_keyword(event.query) and self._skip_db(event.db):
-                return
-            yield self._rewrite_query(event)
-        elif isinstance(event, AnnotateRowsEvent) and (sel.database or sel.table):
-            self.annotate = event  # shown with the first table map its statement keeps
-        elif isinstance(event, TableMapEvent):
-            if self._skip_db(event.schema) or (
-                sel.table is not None and event.table_name != sel.table
-            ):
-                self.ignored_maps.add(event.table_id)
-                self.rewritten.pop(event.table_id, None)
-                return
-            self.ignored_maps.discard(event.table_id)
-            if self.annotate is not None:
-                yield self.annotate
-                self.annotate = None
-            target = sel.rewrite_db.get(event.schema)
-            if target is None:
-                self.rewritten.pop(event.table_id, None)
-                yield event
-            else:
-                new = replace(event, schema=target)
-                self.rewritten[event.table_id] = Table(new)
-                yield new
-        elif isinstance(event, RowsEvent):
-            if event.flags & RowsFlag.STMT_END:
-                self.annotate = None
-            if event.table_id in self.ignored_maps:
-                return
-            table = self.rewritten.get(event.table_id)
-            yield event if table is None or event.table is None else replace(event, table=table)
+            if is_transaction_keyword(event.query) or not self._skip_db(event.db):
+                yield self.tables.query(event)
         else:
-            yield event
+            yield from self.tables.feed(event)
 
     def _gtid_sets(self, event: Event, code: int) -> bool:
         """MySQL's --include-gtids/--exclude-gtids (mysqlbinlog's shall_skip_gtids)."""
@@ -448,9 +393,9 @@ class _Run:
             db = self.sel.rewrite_db.get(db, db)
         return db != wanted
 
-    def _rewrite_query(self, event: QueryEvent) -> QueryEvent:
-        target = self.sel.rewrite_db.get(event.db) if event.db else None
-        return event if target is None else replace(event, db=target)
+    def _keeps_map(self, event: TableMapEvent) -> bool:
+        table = self.sel.table
+        return not self._skip_db(event.schema) and (table is None or event.table_name == table)
 
 
 def _at_or_after(bound: MariaGtid, gtid: MariaGtid) -> bool:

@@ -44,8 +44,8 @@ from binlogkit.binlog.events.query import QueryEvent
 from binlogkit.binlog.events.rows import RowsEvent, RowsFlag
 from binlogkit.binlog.events.table_map import TableMapEvent
 from binlogkit.binlog.rows.plan import PartialRowChange, RowChange
-from binlogkit.dump.selection import is_transaction_keyword
 from binlogkit.errors import BinlogError
+from binlogkit.pipeline.statements import is_transaction_keyword
 
 __all__ = ["FlashbackError", "UndoTransaction", "flashback", "reverse_rows_event", "undo_script"]
 
@@ -212,7 +212,7 @@ class _Transaction:
 
     def add(self, event: RowsEvent) -> None:
         if event.table is not None:
-            self.maps.setdefault(event.table_id, event.table.map)
+            self.maps.setdefault(event.table_id, event.table)
         self.open.append(event)
         if event.flags & RowsFlag.STMT_END:
             self.statements.append(self.open)

@@ -24,13 +24,13 @@ import socket
 import subprocess
 import tempfile
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
 
 log = logging.getLogger(__name__)
 
-OptionValue = str | int | bool | None
+OptionValue = str | int | bool | tuple[str, ...] | None
 
 DEFAULT_OPTIONS: dict[str, OptionValue] = {
     "server_id": 1,
@@ -54,7 +54,8 @@ DEFAULT_OPTIONS: dict[str, OptionValue] = {
 }
 """The server settings a sandbox starts with. Options given to the sandbox
 override these; an option set to None removes the line; True and False are
-written as ON and OFF."""
+written as ON and OFF; a tuple of strings gives one line per string (for
+options that may be repeated, such as ``replicate_do_db``)."""
 
 _SOCKET_PATH_MAX = 100  # sun_path holds 108 bytes with its NUL; keep a margin
 _SBIN = ("/usr/sbin", "/usr/local/sbin", "/usr/libexec", "/usr/local/mysql/bin")
@@ -121,12 +122,12 @@ def parse_xml_rows(output: bytes) -> list[tuple[str | None, ...]]:
     return rows
 
 
-def _option_line(name: str, value: OptionValue) -> str:
-    if value is True:
-        value = "ON"
-    elif value is False:
-        value = "OFF"
-    return f"{name}={value}"
+def _option_lines(name: str, value: OptionValue) -> Iterator[str]:
+    if isinstance(value, tuple):
+        for item in value:
+            yield f"{name}={item}"
+    elif value is not None:
+        yield f"{name}={'ON' if value is True else 'OFF' if value is False else value}"
 
 
 class MariaDBSandbox:
@@ -229,6 +230,15 @@ class MariaDBSandbox:
             shutil.rmtree(self._socket_dir, ignore_errors=True)
             self._socket_dir = None
 
+    def restart(self, options: Mapping[str, OptionValue] | None = None) -> MariaDBSandbox:
+        """Stop the server and start it again on its data directory, ``options`` on top of its own.
+
+        An option set to None removes it (see :data:`DEFAULT_OPTIONS`).
+        """
+        self.stop()
+        self.options.update(options or {})
+        return self.start()
+
     def _choose_socket(self) -> None:
         if len(os.fsencode(self.socket)) <= _SOCKET_PATH_MAX:
             return
@@ -271,7 +281,7 @@ class MariaDBSandbox:
             "bind-address=127.0.0.1",
             f"log_bin={self.binlog_dir / 'mysql-bin'}",
         ]
-        lines += [_option_line(k, v) for k, v in self.options.items() if v is not None]
+        lines += [line for k, v in self.options.items() for line in _option_lines(k, v)]
         return "\n".join(lines) + "\n"
 
     def _wait_ready(self) -> None:
@@ -392,6 +402,54 @@ class MariaDBSandbox:
                     f"no BINLOG_CHECKPOINT naming {active} after {timeout} s: {checkpoints}"
                 )
             time.sleep(0.1)
+
+    # -- replication --------------------------------------------------------------
+
+    @property
+    def gtid_binlog_pos(self) -> str:
+        """The GTID of the last transaction of each domain in this server's binlog."""
+        return self.variable("gtid_binlog_pos") or ""
+
+    def replicate_from(self, primary: MariaDBSandbox, gtid_slave_pos: str = "") -> None:
+        """Replicate from ``primary``, the GTIDs after ``gtid_slave_pos`` (those applied already).
+
+        The replica connects over TCP as a user ``repl`` it creates on the
+        primary (outside the primary's binlog) and asks for GTIDs after
+        ``gtid_slave_pos`` (``MASTER_USE_GTID=slave_pos``). Its ``replicate_*``
+        options are those of its config file (see :meth:`restart`).
+        """
+        primary.execute(
+            "SET sql_log_bin = 0; CREATE USER IF NOT EXISTS 'repl'@'127.0.0.1'; "
+            "GRANT REPLICATION SLAVE ON *.* TO 'repl'@'127.0.0.1'"
+        )
+        self.execute(
+            "STOP SLAVE; RESET SLAVE ALL; "
+            f"SET GLOBAL gtid_slave_pos = '{gtid_slave_pos}'; "
+            f"CHANGE MASTER TO MASTER_HOST = '127.0.0.1', MASTER_PORT = {primary.port}, "
+            "MASTER_USER = 'repl', MASTER_USE_GTID = slave_pos; START SLAVE"
+        )
+
+    def replica_status(self) -> dict[str, str]:
+        """``SHOW SLAVE STATUS`` as field: value (empty when this server is no replica)."""
+        text = self._run_client("SHOW SLAVE STATUS", ("--vertical",), None)
+        fields = (line.partition(b":") for line in text.splitlines() if b":" in line)
+        return {k.strip().decode(): v.strip().decode(errors="replace") for k, _, v in fields}
+
+    def wait_for_gtid(self, gtid_pos: str, timeout: float = 60) -> None:
+        """Wait until this replica has applied ``gtid_pos``; raise when it stops with an error."""
+        deadline = time.monotonic() + timeout
+        while self.query(f"SELECT MASTER_GTID_WAIT('{gtid_pos}', 0.5)")[0][0] != "0":
+            status = self.replica_status()
+            failed = (
+                status.get("Last_SQL_Errno", "0") != "0" or status.get("Last_IO_Errno", "0") != "0"
+            )
+            if failed or time.monotonic() > deadline:
+                problem = "stopped" if failed else f"did not get there in {timeout} s"
+                raise SandboxError(
+                    f"replica {problem} on its way to {gtid_pos}: SQL thread "
+                    f"{status.get('Last_SQL_Error')!r}, IO thread {status.get('Last_IO_Error')!r}, "
+                    f"at {self.variable('gtid_slave_pos')}"
+                )
 
     @property
     def index_file(self) -> Path:

@@ -22,6 +22,16 @@ Options (all optional besides the path):
   given, each between 1 MiB and 64 MiB (:func:`partition_count`), so one big
   file or many small ones keep every core busy, in tasks of equal length.
 - ``verifyChecksum``: ``true`` (default) or ``false``.
+- Replication filters, as a replica's variables of the same names take them
+  (:meth:`~binlogkit.pipeline.filters.ReplicationFilter.from_variables`):
+  ``replicateDoDb``, ``replicateIgnoreDb``, ``replicateDoTable``,
+  ``replicateIgnoreTable``, ``replicateWildDoTable``,
+  ``replicateWildIgnoreTable`` (comma-separated lists), ``replicateRewriteDb``
+  (``from->to,...``), ``includeRegex``, ``excludeRegex`` (one regex each),
+  ``lowerCaseTableNames`` and ``filterFlavor`` (``mariadb``, the default, or
+  ``mysql``: whose case rules). The rows are those a replica with these
+  options applies; ``db`` is the rewritten name, and so are the ``table``
+  option and pushed ``db`` filters.
 
 Filters on ``file``, ``db``, ``table``, ``op`` and ``pos`` are pushed down: files
 and splits out of range are not read, table maps of other tables drop their
@@ -55,6 +65,7 @@ from pyspark.sql.datasource import (
 )
 from pyspark.sql.types import StructType
 
+from binlogkit.binlog.constants import Flavor
 from binlogkit.binlog.context import DecodeOptions
 from binlogkit.binlog.events import Event
 from binlogkit.binlog.events.rows import RowsEvent
@@ -70,6 +81,7 @@ from binlogkit.io.splits import (
     read_split,
     split_decoder,
 )
+from binlogkit.pipeline.filters import ReplicationFilter
 from binlogkit.spark.arrow import change_batches, event_batches
 from binlogkit.spark.schema import CHANGE_SCHEMA, EVENT_SCHEMA, typed_columns, typed_schema
 
@@ -162,6 +174,8 @@ class ReadPlan:
     parallelism: int | None = None
     """The session's default parallelism, for :func:`partition_count`."""
     verify_checksum: bool = True
+    rules: ReplicationFilter = field(default_factory=ReplicationFilter)
+    """The replication filters; their rewrites name the output's databases."""
 
     @classmethod
     def from_options(cls, options: dict[str, str], parallelism: int | None = None) -> ReadPlan:
@@ -198,6 +212,7 @@ class ReadPlan:
             split_size=parse_size(opts["splitsize"]) if "splitsize" in opts else None,
             parallelism=parallelism,
             verify_checksum=_flag(opts, "verifychecksum", True),
+            rules=ReplicationFilter.from_variables(opts, _flavor(opts)),
         )
 
     @property
@@ -215,17 +230,26 @@ class ReadPlan:
         count = partition_count(total, self.split_size, self.parallelism)
         return plan_partitions(ranges, count, event_cost=EVENT_COST)
 
-    def options(self, keep_table: Callable[[str, str], bool] | None = None) -> DecodeOptions:
-        return DecodeOptions(verify_checksum=self.verify_checksum, tables=keep_table)
+    def options(self, pushed: Callable[[str, str], bool] | None = None) -> DecodeOptions:
+        """Decoding with the table predicate of the filters, the typed table and ``pushed``."""
+        return DecodeOptions(
+            verify_checksum=self.verify_checksum,
+            tables=_table_predicate(self.rules, self.table, pushed),
+        )
+
+    def read(
+        self, split: Split, pushed: Callable[[str, str], bool] | None = None
+    ) -> Iterator[Event]:
+        """The events of ``split`` the filters keep, renamed by their rewrite rules."""
+        return self.rules.filter(read_split(split, self.options(pushed)))
 
     def find_columns(self) -> tuple[ColumnInfo, ...]:
         """The columns of the first table map of ``table`` in the files; an error if none."""
         assert self.table is not None
         db, name = self.table
-        options = self.options(lambda d, t: (d, t) == (db, name))
         for path, start, end in self.ranges:
             for split in plan_splits(path, sys.maxsize, start=start, end=end):
-                for event in read_split(split, options):
+                for event in self.read(split):
                     if isinstance(event, TableMapEvent):
                         return event.columns
         raise BinlogError(
@@ -373,14 +397,30 @@ def _op(event: RowsEvent) -> str:
 
 
 def _table_predicate(
-    table: tuple[str, str] | None, pushed: Callable[[str, str], bool] | None
+    rules: ReplicationFilter,
+    table: tuple[str, str] | None,
+    pushed: Callable[[str, str], bool] | None,
 ) -> Callable[[str, str], bool] | None:
-    """The decoder's table predicate: the typed table (if any) and the pushed filters."""
-    if table is None:
-        return pushed
-    if pushed is None:
-        return lambda db, name: (db, name) == table
-    return lambda db, name: (db, name) == table and pushed(db, name)
+    """The decoder's table predicate: the replication filters, then the typed table (if any)
+    and the pushed filters on the names they give (rewritten)."""
+    keeps = rules.table_predicate
+    if table is None and pushed is None:
+        return keeps
+
+    def keep(db: str, name: str) -> bool:
+        if keeps is not None and not keeps(db, name):
+            return False
+        db = rules.renamed_db(db) or db
+        return (table is None or (db, name) == table) and (pushed is None or pushed(db, name))
+
+    return keep
+
+
+def _flavor(options: dict[str, str]) -> Flavor:
+    name = options.get("filterflavor", "mariadb").upper()
+    if name not in Flavor.__members__:
+        raise BinlogError(f"option filterFlavor must be mariadb or mysql, not {name.lower()!r}")
+    return Flavor[name]
 
 
 def _skip_rows_events(
@@ -424,8 +464,7 @@ class BinlogSourceReader(DataSourceReader):
 
     def _read_split(self, split: Split) -> Iterator[pa.RecordBatch]:
         plan, pushed = self.plan, self.pushed
-        options = plan.options(_table_predicate(plan.table, pushed.table_filter()))
-        events: Iterable[Event] = read_split(split, options)
+        events: Iterable[Event] = plan.read(split, pushed.table_filter())
         wanted = pushed.rows_event_filter()
         if wanted is not None:
             events = _skip_rows_events(events, wanted)
