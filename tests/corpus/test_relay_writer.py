@@ -17,6 +17,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from corpus_walk import walk
 
 from binlogkit.binlog.constants import EventFlag, EventType
 from binlogkit.errors import ChecksumError
@@ -35,11 +36,8 @@ def _files(corpus_dir: Path, variant: str) -> list[Path]:
 
 
 def _events(data: bytes) -> Iterator[tuple[int, bytes]]:
-    offset = 4
-    while offset < len(data):
-        size = _HEADER.unpack_from(data, offset)[3]
-        yield offset, data[offset : offset + size]
-        offset += size
+    for event in walk(data).events:
+        yield event.offset, data[event.offset : event.end]
 
 
 def _checksummed(data: bytes) -> bool:

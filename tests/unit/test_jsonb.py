@@ -18,6 +18,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from binlogkit.binlog.constants import ColumnType
+from binlogkit.binlog.context import DecodeOptions
 from binlogkit.binlog.framing import EventFramer, Frame
 from binlogkit.binlog.jsonb import (
     EMPTY_JSON,
@@ -29,6 +30,7 @@ from binlogkit.binlog.jsonb import (
     decode_jsonb,
     encode_jsonb,
 )
+from binlogkit.binlog.rows.columns import COLUMN_CODECS, ColumnInfo
 from binlogkit.errors import DecodeError, EncodeError
 from binlogkit.wire import ByteReader
 
@@ -372,6 +374,37 @@ def test_opaque_temporal_round_trip(moment: datetime, day: date) -> None:
 @given(st.timedeltas(min_value=-timedelta(hours=838), max_value=timedelta(hours=838)))
 def test_opaque_time_round_trip(span: timedelta) -> None:
     assert JsonOpaque.from_time(span).as_time() == span
+
+
+def _column_bytes(type_: int, meta: int, value: Any) -> bytes:
+    column = ColumnInfo(index=0, type=type_, binlog_type=type_, meta=meta, nullable=False)
+    out = bytearray()
+    COLUMN_CODECS[type_].encoder(column, DecodeOptions())(value, out)
+    return bytes(out)
+
+
+@given(
+    st.decimals(
+        allow_nan=False, allow_infinity=False, places=4, min_value=-(10**9), max_value=10**9
+    ),
+    st.datetimes(),
+    st.timedeltas(min_value=-timedelta(hours=838), max_value=timedelta(hours=838)),
+)
+def test_opaque_values_are_the_column_formats(
+    number: Decimal, moment: datetime, span: timedelta
+) -> None:
+    """MySQL's JSON keeps a DECIMAL as the NEWDECIMAL column bytes after precision and scale,
+    DATETIME as the packed DATETIME whose integer part DATETIME2 stores (plus 0x8000000000),
+    and TIME as the packed TIME that TIME2(6) stores (plus 0x800000000000)."""
+    decimal = JsonOpaque.from_decimal(number, 14, 4).data
+    assert decimal[2:] == _column_bytes(ColumnType.NEWDECIMAL, 14 << 8 | 4, number)
+    packed = int.from_bytes(JsonOpaque.from_datetime(moment).data, "little", signed=True)
+    column = _column_bytes(ColumnType.DATETIME2, 6, moment)
+    assert int.from_bytes(column[:5], "big") - 0x8000000000 == packed >> 24
+    assert int.from_bytes(column[5:], "big") == packed & 0xFFFFFF == moment.microsecond
+    packed = int.from_bytes(JsonOpaque.from_time(span).data, "little", signed=True)
+    column = _column_bytes(ColumnType.TIME2, 6, span)
+    assert int.from_bytes(column, "big") - 0x800000000000 == packed
 
 
 # --- property tests -----------------------------------------------------------

@@ -28,7 +28,6 @@ from binlogkit.binlog.framing import (
     END,
     NEED_DATA,
     SLOW_PATH_TYPES,
-    V4_HEADER,
     VIEW_BODY_FROM,
     EventFramer,
     FastPath,
@@ -36,7 +35,7 @@ from binlogkit.binlog.framing import (
     Signal,
     event_crc32,
 )
-from binlogkit.binlog.header import EventHeader, new_header
+from binlogkit.binlog.header import V4_HEADER, EventHeader, new_header
 from binlogkit.binlog.tables import SchemaSource, TableCache
 from binlogkit.errors import BinlogError, DecodeError, UnknownEventError
 

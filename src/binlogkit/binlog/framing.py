@@ -28,7 +28,14 @@ from binlogkit.binlog.constants import (
 )
 from binlogkit.binlog.context import DecodeContext, FormatContext
 from binlogkit.binlog.frozen import fast_constructor
-from binlogkit.binlog.header import EventHeader, new_header
+from binlogkit.binlog.header import (
+    EVENT_SIZE_OFFSET,
+    FLAGS_OFFSET,
+    TYPE_CODE_OFFSET,
+    V4_HEADER,
+    EventHeader,
+    new_header,
+)
 from binlogkit.errors import (
     BinlogError,
     ChecksumError,
@@ -41,10 +48,6 @@ from binlogkit.errors import (
 _U32 = struct.Struct("<I")
 CRC32_RESIDUE = 0x2144DF1C
 """The CRC32 of any bytes followed by their own CRC32 (little-endian): a check without slicing."""
-V4_HEADER = struct.Struct("<IBIIIH")
-"""The v4 common header: timestamp, type code, server id, event size, log_pos, flags."""
-_SIZE_OFFSET = 9
-_FLAGS_OFFSET = 17
 _START_V3_BODY = 56
 _V1_START_EVENT_SIZE = V1_HEADER_LENGTH + _START_V3_BODY
 _FORMAT_EVENTS = (EventType.START_V3, EventType.FORMAT_DESCRIPTION)
@@ -131,9 +134,12 @@ def event_crc32(raw: bytes | bytearray) -> int:
     A format description is summed with its BINLOG_IN_USE flag clear: the
     server sets and clears that flag in place, without summing again.
     """
-    if raw[4] == EventType.FORMAT_DESCRIPTION and raw[_FLAGS_OFFSET] & EventFlag.BINLOG_IN_USE:
+    if (
+        raw[TYPE_CODE_OFFSET] == EventType.FORMAT_DESCRIPTION
+        and raw[FLAGS_OFFSET] & EventFlag.BINLOG_IN_USE
+    ):
         raw = bytearray(raw)
-        raw[_FLAGS_OFFSET] &= ~EventFlag.BINLOG_IN_USE
+        raw[FLAGS_OFFSET] &= ~EventFlag.BINLOG_IN_USE
     return zlib.crc32(memoryview(raw)[: len(raw) - 4])
 
 
@@ -285,8 +291,8 @@ class EventFramer:
                 raise self._truncated("an event header")
             return NEED_DATA
         start = self._start
-        size = _U32.unpack_from(buf, start + _SIZE_OFFSET)[0]
-        type_code = buf[start + 4]
+        size = _U32.unpack_from(buf, start + EVENT_SIZE_OFFSET)[0]
+        type_code = buf[start + TYPE_CODE_OFFSET]
         if self._encrypted_from is not None:
             raise EncryptedBinlogError(
                 "MariaDB encrypted binlog: events after START_ENCRYPTION are encrypted",

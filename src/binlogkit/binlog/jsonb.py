@@ -63,6 +63,14 @@ from enum import IntEnum
 from typing import Any, Final
 
 from binlogkit.binlog.constants import ColumnType
+from binlogkit.binlog.rows.types.decimal import decode_decimal, encode_decimal
+from binlogkit.binlog.rows.types.temporal import (
+    pack_datetime,
+    pack_time,
+    unpack_datetime,
+    unpack_time,
+)
+from binlogkit.binlog.rows.types.values import InvalidDateTime
 from binlogkit.errors import DecodeError, EncodeError
 
 __all__ = [
@@ -202,116 +210,10 @@ class JsonArray(list[Any]):
 
 # --- opaque values ------------------------------------------------------------
 
-_DIG2BYTES = (0, 1, 1, 2, 2, 3, 3, 4, 4, 4)
 _TEMPORAL = frozenset({ColumnType.DATE, ColumnType.TIME, ColumnType.DATETIME, ColumnType.TIMESTAMP})
-
-
-def decimal_bin_size(precision: int, scale: int) -> int:
-    """Bytes of MySQL's binary DECIMAL of this precision and scale (decimal_bin_size)."""
-    intg = precision - scale
-    return (intg // 9) * 4 + _DIG2BYTES[intg % 9] + (scale // 9) * 4 + _DIG2BYTES[scale % 9]
-
-
-def _decimal_groups(precision: int, scale: int) -> list[int]:
-    """Digit counts of the binary DECIMAL's groups, most significant first."""
-    intg = precision - scale
-    groups = [intg % 9] if intg % 9 else []
-    groups += [9] * (intg // 9) + [9] * (scale // 9)
-    if scale % 9:
-        groups.append(scale % 9)
-    return groups
-
-
-def _decimal_from_bin(data: bytes, precision: int, scale: int) -> Decimal:
-    if not 0 <= scale <= precision or len(data) != decimal_bin_size(precision, scale):
-        raise DecodeError(
-            f"JSON DECIMAL: {len(data)} bytes do not fit precision {precision}, scale {scale}"
-        )
-    if not data:
-        return Decimal(0)
-    negative = not data[0] & 0x80
-    mask = 0xFF if negative else 0
-    buf = bytes(b ^ mask for b in data)
-    buf = bytes([buf[0] ^ 0x80]) + buf[1:]
-    digits: list[str] = []
-    pos = 0
-    for ndigits in _decimal_groups(precision, scale):
-        width = _DIG2BYTES[ndigits]
-        group = int.from_bytes(buf[pos : pos + width], "big")
-        if group >= 10**ndigits:
-            raise DecodeError(f"JSON DECIMAL: digit group {group} has more than {ndigits} digits")
-        digits.append(str(group).zfill(ndigits))
-        pos += width
-    text = "".join(digits)
-    whole, frac = text[: len(text) - scale], text[len(text) - scale :]
-    return Decimal(
-        f"{'-' if negative else ''}{whole.lstrip('0') or '0'}{'.' if scale else ''}{frac}"
-    )
-
-
-def _decimal_to_bin(value: Decimal, precision: int, scale: int) -> bytes:
-    sign, digit_tuple, exponent = value.as_tuple()
-    if not isinstance(exponent, int):
-        raise EncodeError(f"JSON DECIMAL cannot hold {value}")
-    unscaled = int("".join(map(str, digit_tuple)))
-    shift = exponent + scale
-    if shift < 0:
-        unscaled, dropped = divmod(unscaled, 10**-shift)
-        if dropped:
-            raise EncodeError(f"{value} has more than {scale} decimals")
-    else:
-        unscaled *= 10**shift
-    text = str(unscaled)
-    if len(text) > precision:
-        raise EncodeError(f"{value} does not fit DECIMAL({precision},{scale})")
-    text = text.zfill(precision)
-    out = bytearray()
-    pos = 0
-    for ndigits in _decimal_groups(precision, scale):
-        out += int(text[pos : pos + ndigits]).to_bytes(_DIG2BYTES[ndigits], "big")
-        pos += ndigits
-    if not out:
-        return b""
-    if sign:
-        out = bytearray(b ^ 0xFF for b in out)
-    out[0] ^= 0x80
-    return bytes(out)
-
-
-def _unpack_datetime(packed: int) -> tuple[bool, int, int, int, int, int, int, int]:
-    """MySQL's packed DATETIME: (negative, year, month, day, hour, minute, second, usec)."""
-    negative = packed < 0
-    packed = abs(packed)
-    usec = packed & 0xFFFFFF
-    ymdhms = packed >> 24
-    ymd, hms = ymdhms >> 17, ymdhms & 0x1FFFF
-    year_month = ymd >> 5
-    return (
-        negative,
-        year_month // 13,
-        year_month % 13,
-        ymd & 0x1F,
-        hms >> 12,
-        (hms >> 6) & 0x3F,
-        hms & 0x3F,
-        usec,
-    )
-
-
-def _pack_datetime(
-    year: int, month: int, day: int, hour: int = 0, minute: int = 0, second: int = 0, usec: int = 0
-) -> int:
-    ymd = ((year * 13 + month) << 5) | day
-    hms = (hour << 12) | (minute << 6) | second
-    return (((ymd << 17) | hms) << 24) + usec
-
-
-def _unpack_time(packed: int) -> tuple[bool, int, int, int, int]:
-    """MySQL's packed TIME: (negative, hours, minute, second, usec)."""
-    negative = packed < 0
-    packed = abs(packed)
-    hms = packed >> 24
-    return negative, (hms >> 12) & 0x3FF, (hms >> 6) & 0x3F, hms & 0x3F, packed & 0xFFFFFF
+_MICROSECONDS = 24
+"""A packed DATETIME is its :func:`pack_datetime` integer part, then this many bits of
+microseconds."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -355,24 +257,26 @@ class JsonOpaque:
         self._expect(ColumnType.NEWDECIMAL)
         if len(self.data) < 2:
             raise DecodeError("JSON DECIMAL needs precision and scale bytes")
-        return _decimal_from_bin(self.data[2:], self.data[0], self.data[1])
+        return decode_decimal(self.data[2:], self.data[0], self.data[1])
 
     def as_date(self) -> date:
         self._expect(ColumnType.DATE)
-        _, year, month, day, *_ = _unpack_datetime(self._packed())
-        return date(year, month, day)
+        _, value = self._datetime()
+        return date(value.year, value.month, value.day)
 
     def as_datetime(self) -> datetime:
         """The DATETIME or TIMESTAMP value, naive (TIMESTAMP is the writer's local time)."""
         self._expect(ColumnType.DATETIME, ColumnType.TIMESTAMP)
-        negative, year, month, day, hour, minute, second, usec = _unpack_datetime(self._packed())
+        negative, value = self._datetime()
         if negative:
             raise ValueError("negative JSON DATETIME")
-        return datetime(year, month, day, hour, minute, second, usec)
+        if isinstance(value, InvalidDateTime):
+            raise ValueError(f"JSON DATETIME {value} is not a valid datetime")
+        return value
 
     def as_time(self) -> timedelta:
         self._expect(ColumnType.TIME)
-        negative, hours, minute, second, usec = _unpack_time(self._packed())
+        negative, hours, minute, second, usec = unpack_time(self._packed())
         span = timedelta(hours=hours, minutes=minute, seconds=second, microseconds=usec)
         return -span if negative else span
 
@@ -381,16 +285,15 @@ class JsonOpaque:
         kind = self.mysql_type
         if kind == ColumnType.NEWDECIMAL:
             return format(self.as_decimal(), "f")
+        if kind == ColumnType.TIME:
+            negative, hours, minute, second, usec = unpack_time(self._packed())
+            sign = "-" if negative else ""
+            return f"{sign}{hours:02d}:{minute:02d}:{second:02d}.{usec:06d}"
         if kind in _TEMPORAL:
-            packed = self._packed()
-            if kind == ColumnType.TIME:
-                negative, hours, minute, second, usec = _unpack_time(packed)
-                sign = "-" if negative else ""
-                return f"{sign}{hours:02d}:{minute:02d}:{second:02d}.{usec:06d}"
-            negative, year, month, day, hour, minute, second, usec = _unpack_datetime(packed)
-            text = f"{year:04d}-{month:02d}-{day:02d}"
+            negative, v = self._datetime()
+            text = f"{v.year:04d}-{v.month:02d}-{v.day:02d}"
             if kind != ColumnType.DATE:
-                text += f" {hour:02d}:{minute:02d}:{second:02d}.{usec:06d}"
+                text += f" {v.hour:02d}:{v.minute:02d}:{v.second:02d}.{v.microsecond:06d}"
             return ("-" if negative else "") + text
         return f"base64:type{kind}:{base64.b64encode(self.data).decode('ascii')}"
 
@@ -403,6 +306,13 @@ class JsonOpaque:
         if len(self.data) < 8:
             raise DecodeError(f"packed JSON temporal value needs 8 bytes, has {len(self.data)}")
         return int(_I64(self.data, 0)[0])
+
+    def _datetime(self) -> tuple[bool, datetime | InvalidDateTime]:
+        """Whether the packed DATETIME is negative, and the value of its absolute value."""
+        packed = self._packed()
+        whole = abs(packed)
+        microsecond = whole & ((1 << _MICROSECONDS) - 1)
+        return packed < 0, unpack_datetime(whole >> _MICROSECONDS, microsecond)
 
     @classmethod
     def from_decimal(
@@ -419,26 +329,21 @@ class JsonOpaque:
             precision = max(len(whole), 1) + scale
         if not 0 <= scale <= precision <= 0xFF:
             raise EncodeError(f"bad DECIMAL precision {precision} and scale {scale}")
-        data = bytes([precision, scale]) + _decimal_to_bin(value, precision, scale)
+        data = bytes([precision, scale]) + encode_decimal(value, precision, scale)
         return cls(ColumnType.NEWDECIMAL, data)
 
     @classmethod
     def from_date(cls, value: date) -> JsonOpaque:
-        return cls(ColumnType.DATE, _pack(_pack_datetime(value.year, value.month, value.day)))
+        packed = pack_datetime(value.year, value.month, value.day, 0, 0, 0)
+        return cls(ColumnType.DATE, _pack(packed))
 
     @classmethod
     def from_datetime(cls, value: datetime, mysql_type: int = ColumnType.DATETIME) -> JsonOpaque:
         """A DATETIME (or TIMESTAMP with ``mysql_type``); any tzinfo is ignored."""
-        packed = _pack_datetime(
-            value.year,
-            value.month,
-            value.day,
-            value.hour,
-            value.minute,
-            value.second,
-            value.microsecond,
+        packed = pack_datetime(
+            value.year, value.month, value.day, value.hour, value.minute, value.second
         )
-        return cls(mysql_type, _pack(packed))
+        return cls(mysql_type, _pack(packed, value.microsecond))
 
     @classmethod
     def from_time(cls, value: timedelta) -> JsonOpaque:
@@ -447,12 +352,13 @@ class JsonOpaque:
         hours, rest = divmod(seconds, 3600)
         if hours > 0x3FF:
             raise EncodeError(f"TIME out of range: {value}")
-        packed = (((hours << 12) | ((rest // 60) << 6) | (rest % 60)) << 24) + usec
-        return cls(ColumnType.TIME, _pack(-packed if value < timedelta(0) else packed))
+        packed = pack_time(value < timedelta(0), hours, rest // 60, rest % 60, usec)
+        return cls(ColumnType.TIME, packed.to_bytes(8, "little", signed=True))
 
 
-def _pack(packed: int) -> bytes:
-    return packed.to_bytes(8, "little", signed=True)
+def _pack(packed: int, microsecond: int = 0) -> bytes:
+    """The packed DATETIME of a :func:`pack_datetime` integer part, as JSON stores it."""
+    return (packed << _MICROSECONDS | microsecond).to_bytes(8, "little", signed=True)
 
 
 # --- decoding -----------------------------------------------------------------

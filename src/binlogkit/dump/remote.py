@@ -23,16 +23,16 @@ shown without checksum, as the tool asks the server to send it.
 from __future__ import annotations
 
 import os
-import struct
 from collections import OrderedDict
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from binlogkit.binlog.constants import EventType
+from binlogkit.binlog.constants import V4_HEADER_LENGTH, EventType
 from binlogkit.binlog.context import DecodeOptions, FormatContext
 from binlogkit.binlog.decoder import encode_event
 from binlogkit.binlog.events import Event, FormatDescriptionEvent, RotateEvent
+from binlogkit.binlog.header import TYPE_CODE_OFFSET, V4_HEADER, EventHeader
 from binlogkit.errors import BinlogError
 from binlogkit.io.mysql import MySQLConnection
 from binlogkit.protocol.replication import BINLOG_HEADER_SIZE, DumpFlag, StreamDecoder
@@ -42,7 +42,6 @@ from binlogkit.services.replica_stream import ReplicaStream
 
 __all__ = ["RemoteOptions", "RemoteSource", "copy_raw"]
 
-_HEADER = struct.Struct("<IBIIIH")
 _HEARTBEATS = frozenset({EventType.HEARTBEAT, EventType.HEARTBEAT_V2})
 _KEEP = 4096
 """How many events' bytes are kept while the selection may hold the events back."""
@@ -79,14 +78,15 @@ class _Entry:
 
 
 def _fake_rotate(raw: bytes) -> bool:
-    timestamp, code = _HEADER.unpack_from(raw)[:2]
+    timestamp, code = V4_HEADER.unpack_from(raw)[:2]
     return bool(code == EventType.ROTATE and timestamp == 0)
 
 
 def _without_checksum(raw: bytes) -> bytes:
     """An event as the server sends it to a client that asked for no checksum."""
     size = len(raw) - 4
-    return raw[:9] + size.to_bytes(4, "little") + raw[13:size]
+    header = EventHeader.decode(raw, 0, V4_HEADER_LENGTH)
+    return header.encode(V4_HEADER_LENGTH, size) + raw[V4_HEADER_LENGTH:size]
 
 
 class RemoteSource:
@@ -145,7 +145,7 @@ class RemoteSource:
             at = start
             described = False
             while (raw := stream.fetch()) is not None:
-                code = raw[4]
+                code = raw[TYPE_CODE_OFFSET]
                 if code in _HEARTBEATS:
                     continue
                 size = len(raw)

@@ -18,15 +18,21 @@ knowing the event before. Such files are walked from their start as before.
 
 from __future__ import annotations
 
-import struct
+from itertools import islice
 from typing import Protocol
 
 from binlogkit.binlog.constants import MAGIC, V4_HEADER_LENGTH, EventType
 from binlogkit.binlog.decoder import BinlogDecoder
 from binlogkit.binlog.framing import crc32_ok
+from binlogkit.binlog.header import (
+    SIZE_AND_LOG_POS,
+    SIZES_STOP_AFTER,
+    HeaderWalk,
+    format_description_size,
+)
 from binlogkit.errors import BinlogError
 
-__all__ = ["SIZES_STOP_AFTER", "TRANSACTION_STARTS", "find_event_start", "resync_checksum"]
+__all__ = ["TRANSACTION_STARTS", "find_event_start", "resync_checksum"]
 
 TRANSACTION_STARTS = frozenset(
     int(code)
@@ -39,17 +45,10 @@ TRANSACTION_STARTS = frozenset(
 )
 """Type codes of the events that begin a transaction (MySQL, anonymous, tagged, MariaDB GTIDs)."""
 
-SIZES_STOP_AFTER = frozenset(
-    int(code) for code in (EventType.START_V3, EventType.MARIADB_START_ENCRYPTION)
-)
-"""Type codes after which event sizes no longer lay out a file (an old format, MariaDB's
-encrypted events): walks over headers stop there and leave the rest to the decoder."""
-
 _CHAIN = 4
 """Events checked from a candidate start (fewer only where the bytes end)."""
 _PREFIX_EVENTS = 64
 """Events read from the file's start looking for its first GTID event."""
-_SIZE_AND_NEXT = struct.Struct("<II")  # event size, next position: bytes 9..16 of the header
 _NOT_BEFORE_FIRST_GTID = SIZES_STOP_AFTER | frozenset(
     int(code)
     for code in (
@@ -76,12 +75,9 @@ def resync_checksum(data: Buffer, end: int) -> int | None:
     checksums, up to a GTID event that begins its first transaction. None
     otherwise: the caller walks the file from its start.
     """
-    head = data[: len(MAGIC) + V4_HEADER_LENGTH]
-    if len(head) < len(MAGIC) + V4_HEADER_LENGTH or head[: len(MAGIC)] != MAGIC:
+    fde_size = format_description_size(data, end)
+    if not fde_size:
         return None
-    if head[len(MAGIC) + 4] != EventType.FORMAT_DESCRIPTION:
-        return None
-    fde_size, _ = _SIZE_AND_NEXT.unpack_from(head, len(MAGIC) + 9)
     decoder = BinlogDecoder()
     decoder.receive_data(data[: len(MAGIC) + fde_size])
     try:
@@ -89,17 +85,14 @@ def resync_checksum(data: Buffer, end: int) -> int | None:
     except BinlogError:
         return None  # the walk, then the decoder, report the damage
     checksum = decoder.fmt.checksum_length
-    offset = len(MAGIC) + fde_size
-    for _ in range(_PREFIX_EVENTS):
-        size = _whole_event(data, offset, end, checksum)
-        if not size:
+    walk = HeaderWalk(data, len(MAGIC) + fde_size, end)
+    for offset, code, _ in islice(walk, _PREFIX_EVENTS):
+        if not _whole_event(data, offset, end, checksum):
             return None
-        code = data[offset + 4 : offset + 5][0]
         if code in TRANSACTION_STARTS:
             return checksum
         if code in _NOT_BEFORE_FIRST_GTID:
             return None
-        offset += size
     return None
 
 
@@ -115,10 +108,10 @@ def find_event_start(data: Buffer, low: int, high: int, end: int, checksum: int)
     a walk from the file's start reaches; where a damaged or altered event
     does not check out, the starts just before it are passed over too.
     """
-    unpack = _SIZE_AND_NEXT.unpack_from
+    unpack = SIZE_AND_LOG_POS.unpack_from
     window = data[low : min(high, end - V4_HEADER_LENGTH + 1) + V4_HEADER_LENGTH - 1]
     for at in range(len(window) - V4_HEADER_LENGTH + 1):
-        size, next_position = unpack(window, at + 9)
+        size, next_position = unpack(window, at)
         if (low + at + size) & 0xFFFFFFFF == next_position and _chain_holds(
             data, low + at, end, checksum
         ):
@@ -136,7 +129,7 @@ def _chain_holds(data: Buffer, offset: int, end: int, checksum: int) -> bool:
         offset += size
         if offset + V4_HEADER_LENGTH > end:
             return True  # the bytes end inside a header
-        length, next_position = _SIZE_AND_NEXT.unpack(data[offset + 9 : offset + 17])
+        length, next_position = SIZE_AND_LOG_POS.unpack_from(data, offset)
         if offset + length > end:  # a partial last event, if its header is one
             return bool((offset + length) & 0xFFFFFFFF == next_position)
         size = _whole_event(data, offset, end, checksum)
@@ -152,7 +145,7 @@ def _whole_event(data: Buffer, offset: int, end: int, checksum: int) -> int:
     """
     if offset + V4_HEADER_LENGTH > end:
         return 0
-    size, next_position = _SIZE_AND_NEXT.unpack(data[offset + 9 : offset + 17])
+    size, next_position = SIZE_AND_LOG_POS.unpack_from(data, offset)
     if size < V4_HEADER_LENGTH + checksum or offset + size > end:
         return 0
     if (offset + size) & 0xFFFFFFFF != next_position:

@@ -36,13 +36,9 @@ from binlogkit.binlog.context import DecodeOptions
 from binlogkit.binlog.decoder import BinlogDecoder
 from binlogkit.binlog.events import Event
 from binlogkit.binlog.framing import END, Signal
+from binlogkit.binlog.header import HeaderWalk, format_description_size
 from binlogkit.errors import BinlogError
-from binlogkit.io.resync import (
-    SIZES_STOP_AFTER,
-    TRANSACTION_STARTS,
-    find_event_start,
-    resync_checksum,
-)
+from binlogkit.io.resync import TRANSACTION_STARTS, find_event_start, resync_checksum
 
 __all__ = [
     "DEFAULT_SPLIT_SIZE",
@@ -57,8 +53,6 @@ DEFAULT_SPLIT_SIZE = 64 << 20
 """Target size of one split (64 MiB)."""
 
 _CHUNK = 1 << 20
-_HEADER = struct.Struct("<IBIIIH")
-_EVENT_SIZE = struct.Struct("<I")  # at offset 9 of the common header
 _QUERY_FIXED = struct.Struct("<IIBHH")  # thread_id, exec_time, db_len, error_code, status_len
 _FORMAT_DESCRIPTION = int(EventType.FORMAT_DESCRIPTION)
 _QUERY = int(EventType.QUERY)
@@ -192,20 +186,14 @@ def _work_pieces(
         if checksum is None:
             return [(end - start, 1.0)]
         pieces = []
-        size_at = _EVENT_SIZE.unpack_from
         for at in range(start, end, step):
             length = min(step, end - at)
-            events = 0
             first = find_event_start(data, max(at, len(MAGIC)), at + _RESYNC_WINDOW, end, checksum)
-            offset = at if first is None else first
-            limit = min(end, offset + _SAMPLE_BYTES)
-            while first is not None and offset + V4_HEADER_LENGTH <= limit:
-                (ev_size,) = size_at(data, offset + 9)
-                if ev_size < V4_HEADER_LENGTH or offset + ev_size > end:
-                    break
-                offset += ev_size
-                events += 1
-            density = events / (offset - first) if first is not None and offset > first else 0.0
+            density = 0.0
+            if first is not None:
+                walk = HeaderWalk(data, first, end, until=first + _SAMPLE_BYTES)
+                events = sum(1 for _ in walk)
+                density = events / (walk.stop - first) if events else 0.0
             pieces.append((length, 1.0 + event_cost * density))
     return pieces
 
@@ -255,18 +243,13 @@ def _plan(
 
 def _format_event(data: mmap.mmap, path: str) -> bytes:
     """The raw format description at offset 4 of a v4 binlog (what a read from the middle needs)."""
-    head = data[: len(MAGIC) + V4_HEADER_LENGTH]
-    if (
-        len(head) < len(MAGIC) + V4_HEADER_LENGTH
-        or head[: len(MAGIC)] != MAGIC
-        or head[len(MAGIC) + 4] != EventType.FORMAT_DESCRIPTION
-    ):
+    size = format_description_size(data, len(data))
+    if not size:
         raise BinlogError(
             "cannot read from the middle of this file: no v4 format description at offset 4",
             file=path,
         )
-    _, _, _, ev_size, _, _ = _HEADER.unpack_from(head, len(MAGIC))
-    return data[len(MAGIC) : len(MAGIC) + ev_size]
+    return data[len(MAGIC) : len(MAGIC) + size]
 
 
 def _cut_points(
@@ -286,12 +269,11 @@ def _cut_points(
         return []
     cuts: list[tuple[int, bytes]] = []
     query_post_header, checksum = _format_facts(fde) if fde else (13, 0)
-    size_at = _EVENT_SIZE.unpack_from
     gtids = False  # a GTID event was met: only GTID events begin transactions in this file
     resync: int | None = None  # the checksum length, once known that the file qualifies
     searched = -1  # the due cut last searched for (not again: the walk goes on instead)
     offset = start or len(MAGIC)
-    while offset + V4_HEADER_LENGTH <= end and due < end:
+    while True:  # each pass: a jump if one is due, then a walk to the next cut or format change
         if due - offset > _RESYNC_GAP and due != searched and fde:
             if searched < 0:
                 resync = resync_checksum(data, end)
@@ -300,30 +282,34 @@ def _cut_points(
                 gtids = True
                 found = find_event_start(data, due, due + _RESYNC_WINDOW, end, resync)
                 offset = offset if found is None else found
-        code = data[offset + 4]
-        (ev_size,) = size_at(data, offset + 9)
-        if ev_size < V4_HEADER_LENGTH or offset + ev_size > end:
-            break  # damage or a partial last event: the decoder reports it
-        if code == _FORMAT_DESCRIPTION:
-            fde = data[offset : offset + ev_size]
-            query_post_header, checksum = _format_facts(fde)
-        elif not fde or code in SIZES_STOP_AFTER:
-            break  # an old format, or encrypted events from here on: no more cuts
-        starts = code in TRANSACTION_STARTS
-        gtids = gtids or starts
-        if offset >= due and (
-            starts
-            or (
-                code == _QUERY
-                and not gtids
-                and ev_size <= _BEGIN_QUERY_MAX
-                and _is_begin(data[offset : offset + ev_size], query_post_header, checksum)
-            )
-        ):
-            cuts.append((offset, fde))
-            due = next_due(offset)
-        offset += ev_size
-    return cuts
+        # The walk ends at damage or a partial last event (the decoder reports them), or where
+        # encrypted events begin: no cuts after that.
+        for at, code, ev_size in HeaderWalk(data, offset, end):
+            offset = at + ev_size
+            if code == _FORMAT_DESCRIPTION:
+                fde = data[at:offset]
+                query_post_header, checksum = _format_facts(fde)
+                break
+            if not fde:
+                return cuts  # an old format: no cuts
+            starts = code in TRANSACTION_STARTS
+            gtids = gtids or starts
+            if at >= due and (
+                starts
+                or (
+                    code == _QUERY
+                    and not gtids
+                    and ev_size <= _BEGIN_QUERY_MAX
+                    and _is_begin(data[at:offset], query_post_header, checksum)
+                )
+            ):
+                cuts.append((at, fde))
+                due = next_due(at)
+                if due >= end:
+                    return cuts
+                break
+        else:
+            return cuts
 
 
 def _format_facts(raw: bytes) -> tuple[int, int]:

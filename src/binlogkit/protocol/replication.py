@@ -18,7 +18,6 @@ executed GTIDs and whether a transaction is still open (see its doc).
 
 from __future__ import annotations
 
-import struct
 from dataclasses import dataclass, field
 from enum import IntFlag
 
@@ -28,6 +27,7 @@ from binlogkit.binlog.decoder import BinlogDecoder
 from binlogkit.binlog.events import Event
 from binlogkit.binlog.framing import Signal
 from binlogkit.binlog.frozen import fast_constructor
+from binlogkit.binlog.header import V4_HEADER
 from binlogkit.errors import DecodeError, ProtocolError
 from binlogkit.gtid import Gtid, GtidSet, MariaGtid, MariaGtidList
 from binlogkit.wire import ByteReader, ByteWriter
@@ -556,7 +556,6 @@ class ResumeTracker:
         self.gtids = merged
 
 
-_EVENT_HEADER = struct.Struct("<IBIIIH")
 _PLACED_APART = _HEARTBEATS | {_ROTATE}
 """Events whose place in the file is not given by their own log_pos and size alone."""
 
@@ -601,7 +600,7 @@ class StreamDecoder:
         """
         if len(raw) < V4_HEADER_LENGTH:
             raise DecodeError(f"stream event of {len(raw)} bytes is shorter than its header")
-        fields = _EVENT_HEADER.unpack_from(raw)
+        fields = V4_HEADER.unpack_from(raw)
         _, code, _, size, log_pos, flags = fields
         if size != len(raw):
             raise DecodeError(

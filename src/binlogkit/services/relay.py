@@ -31,10 +31,10 @@ from pathlib import Path
 from types import TracebackType
 from typing import BinaryIO
 
-from binlogkit.binlog.constants import MAGIC, EventFlag, EventType
+from binlogkit.binlog.constants import MAGIC, V4_HEADER_LENGTH, EventFlag, EventType
 from binlogkit.binlog.events.format_description import fde_checksum_alg
 from binlogkit.binlog.framing import EventFramer, Frame, crc32_ok
-from binlogkit.binlog.header import EventHeader
+from binlogkit.binlog.header import FLAGS_OFFSET, V4_HEADER, EventHeader
 from binlogkit.errors import BinlogError, ChecksumError, ConnectionLost, ServerError
 from binlogkit.io.binlog_index import find_index, index_name, read_index, write_index
 from binlogkit.protocol.replication import DumpFlag
@@ -47,10 +47,7 @@ __all__ = ["BinlogRelay", "RelayError", "RelayPosition", "RelayWriter"]
 
 _RECONNECT = Backoff(initial=0.1, maximum=5.0)
 """The relay's default reconnect timing."""
-_HEADER = struct.Struct("<IBIIIH")
-_HEADER_LENGTH = 19
-_FLAGS_OFFSET = 17
-_FDE_FLAGS_AT = len(MAGIC) + _FLAGS_OFFSET
+_FDE_FLAGS_AT = len(MAGIC) + FLAGS_OFFSET
 _ROTATE_POSITION = struct.Struct("<Q")
 _SKIPPED_TYPES = frozenset({EventType.HEARTBEAT, EventType.HEARTBEAT_V2})
 _SCAN_CHUNK = 1 << 20
@@ -186,9 +183,9 @@ class RelayWriter:
 
     def write_event(self, raw: bytes) -> None:
         """Take one event of the dump stream: write it, or note what it announces."""
-        if len(raw) < _HEADER_LENGTH:
+        if len(raw) < V4_HEADER_LENGTH:
             raise RelayError(f"event of {len(raw)} bytes is shorter than its header")
-        _ts, code, _server_id, size, log_pos, flags = _HEADER.unpack_from(raw)
+        _ts, code, _server_id, size, log_pos, flags = V4_HEADER.unpack_from(raw)
         if size != len(raw):
             raise RelayError(
                 f"event header says {size} bytes, the packet holds {len(raw)}",
@@ -206,7 +203,7 @@ class RelayWriter:
 
     def _start_file(self, raw: bytes) -> None:
         """An artificial ROTATE: the server says which file (and offset) comes next."""
-        checksum_length = 4 if len(raw) >= _HEADER_LENGTH + 12 and crc32_ok(raw) else 0
+        checksum_length = 4 if len(raw) >= V4_HEADER_LENGTH + 12 and crc32_ok(raw) else 0
         target = _rotate_target(raw, checksum_length)
         name, position = target.file, target.position
         if not name or "/" in name or name in (".", ".."):
@@ -243,12 +240,12 @@ class RelayWriter:
             return
         if self._stream is None:
             raise RelayError("format description before the server named its file")
-        alg = fde_checksum_alg(raw, _HEADER_LENGTH)
+        alg = fde_checksum_alg(raw, V4_HEADER_LENGTH)
         if alg and self.verify_checksum and not crc32_ok(raw):
             raise ChecksumError("CRC32 mismatch", file=self.file, offset=self.size)
         self._checksum = bool(alg)
         event = bytearray(raw)
-        event[_FLAGS_OFFSET] |= EventFlag.BINLOG_IN_USE
+        event[FLAGS_OFFSET] |= EventFlag.BINLOG_IN_USE
         self._write(bytes(event))
 
     def _append(self, raw: bytes, code: int, log_pos: int) -> None:
@@ -311,8 +308,8 @@ class RelayWriter:
 
 def _rotate_target(raw: bytes, checksum_length: int) -> RelayPosition:
     """The (file, position) a ROTATE event names."""
-    header = EventHeader.decode(raw, 0, _HEADER_LENGTH)
-    body = raw[_HEADER_LENGTH : len(raw) - checksum_length]
+    header = EventHeader.decode(raw, 0, V4_HEADER_LENGTH)
+    body = raw[V4_HEADER_LENGTH : len(raw) - checksum_length]
     if len(body) < _ROTATE_POSITION.size or header.type_code != EventType.ROTATE:
         raise RelayError("malformed ROTATE event")
     position = _ROTATE_POSITION.unpack_from(body)[0]

@@ -78,7 +78,6 @@ import os
 import re
 import secrets
 import shutil
-import struct
 import sys
 import threading
 import time
@@ -93,14 +92,16 @@ from pyspark.sql.datasource import InputPartition
 
 from binlogkit.binlog.constants import MAGIC, V4_HEADER_LENGTH, EventFlag, EventType
 from binlogkit.binlog.framing import EventFramer, Frame
+from binlogkit.binlog.header import (
+    FLAGS_OFFSET,
+    SIZES_STOP_AFTER,
+    TYPE_CODE_OFFSET,
+    HeaderWalk,
+    format_description_size,
+)
 from binlogkit.errors import BinlogError
 from binlogkit.io.binlog_index import Source, binlog_order, resolve_sources, split_binlog_name
-from binlogkit.io.resync import (
-    SIZES_STOP_AFTER,
-    TRANSACTION_STARTS,
-    find_event_start,
-    resync_checksum,
-)
+from binlogkit.io.resync import TRANSACTION_STARTS, find_event_start, resync_checksum
 from binlogkit.spark import session_parallelism
 from binlogkit.spark.changelog_files import PARTITIONS, ChangeLogWriter
 from binlogkit.spark.schema import CHANGE_SCHEMA
@@ -134,21 +135,19 @@ STEP is ``staged`` (Spark wrote the batch), ``moved`` (one file moved into the
 table) or ``committed`` (ledger record written, staging not yet removed).
 """
 
-_FDE_TYPE = 4 + 4  # the magic, then the first event's timestamp
-_FDE_FLAGS = 4 + 17  # the low byte of the first event's flags
+_FDE_TYPE = len(MAGIC) + TYPE_CODE_OFFSET
+_FDE_FLAGS = len(MAGIC) + FLAGS_OFFSET  # the low byte of the first event's flags
 _DATA_FILE = re.compile(r"^batch-(\d{8}-[0-9a-f]{8})-")
 _LEDGER_FILE = re.compile(r"^(\d{8}-[0-9a-f]{8})\.json$")
 _CLOSING_EVENTS = frozenset(
     {EventType.ROTATE, EventType.STOP, EventType.XID, EventType.TRANSACTION_PAYLOAD}
 )
 _CLOSING_CODES = frozenset(int(code) for code in _CLOSING_EVENTS)
-_FORMAT_DESCRIPTION = int(EventType.FORMAT_DESCRIPTION)
 _TAIL_BYTES = 64 << 10
 """How far before a file's end :func:`complete_end` looks for its last transaction first
 (then twice as far, and so on, before it walks the whole file)."""
 _TAIL_SEARCH = 4 << 10
 """How many bytes from each such place are searched for an event start."""
-_EVENT_SIZE = struct.Struct("<I")  # at offset 9 of the common header
 
 
 @dataclass(frozen=True, slots=True)
@@ -609,12 +608,14 @@ def _complete_end_v4(path: str, start: int, size: int) -> int | None:
     if size < len(MAGIC) + V4_HEADER_LENGTH:
         return None
     with open(path, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as data:
-        if len(data) < size or data[:4] != MAGIC or data[_FDE_TYPE] != _FORMAT_DESCRIPTION:
+        fde_size = format_description_size(data, size) if len(data) >= size else 0
+        if not fde_size:
             return None
-        size_at = _EVENT_SIZE.unpack_from
-        (fde_size,) = size_at(data, len(MAGIC) + 9)
         second = len(MAGIC) + fde_size
-        if second + V4_HEADER_LENGTH <= size and data[second + 4] in SIZES_STOP_AFTER:
+        if (
+            second + V4_HEADER_LENGTH <= size
+            and data[second + TYPE_CODE_OFFSET] in SIZES_STOP_AFTER
+        ):
             return None  # MariaDB encrypts the events after its second one
         back = _TAIL_BYTES
         checksum = resync_checksum(data, size) if size - start > 2 * back else None
@@ -631,22 +632,17 @@ def _walk_to_complete_end(data: mmap.mmap, offset: int, size: int, start: int) -
     """:func:`complete_end` from the event sizes of the events from ``offset`` (an event start
     at or past ``start``) to ``size``; ``start`` when no transaction starts there and the
     last event does not close one. None for events only the framer walks."""
-    size_at = _EVENT_SIZE.unpack_from
     end = start
-    last_code = last_end = -1
-    while offset + V4_HEADER_LENGTH <= size:
-        code = data[offset + 4]
-        (ev_size,) = size_at(data, offset + 9)
-        if ev_size < V4_HEADER_LENGTH or code in SIZES_STOP_AFTER:
-            return None
-        if offset + ev_size > size:
-            break  # the partial last event
+    last_code = -1
+    walk = HeaderWalk(data, offset, size)  # to the partial last event, if there is one
+    for offset, code, _ in walk:
         if code in TRANSACTION_STARTS and offset > start:
             end = offset
-        last_code, last_end = code, offset + ev_size
-        offset = last_end
+        last_code = code
+    if walk.damaged or last_code in SIZES_STOP_AFTER:
+        return None
     if last_code in _CLOSING_CODES:
-        end = max(end, last_end)
+        end = max(end, walk.stop)
     return end
 
 

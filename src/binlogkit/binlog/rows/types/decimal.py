@@ -14,6 +14,8 @@ For example DECIMAL(14,4) 1234567890.1234 is ``81 0D FB 38 D2 04 D2`` (1 |
 
 Values are ``decimal.Decimal`` with exactly ``scale`` fraction digits; a stored
 negative zero stays ``Decimal('-0.00')``. Raw mode gives the stored bytes.
+MySQL's binary JSON stores a DECIMAL the same way, after its precision and
+scale: :func:`decode_decimal` and :func:`encode_decimal` serve it.
 
 The old DECIMAL (type 0, tables from MySQL 4.1 or earlier never rebuilt) kept
 numbers as ASCII text of a width the table map does not record, so its values
@@ -22,7 +24,9 @@ cannot be read from row events; MySQL's own mysqlbinlog refuses them too.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from decimal import Decimal
+from functools import lru_cache
 from typing import Any, ClassVar, NoReturn
 
 from binlogkit.binlog.constants import ColumnType
@@ -58,7 +62,17 @@ def decimal_size(precision: int, scale: int) -> int:
 class _Layout:
     """The digit groups of one (precision, scale): digits and bytes, most significant first."""
 
-    __slots__ = ("byte_sizes", "digit_slices", "digits", "precision", "scale", "size")
+    __slots__ = (
+        "all_bits",
+        "byte_sizes",
+        "digit_slices",
+        "digits",
+        "precision",
+        "scale",
+        "shifts",
+        "size",
+        "top_bit",
+    )
 
     def __init__(self, precision: int, scale: int) -> None:
         intg = precision - scale
@@ -79,6 +93,69 @@ class _Layout:
             slices.append((start, start + n))
             start += n
         self.digit_slices = tuple(slices)
+        self.shifts = tuple(8 * n for n in self.byte_sizes)
+        self.top_bit = 1 << (8 * self.size - 1) if self.size else 0
+        self.all_bits = (1 << (8 * self.size)) - 1
+
+    def form(self) -> DecimalForm:
+        return DecimalForm(self.byte_sizes, self.digits, self.scale)
+
+    def pack(self, value: Decimal) -> bytes:
+        """The stored bytes of ``value``; EncodeError saying why it does not fit."""
+        sign, digits, exponent = value.as_tuple()
+        if not isinstance(exponent, int):
+            raise EncodeError("DECIMAL holds only finite numbers")
+        number = int("".join(map(str, digits)))
+        shift = exponent + self.scale
+        if shift >= 0:
+            number *= 10**shift
+        else:
+            number, rest = divmod(number, 10**-shift)
+            if rest:
+                raise EncodeError(f"more than {self.scale} fraction digits")
+        text = str(number).zfill(self.precision)
+        if len(text) > self.precision:
+            raise EncodeError(f"more than {self.precision - self.scale} integer digits")
+        packed = 0
+        for (a, b), bits in zip(self.digit_slices, self.shifts, strict=True):
+            packed = packed << bits | int(text[a:b])
+        if sign:
+            packed ^= self.all_bits
+        return (packed ^ self.top_bit).to_bytes(self.size, "big")
+
+
+@lru_cache(maxsize=256)
+def _layout(precision: int, scale: int) -> _Layout:
+    return _Layout(precision, scale)
+
+
+@lru_cache(maxsize=256)
+def _converter(precision: int, scale: int) -> Callable[[bytes], Decimal]:
+    name = f"DECIMAL({precision},{scale})"
+
+    def fail(data: bytes) -> NoReturn:
+        raise DecodeError(f"bytes {data.hex()} are not a {name}")
+
+    return decimal_converter(_layout(precision, scale).form(), fail)
+
+
+def decode_decimal(data: bytes, precision: int, scale: int) -> Decimal:
+    """The value of the stored bytes of a DECIMAL(precision, scale); DecodeError if they are not
+    one. DECIMAL(0,0) has no bytes and is 0."""
+    if not 0 <= scale <= precision or len(data) != decimal_size(precision, scale):
+        raise DecodeError(
+            f"{len(data)} bytes are no DECIMAL of precision {precision} and scale {scale}"
+        )
+    return _converter(precision, scale)(data) if data else Decimal(0)
+
+
+def encode_decimal(value: Decimal, precision: int, scale: int) -> bytes:
+    """The stored bytes of ``value`` as a DECIMAL(precision, scale); EncodeError if it does not
+    fit."""
+    try:
+        return _layout(precision, scale).pack(value)
+    except EncodeError as err:
+        raise EncodeError(f"DECIMAL({precision},{scale}) cannot hold {value}: {err}") from None
 
 
 @column_codec(ColumnType.NEWDECIMAL)
@@ -91,7 +168,7 @@ class NewDecimalCodec(ColumnCodec):
         precision, scale = col.meta >> 8, col.meta & 0xFF
         if precision < 1 or scale > precision:
             raise invalid(col, f"impossible DECIMAL({precision},{scale}) metadata")
-        return _Layout(precision, scale)
+        return _layout(precision, scale)
 
     @classmethod
     def decoder(cls, col: ColumnInfo, options: DecodeOptions) -> ValueDecoder:
@@ -110,7 +187,7 @@ class NewDecimalCodec(ColumnCodec):
         def fail(data: bytes) -> NoReturn:
             raise DecodeError(f"column {col.key}: bytes {data.hex()} are not a {name}")
 
-        form = DecimalForm(layout.byte_sizes, layout.digits, layout.scale)
+        form = layout.form()
         return ValueLayout(fmt, convert=decimal_converter(form, fail), form=form)
 
     @classmethod
@@ -118,37 +195,17 @@ class NewDecimalCodec(ColumnCodec):
         layout = cls._layout(col)
         if options.raw_values:
             return exact_bytes_encoder(col, layout.size, "DECIMAL")
-        precision, scale, size = layout.precision, layout.scale, layout.size
-        digit_slices = layout.digit_slices
-        shifts = [8 * n for n in layout.byte_sizes]
-        top_bit = 1 << (8 * size - 1)
-        all_bits = (1 << (8 * size)) - 1
+        pack = layout.pack
 
         def encode(value: Any, out: bytearray) -> None:
             if isinstance(value, int):
                 value = Decimal(value)
             elif not isinstance(value, Decimal):
                 raise unencodable(col, value, "DECIMAL takes a Decimal or an int")
-            sign, digits, exponent = value.as_tuple()
-            if not isinstance(exponent, int):
-                raise unencodable(col, value, "DECIMAL holds only finite numbers")
-            number = int("".join(map(str, digits)))
-            shift = exponent + scale
-            if shift >= 0:
-                number *= 10**shift
-            else:
-                number, rest = divmod(number, 10**-shift)
-                if rest:
-                    raise unencodable(col, value, f"more than {scale} fraction digits")
-            text = str(number).zfill(precision)
-            if len(text) > precision:
-                raise unencodable(col, value, f"more than {precision - scale} integer digits")
-            packed = 0
-            for (a, b), bits in zip(digit_slices, shifts, strict=True):
-                packed = packed << bits | int(text[a:b])
-            if sign:
-                packed ^= all_bits
-            out += (packed ^ top_bit).to_bytes(size, "big")
+            try:
+                out += pack(value)
+            except EncodeError as err:
+                raise unencodable(col, value, str(err)) from None
 
         return encode
 

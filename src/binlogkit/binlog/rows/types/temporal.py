@@ -18,6 +18,14 @@ Layouts (MySQL's field.cc and my_time.cc; MariaDB's compat56.cc):
     negative time with a fraction stores the next integer second down and the
     fraction's complement, so that the bytes sort like the times.
 
+  Less their offsets, the integer parts of DATETIME2 and TIME2 are those of
+  MySQL's packed DATETIME and TIME (my_time.cc: the integer part shifted left
+  24 bits, plus the microseconds). MySQL's binary JSON stores DATE, DATETIME
+  and TIMESTAMP (in local time) as a packed DATETIME, and TIME as a packed
+  TIME, each an 8-byte little-endian signed integer; :func:`pack_datetime`,
+  :func:`unpack_datetime`, :func:`pack_time` and :func:`unpack_time` serve
+  both.
+
 Values:
 
 - YEAR: ``int`` (0, or 1901-2155).
@@ -89,6 +97,39 @@ _TIMEF_OFFSET = 0x800000000000
 _FRACTION_BYTES = (0, 1, 1, 2, 2, 3, 3)
 _FRACTION_UNIT = {0: 1_000_000, 1: 10_000, 2: 100, 3: 1}
 _FRACTION_LIMIT = {0: 0, 1: 99, 2: 9_999, 3: 999_999}
+
+
+def pack_datetime(year: int, month: int, day: int, hour: int, minute: int, second: int) -> int:
+    """The integer part of MySQL's packed DATETIME (the packed value shifted right 24 bits)."""
+    return ((year * 13 + month) << 5 | day) << 17 | hour << 12 | minute << 6 | second
+
+
+def unpack_datetime(packed: int, microsecond: int) -> datetime | InvalidDateTime:
+    """The DATETIME of a :func:`pack_datetime` integer part and ``microsecond``; an
+    :class:`InvalidDateTime` where ``datetime`` cannot hold it."""
+    ymd, hms = packed >> 17, packed & 0x1FFFF
+    year_month = ymd >> 5
+    year, month, day = year_month // 13, year_month % 13, ymd & 31
+    hour, minute, second = hms >> 12, hms >> 6 & 63, hms & 63
+    try:
+        return datetime(year, month, day, hour, minute, second, microsecond)
+    except ValueError:
+        return InvalidDateTime(year, month, day, hour, minute, second, microsecond)
+
+
+def pack_time(negative: bool, hours: int, minutes: int, seconds: int, microseconds: int) -> int:
+    """MySQL's packed TIME: ``±((hours << 12 | minutes << 6 | seconds) << 24 | microseconds)``."""
+    packed = (hours << 12 | minutes << 6 | seconds) << 24 | microseconds
+    return -packed if negative else packed
+
+
+def unpack_time(packed: int) -> tuple[bool, int, int, int, int]:
+    """(negative, hours, minutes, seconds, microseconds) of a :func:`pack_time` value."""
+    negative = packed < 0
+    if negative:
+        packed = -packed
+    hms = packed >> 24
+    return negative, hms >> 12, hms >> 6 & 63, hms & 63, packed & 0xFFFFFF
 
 
 def _fsp(col: ColumnInfo, what: str) -> int:
@@ -283,15 +324,11 @@ class Time2Codec(ColumnCodec):
                     intpart += 1
                     frac -= complement
                 packed = (intpart << 24) + frac * unit
-            negative = packed < 0
-            if negative:
-                packed = -packed
-            hms, microsecond = packed >> 24, packed & 0xFFFFFF
-            minutes, seconds = hms >> 6 & 63, hms & 63
-            if hms >> 22 or minutes > 59 or seconds > 59 or microsecond > 999_999:
+            negative, hours, minutes, seconds, microsecond = unpack_time(packed)
+            if hours > 1023 or minutes > 59 or seconds > 59 or microsecond > 999_999:
                 raise DecodeError(f"column {col.key}: bytes {data.hex()} are not a TIME")
             delta = timedelta(
-                hours=hms >> 12, minutes=minutes, seconds=seconds, microseconds=microsecond
+                hours=hours, minutes=minutes, seconds=seconds, microseconds=microsecond
             )
             return -delta if negative else delta
 
@@ -312,17 +349,13 @@ class Time2Codec(ColumnCodec):
             if hours > 1023:
                 raise unencodable(col, value, "more hours than TIME can hold")
             frac = _check_fraction(col, value, microsecond, unit)
-            hms = hours << 12 | minutes << 6 | seconds
             if fbytes == 3:
-                packed = hms << 24 | microsecond
-                whole = (-packed if negative else packed) + _TIMEF_OFFSET
+                whole = pack_time(negative, hours, minutes, seconds, microsecond) + _TIMEF_OFFSET
             else:
-                intpart = hms
-                if negative:
-                    intpart = -hms
-                    if frac:
-                        intpart -= 1
-                        frac = complement - frac
+                intpart = pack_time(negative, hours, minutes, seconds, 0) >> 24
+                if negative and frac:
+                    intpart -= 1
+                    frac = complement - frac
                 whole = (intpart + _TIMEF_INT_OFFSET) << (8 * fbytes) | frac
             out += whole.to_bytes(size, "big")
 
@@ -425,14 +458,7 @@ class DateTime2Codec(ColumnCodec):
             frac = whole & frac_mask
             if packed < 0 or frac > limit:
                 raise DecodeError(f"column {col.key}: bytes {data.hex()} are not a DATETIME")
-            ymd, hms = packed >> 17, packed & 0x1FFFF
-            year_month = ymd >> 5
-            year, month, day = year_month // 13, year_month % 13, ymd & 31
-            hour, minute, second = hms >> 12, hms >> 6 & 63, hms & 63
-            try:
-                return datetime(year, month, day, hour, minute, second, frac * unit)
-            except ValueError:
-                return InvalidDateTime(year, month, day, hour, minute, second, frac * unit)
+            return unpack_datetime(packed, frac * unit)
 
         return ValueLayout(fmt, convert=convert, form=DateTime2Form(fbytes))
 
@@ -459,7 +485,7 @@ class DateTime2Codec(ColumnCodec):
             ):
                 raise unencodable(col, value, "a field is out of the DATETIME layout's range")
             frac = _check_fraction(col, value, micro, unit)
-            packed = ((year * 13 + month) << 5 | day) << 17 | hour << 12 | minute << 6 | second
+            packed = pack_datetime(year, month, day, hour, minute, second)
             out += ((packed + _DATETIMEF_OFFSET) << frac_bits | frac).to_bytes(size, "big")
 
         return encode
