@@ -21,7 +21,7 @@ from binlogkit.schema.columns import build_column
 from binlogkit.schema.model import ColumnDef, TableDef, TableName, fold_column
 from binlogkit.schema.result import Action
 from binlogkit.schema.state import CannotApply, Context
-from binlogkit.schema.tables import finish, key_columns
+from binlogkit.schema.tables import finish, key_columns, with_versioning
 from binlogkit.schema.types import BINARY_FORM, CHAR_TYPES, max_bytes, sized_type, text_family
 
 
@@ -166,6 +166,10 @@ def _pair(
     )
 
 
+def _versioning(draft: Draft, node: nodes.Versioning, ctx: Context) -> None:
+    draft.columns = list(with_versioning(draft.columns, bool(node.this)))
+
+
 def _convert(draft: Draft, node: nodes.ConvertCharset, ctx: Context) -> None:
     charset = node.arg("charset")
     if charset.upper() == "DEFAULT":
@@ -208,8 +212,14 @@ ACTIONS: dict[type[exp.Expr], Callable[[Draft, Any, Context], None]] = {
     nodes.RenameTable: _rename_table,
     nodes.TableOptions: _table_options,
     nodes.ConvertCharset: _convert,
+    nodes.Versioning: _versioning,
 }
 """ALTER TABLE action node → how it changes the draft. OtherDdl actions change nothing."""
+
+
+_TABLE_LEVEL = (nodes.TableOptions, nodes.ConvertCharset)
+"""Actions the server applies before the column changes: the new table default is what
+a column defined in the same statement inherits."""
 
 
 def alter_table(node: nodes.AlterTable, ctx: Context) -> None:
@@ -228,7 +238,8 @@ def alter_table(node: nodes.AlterTable, ctx: Context) -> None:
     draft = Draft.of(table, charsets.Charset(table.charset or "", table.collation or ""))
     if table.charset is None or table.collation is None:
         draft.default = ctx.database_default(name.db)
-    for action in actions:
+    first = [a for a in actions if isinstance(a, _TABLE_LEVEL)]
+    for action in first + [a for a in actions if not isinstance(a, _TABLE_LEVEL)]:
         handler = ACTIONS.get(type(action))
         if handler is not None:
             handler(draft, action, ctx)

@@ -4,7 +4,8 @@ The server turns what was written into what it stores: synonyms into types,
 ``CHARACTER SET binary`` text into binary types, ``TEXT(M)`` into the smallest
 text type that holds M characters, missing lengths and display widths into
 defaults, the charset and collation into the resolved pair, and some
-attributes into NOT NULL (SERIAL, TIMESTAMP without explicit_defaults_for_timestamp).
+attributes into NOT NULL (SERIAL, AUTO_INCREMENT, system-versioning row start and
+end, TIMESTAMP without explicit_defaults_for_timestamp).
 """
 
 from __future__ import annotations
@@ -48,7 +49,7 @@ def build_column(node: exp.ColumnDef, table_default: charsets.Charset, session: 
     binary = False
     nullable = None  # None: not said
     primary = invisible = False
-    serial = bool(kind.arg("serial"))
+    not_null = bool(kind.arg("serial"))
     generated = None
     for attr in attrs:
         if isinstance(attr, exp.CharacterSetColumnConstraint):
@@ -64,9 +65,13 @@ def build_column(node: exp.ColumnDef, table_default: charsets.Charset, session: 
         elif isinstance(attr, exp.InvisibleColumnConstraint):
             invisible = True
         elif isinstance(attr, nodes.SerialDefaultValue):
-            serial = True
+            not_null = True
         elif isinstance(attr, exp.ComputedColumnConstraint):
             generated = "STORED" if attr.args.get("persisted") else "VIRTUAL"
+        elif isinstance(attr, exp.GeneratedAsRowColumnConstraint):
+            generated, not_null = "STORED", True
+        elif isinstance(attr, exp.AutoIncrementColumnConstraint):
+            not_null = True
     if kind.arg("national") and charset is None:
         charset = "utf8mb3"
     column = ColumnDef(
@@ -86,10 +91,10 @@ def build_column(node: exp.ColumnDef, table_default: charsets.Charset, session: 
         column = _text_column(column, kind, pair)
     else:
         column = _other_column(column, kind, session)
-    if nullable is None:
-        nullable = not (
-            serial or (type_name == "timestamp" and not session.explicit_defaults_for_timestamp)
-        )
+    if not_null:
+        nullable = False
+    elif nullable is None:
+        nullable = type_name != "timestamp" or session.explicit_defaults_for_timestamp
     return Built(replace(column, nullable=nullable), primary)
 
 

@@ -75,7 +75,12 @@ def _create_table(node: nodes.CreateTable, ctx: Context) -> None:
         ctx.session.default_collation,
     )
     table = build_table(
-        name, node.arg("columns") or [], node.arg("primary_key"), default, ctx.session
+        name,
+        node.arg("columns") or [],
+        node.arg("primary_key"),
+        default,
+        ctx.session,
+        versioning=bool(options is not None and options.args.get("versioning")),
     )
     ctx.put(table, Action.CREATED)
 

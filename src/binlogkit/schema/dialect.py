@@ -3,7 +3,8 @@
 :class:`BinlogDialect` adds, over sqlglot's MySQL:
 
 - versioned comments ``/*!NNNNN ... */`` and MariaDB's ``/*M!NNNNNN ... */``
-  read as SQL when the server's version is at least N (a tokenizer concern);
+  read as SQL when the server's version is at least N (MariaDB skips MySQL
+  5.7+ numbers, 50700-99999; MySQL skips ``/*M!``), a tokenizer concern;
   ``ANSI_QUOTES`` and ``NO_BACKSLASH_ESCAPES`` from the session's sql_mode;
 - statement parsers of its own for CREATE/ALTER/DROP/RENAME/TRUNCATE of tables,
   databases and sequences (:mod:`binlogkit.schema.grammar`), which give the nodes
@@ -86,7 +87,10 @@ class BinlogDialect(MySQL):
             dialect: Any = self.dialect
             if mariadb and not dialect.settings.get("mariadb"):
                 return []
-            if version is not None and version_tuple(version) > dialect.version:
+            if version is not None and (
+                version_tuple(version) > dialect.version
+                or (dialect.settings.get("mariadb") and MYSQL_ONLY <= version <= 99999)
+            ):
                 return []
             base = start + skip
             return [
@@ -104,6 +108,10 @@ class BinlogDialect(MySQL):
             bool(self.settings.get("ansi_quotes")), bool(self.settings.get("no_backslash_escapes"))
         )
         return cls(dialect=dialect or self)
+
+
+MYSQL_ONLY = 50700
+"""MariaDB takes five-digit versions from 5.7.0 on as MySQL's and skips those comments."""
 
 
 def version_tuple(version: int) -> tuple[int, int, int]:

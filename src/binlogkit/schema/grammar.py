@@ -392,8 +392,9 @@ class DdlParser(MySQLParser):
 
     def _attr_generated(self) -> exp.Expr | bool | None:
         if self._match_text_seq("ALWAYS", "AS", "ROW"):  # MariaDB system versioning column
-            self._match_texts(("START", "END"))
-            return True
+            start = self._match_texts(("START",))
+            self._match_texts(("END",))
+            return exp.ColumnConstraint(kind=exp.GeneratedAsRowColumnConstraint(start=start))
         if not self._match_text_seq("ALWAYS", "AS"):
             return None
         return self._attr_as()

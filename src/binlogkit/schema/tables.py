@@ -41,21 +41,51 @@ def finish(table: TableDef) -> TableDef:
     return replace(table, columns=columns)
 
 
+def _system_column(name: str) -> ColumnDef:
+    return ColumnDef(name, "timestamp", fsp=6, nullable=False, invisible=True, generated="STORED")
+
+
+SYSTEM_COLUMNS = (_system_column("row_start"), _system_column("row_end"))
+"""The columns MariaDB adds to a table WITH SYSTEM VERSIONING that names none of its own.
+
+information_schema does not show them, but they are stored, and binlog table
+maps and row images carry them.
+"""
+
+
+def with_versioning(columns: Sequence[ColumnDef], on: bool) -> tuple[ColumnDef, ...]:
+    """Columns with MariaDB's implicit row start/end columns added (``on``) or removed."""
+    kept = tuple(c for c in columns if c not in SYSTEM_COLUMNS)
+    return kept + SYSTEM_COLUMNS if on else kept
+
+
+def _has_row_columns(definitions: Sequence[exp.ColumnDef]) -> bool:
+    return any(
+        isinstance(c.args.get("kind"), exp.GeneratedAsRowColumnConstraint)
+        for definition in definitions
+        for c in definition.constraints
+    )
+
+
 def build_table(
     name: TableName,
     definitions: Sequence[exp.ColumnDef],
     primary_key: Sequence[str] | None,
     default: charsets.Charset,
     session: Session,
+    *,
+    versioning: bool = False,
 ) -> TableDef:
     """The table a CREATE TABLE defines, its default pair already resolved."""
-    columns = []
+    columns: list[ColumnDef] = []
     key = list(primary_key or ())
     for definition in definitions:
         built = build_column(definition, default, session)
         if built.primary:
             key = [built.column.name]
         columns.append(built.column)
+    if versioning and not _has_row_columns(definitions):
+        columns += SYSTEM_COLUMNS
     table = TableDef(
         name.db,
         name.name,
