@@ -81,7 +81,13 @@ class ColumnDef:
 
 @dataclass(frozen=True, slots=True)
 class TableDef:
-    """A table: its columns in order, primary key column names in key order, defaults."""
+    """A table: its columns in order, primary key column names in key order, defaults.
+
+    ``primary_key`` is the PRIMARY KEY as information_schema shows it: empty for
+    a table without one, even where the servers' table maps log the first UNIQUE
+    NOT NULL key instead, and without the ``row_end`` MariaDB appends to the key
+    of a system-versioned table.
+    """
 
     db: str
     name: str
