@@ -572,7 +572,14 @@ class DdlParser(MySQLParser):
         collation and system versioning are kept."""
         options = nodes.TableOptions()
         while self._curr:
-            self._match(TokenType.COMMA)
+            if self._curr.token_type == TokenType.COMMA:
+                if (
+                    self._next
+                    and _words(self._next)[:1]
+                    and _words(self._next)[0] in _ALTER_ACTIONS
+                ):
+                    break  # the next ALTER TABLE action
+                self._advance()
             self._match(TokenType.DEFAULT)
             if self._match_charset_keyword():
                 self._match(TokenType.EQ)
