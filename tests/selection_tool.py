@@ -13,7 +13,7 @@ import subprocess
 from collections.abc import Sequence
 from pathlib import Path
 
-from binlogkit.pipeline.selection import Selection, read_selected
+from binlogkit.dump.selection import Selection, read_selected
 
 _HEADER = re.compile(rb"^#\d{6} +\d+:\d\d:\d\d server id \d+ +end_log_pos (\d+) ", re.M)
 

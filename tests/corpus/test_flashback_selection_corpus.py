@@ -19,8 +19,8 @@ from selection_tool import our_kept, tool_kept
 import binlogkit
 from binlogkit.binlog.decoder import encode_event
 from binlogkit.binlog.events.rows import RowsEvent
+from binlogkit.dump.selection import Selection
 from binlogkit.pipeline.flashback import FlashbackError, flashback
-from binlogkit.pipeline.selection import Selection
 
 needs_tool = pytest.mark.skipif(
     shutil.which("mariadb-binlog") is None, reason="mariadb-binlog is not installed"

@@ -22,8 +22,8 @@ from corpus_files import corpus_manifest
 import binlogkit
 from binlogkit.binlog.events.gtid import TaggedGtidEvent
 from binlogkit.binlog.events.payload import TransactionPayloadEvent
+from binlogkit.dump.selection import Selection, read_selected
 from binlogkit.gtid import Gtid, GtidSet
-from binlogkit.pipeline.selection import Selection, read_selected
 
 _GTID, _ANONYMOUS, _TAGGED = 33, 34, 42
 _QUERY, _XID, _FORMAT = 2, 16, 15

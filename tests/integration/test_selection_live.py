@@ -15,9 +15,9 @@ from selection_tool import our_kept, tool_kept
 
 import binlogkit
 from binlogkit.binlog.events.mariadb_gtid import MariaGtidEvent
+from binlogkit.dump.selection import Selection, parse_id_list, parse_position
 from binlogkit.errors import BinlogError
 from binlogkit.gtid import MariaGtidList
-from binlogkit.pipeline.selection import Selection, parse_id_list, parse_position
 
 _SCRIPT = """
 CREATE DATABASE a; CREATE DATABASE b;

@@ -10,15 +10,15 @@ import pytest
 from binlogkit.binlog.constants import ColumnType
 from binlogkit.binlog.rows.columns import ColumnInfo
 from binlogkit.binlog.rows.types.values import JSON_NULL, Geometry, InvalidDate, InvalidDateTime
-from binlogkit.errors import BinlogError
-from binlogkit.gtid import MariaGtidList
-from binlogkit.pipeline.selection import (
+from binlogkit.dump.selection import (
     Selection,
     is_transaction_keyword,
     parse_id_list,
     parse_position,
     parse_rewrite_db,
 )
+from binlogkit.errors import BinlogError
+from binlogkit.gtid import MariaGtidList
 from binlogkit.pipeline.sql import quote_name, sql_literal
 
 

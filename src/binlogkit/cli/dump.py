@@ -19,10 +19,10 @@ from binlogkit.binlog.decoder import encode_event
 from binlogkit.binlog.events import Event, FormatDescriptionEvent, StartEventV3
 from binlogkit.cli.main import binlog_files, command, reading_errors
 from binlogkit.dump import Base64Output, Dumper, DumpOptions
+from binlogkit.dump.selection import Selection, parse_id_list, parse_rewrite_db
 from binlogkit.errors import BinlogError
 from binlogkit.gtid import GtidSet
 from binlogkit.io.files import open_binlog, resolve_sources
-from binlogkit.pipeline.selection import Selection, parse_id_list, parse_rewrite_db
 
 if TYPE_CHECKING:  # the server's modules are imported only for -R
     from binlogkit.dump.remote import RemoteOptions

@@ -9,9 +9,9 @@ from typing import Any, TypeVar
 import click
 
 from binlogkit.cli.main import binlog_files, command, emit, reading_errors
+from binlogkit.dump.selection import Selection, parse_id_list, parse_rewrite_db, read_selected
 from binlogkit.gtid import GtidSet
 from binlogkit.pipeline.flashback import flashback, undo_script
-from binlogkit.pipeline.selection import Selection, parse_id_list, parse_rewrite_db, read_selected
 from binlogkit.pipeline.sql import undo_sql
 
 F = TypeVar("F", bound=Callable[..., Any])

@@ -37,7 +37,7 @@ class DumpOptions:
     - ``database`` / ``table``: print only this database's statements and row
       events (``--database``), only this table's row events (``--table``). The
       tools apply these while printing, after ``# at N`` (which stays); the
-      other selections belong to :class:`~binlogkit.pipeline.selection.Selection`.
+      other selections belong to :class:`~binlogkit.dump.selection.Selection`.
     - ``skip_gtids``: leave GTID events and ``SET @@SESSION.GTID_NEXT`` out (mysqlbinlog
       ``--skip-gtids``).
     - ``rewrite_db``: the ``--rewrite-db`` renames the events went through, so

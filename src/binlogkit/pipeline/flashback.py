@@ -44,8 +44,8 @@ from binlogkit.binlog.events.query import QueryEvent
 from binlogkit.binlog.events.rows import RowsEvent, RowsFlag
 from binlogkit.binlog.events.table_map import TableMapEvent
 from binlogkit.binlog.rows.plan import PartialRowChange, RowChange
+from binlogkit.dump.selection import is_transaction_keyword
 from binlogkit.errors import BinlogError
-from binlogkit.pipeline.selection import is_transaction_keyword
 
 __all__ = ["FlashbackError", "UndoTransaction", "flashback", "reverse_rows_event", "undo_script"]
 
