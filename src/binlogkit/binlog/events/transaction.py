@@ -10,10 +10,11 @@ logs and binlogs of group members; their layouts follow MySQL's
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 from binlogkit.binlog.constants import EventType
 from binlogkit.binlog.context import DecodeContext, FormatContext
-from binlogkit.binlog.events.base import Body, Event, register
+from binlogkit.binlog.events.base import Body, Event, TransactionRole, register
 from binlogkit.binlog.header import EventHeader
 from binlogkit.errors import DecodeError, EncodeError
 from binlogkit.gtid import GtidSet
@@ -52,6 +53,8 @@ class XaPrepareEvent(Event):
     Layout: one_phase (1), format id (4, signed), gtrid length (4), bqual
     length (4), gtrid and bqual bytes.
     """
+
+    transaction_role: ClassVar[TransactionRole] = TransactionRole.END
 
     one_phase: bool
     xid: Xid
