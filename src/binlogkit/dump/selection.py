@@ -41,7 +41,8 @@ re-encode). The rules, as the tools apply them:
 - **MySQL GTID sets** (``--include-gtids``/``--exclude-gtids``): decided at
   each GTID, tagged GTID or anonymous GTID event (an anonymous one is never
   in a set: dropped by an include set, kept by an exclude set) and held
-  until the transaction's XID or ending COMMIT/ROLLBACK query. STOP, ROTATE,
+  until the transaction's XID or ending COMMIT/ROLLBACK/XA ROLLBACK query
+  (:func:`~binlogkit.binlog.transactions.ends_group`). STOP, ROTATE,
   format description, INCIDENT, IGNORABLE and PREVIOUS_GTIDS events always
   pass; so does any event the server-id filter already dropped, which
   leaves the state alone. A dropped TRANSACTION_PAYLOAD is dropped with the
@@ -77,12 +78,12 @@ from binlogkit.binlog.events.payload import TransactionPayloadEvent
 from binlogkit.binlog.events.query import QueryEvent
 from binlogkit.binlog.events.rows import RowsEvent, RowsFlag
 from binlogkit.binlog.events.table_map import TableMapEvent
+from binlogkit.binlog.transactions import ends_group, is_trans_keyword
 from binlogkit.errors import BinlogError
 from binlogkit.gtid import GtidSet, MariaGtid, MariaGtidList
 
 __all__ = [
     "Selection",
-    "is_transaction_keyword",
     "parse_id_list",
     "parse_position",
     "parse_rewrite_db",
@@ -107,34 +108,6 @@ _MYSQL_GTID_PASS = frozenset(
 )
 """Events mysqlbinlog never drops for --include-gtids/--exclude-gtids (PREVIOUS_GTIDS only
 goes with --skip-gtids)."""
-
-
-def is_transaction_keyword(query: bytes) -> bool:
-    """Whether a QUERY is BEGIN, COMMIT, ROLLBACK, SAVEPOINT or an XA statement.
-
-    The tools do not apply ``--database`` to these.
-    """
-    head = query[:9].upper()
-    return (
-        query in (b"BEGIN", b"COMMIT")
-        or head.startswith(b"SAVEPOINT")
-        or head.startswith(b"ROLLBACK")
-        or head.startswith(b"XA ")
-    )
-
-
-def _ends_group(query: bytes) -> bool:
-    """MySQL's Query_log_event::ends_group: COMMIT, or ROLLBACK but not ROLLBACK TO.
-
-    The server compares ``strncmp(query, "COMMIT", length)``, so any prefix of
-    COMMIT (the empty query too) counts, as does COMMIT followed by a NUL.
-    """
-    upper = query[:12].upper()
-    return (
-        b"COMMIT".startswith(query)
-        or query.startswith(b"COMMIT\0")
-        or (upper.startswith(b"ROLLBACK") and upper != b"ROLLBACK TO ")
-    )
 
 
 def parse_id_list(text: str) -> frozenset[int]:
@@ -378,7 +351,7 @@ class _Run:
                 self.dropped_payload_end = header.end
             return
         if isinstance(event, QueryEvent):
-            if not is_transaction_keyword(event.query) and self._skip_db(event.db):
+            if not is_trans_keyword(event.query) and self._skip_db(event.db):
                 return
             yield self._rewrite_query(event)
         elif isinstance(event, AnnotateRowsEvent) and (sel.database or sel.table):
@@ -430,7 +403,8 @@ class _Run:
         if code in _MYSQL_GTID_PASS:
             return True
         skip = self.skip_gtid_group
-        if code == EventType.XID or (isinstance(event, QueryEvent) and _ends_group(event.query)):
+        # mysqlbinlog's shall_skip_gtids: an XID or a group-ending statement (not XA_PREPARE)
+        if code == EventType.XID or (isinstance(event, QueryEvent) and ends_group(event.query)):
             self.skip_gtid_group = False
         return not skip
 
