@@ -24,20 +24,10 @@ from typing import Protocol
 from binlogkit.binlog.constants import MAGIC, V4_HEADER_LENGTH, EventType
 from binlogkit.binlog.decoder import BinlogDecoder
 from binlogkit.binlog.framing import crc32_ok
+from binlogkit.binlog.transactions import GTID_CODES
 from binlogkit.errors import BinlogError
 
-__all__ = ["SIZES_STOP_AFTER", "TRANSACTION_STARTS", "find_event_start", "resync_checksum"]
-
-TRANSACTION_STARTS = frozenset(
-    int(code)
-    for code in (
-        EventType.GTID,
-        EventType.ANONYMOUS_GTID,
-        EventType.GTID_TAGGED,
-        EventType.MARIADB_GTID,
-    )
-)
-"""Type codes of the events that begin a transaction (MySQL, anonymous, tagged, MariaDB GTIDs)."""
+__all__ = ["SIZES_STOP_AFTER", "find_event_start", "resync_checksum"]
 
 SIZES_STOP_AFTER = frozenset(
     int(code) for code in (EventType.START_V3, EventType.MARIADB_START_ENCRYPTION)
@@ -95,7 +85,7 @@ def resync_checksum(data: Buffer, end: int) -> int | None:
         if not size:
             return None
         code = data[offset + 4 : offset + 5][0]
-        if code in TRANSACTION_STARTS:
+        if code in GTID_CODES:
             return checksum
         if code in _NOT_BEFORE_FIRST_GTID:
             return None

@@ -36,10 +36,10 @@ from binlogkit.binlog.context import DecodeOptions
 from binlogkit.binlog.decoder import BinlogDecoder
 from binlogkit.binlog.events import Event
 from binlogkit.binlog.framing import END, Signal
+from binlogkit.binlog.transactions import GTID_CODES, Control, control
 from binlogkit.errors import BinlogError
 from binlogkit.io.resync import (
     SIZES_STOP_AFTER,
-    TRANSACTION_STARTS,
     find_event_start,
     resync_checksum,
 )
@@ -309,7 +309,7 @@ def _cut_points(
             query_post_header, checksum = _format_facts(fde)
         elif not fde or code in SIZES_STOP_AFTER:
             break  # an old format, or encrypted events from here on: no more cuts
-        starts = code in TRANSACTION_STARTS
+        starts = code in GTID_CODES
         gtids = gtids or starts
         if offset >= due and (
             starts
@@ -342,7 +342,7 @@ def _is_begin(raw: bytes, post_header: int, checksum: int) -> bool:
         return False
     _, _, db_len, _, status_len = _QUERY_FIXED.unpack_from(raw, fixed)
     text = fixed + post_header + status_len + db_len + 1
-    return raw[text : len(raw) - checksum] == b"BEGIN"
+    return control(raw[text : len(raw) - checksum]) is Control.BEGIN
 
 
 def split_decoder(

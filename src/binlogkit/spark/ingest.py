@@ -93,11 +93,11 @@ from pyspark.sql.datasource import InputPartition
 
 from binlogkit.binlog.constants import MAGIC, V4_HEADER_LENGTH, EventFlag, EventType
 from binlogkit.binlog.framing import EventFramer, Frame
+from binlogkit.binlog.transactions import GTID_CODES
 from binlogkit.errors import BinlogError
 from binlogkit.io.files import Source, binlog_order, resolve_sources, split_binlog_name
 from binlogkit.io.resync import (
     SIZES_STOP_AFTER,
-    TRANSACTION_STARTS,
     find_event_start,
     resync_checksum,
 )
@@ -641,7 +641,7 @@ def _walk_to_complete_end(data: mmap.mmap, offset: int, size: int, start: int) -
             return None
         if offset + ev_size > size:
             break  # the partial last event
-        if code in TRANSACTION_STARTS and offset > start:
+        if code in GTID_CODES and offset > start:
             end = offset
         last_code, last_end = code, offset + ev_size
         offset = last_end
@@ -670,7 +670,7 @@ def _complete_end_framed(path: str | os.PathLike[str], start: int, size: int) ->
             framer.receive_data(chunk)
             while isinstance(frame := framer.next_frame(), Frame):
                 header = frame.header
-                if header.type_code in TRANSACTION_STARTS and header.offset > start:
+                if header.type_code in GTID_CODES and header.offset > start:
                     end = header.offset
                 last = frame
     if last is not None and last.header.type_code in _CLOSING_EVENTS:
