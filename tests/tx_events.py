@@ -10,12 +10,15 @@ from __future__ import annotations
 from dataclasses import replace
 from uuid import UUID
 
-from binlogkit.binlog.constants import EventType
+from binlogkit.binlog.constants import ColumnType, EventType
+from binlogkit.binlog.context import DecodeContext, FormatContext
 from binlogkit.binlog.events import Event, OpaqueEvent, XidEvent
 from binlogkit.binlog.events.gtid import AnonymousGtidEvent, GtidEvent, TaggedGtidEvent
 from binlogkit.binlog.events.mariadb_gtid import MariaGtidEvent, MariaGtidFlag
 from binlogkit.binlog.events.query import QueryCompressedEvent, QueryEvent, QueryStatus
+from binlogkit.binlog.events.rows import RowsFlag, WriteRowsEvent
 from binlogkit.binlog.events.statement_context import IntvarEvent
+from binlogkit.binlog.events.table_map import TableMapEvent
 from binlogkit.binlog.events.transaction import XaPrepareEvent, Xid
 from binlogkit.binlog.header import EventHeader
 
@@ -71,6 +74,30 @@ def xa_prepare(x: Xid, *, one_phase: bool = False) -> XaPrepareEvent:
 
 def intvar(value: int = 1) -> IntvarEvent:
     return IntvarEvent(head(EventType.INTVAR), 2, value)
+
+
+TABLE_ID = 70
+
+
+def table_map() -> TableMapEvent:
+    """The map of ``db.t`` (one INT column, nullable) as table id ``TABLE_ID``."""
+    body = TABLE_ID.to_bytes(6, "little") + b"\1\0" + b"\2db\0" + b"\1t\0"
+    body += b"\1" + bytes([ColumnType.LONG]) + b"\0" + b"\1"
+    return TableMapEvent.decode(head(EventType.TABLE_MAP), body, DecodeContext(FormatContext()))
+
+
+_MAP = table_map()
+
+
+def write_rows(*values: int, end: bool = True) -> WriteRowsEvent:
+    """A WRITE_ROWS_V1 of one row per value into ``db.t``; ``end``: the statement's last."""
+    flags = RowsFlag.STMT_END if end else 0
+    body = TABLE_ID.to_bytes(6, "little") + flags.to_bytes(2, "little") + b"\1\1"
+    body += b"".join(b"\0" + v.to_bytes(4, "little", signed=True) for v in values)
+    ctx = DecodeContext(FormatContext(), tables={TABLE_ID: _MAP})
+    event = WriteRowsEvent.decode(head(EventType.WRITE_ROWS_V1), body, ctx)
+    assert isinstance(event, WriteRowsEvent)
+    return event
 
 
 def other(code: int) -> OpaqueEvent:

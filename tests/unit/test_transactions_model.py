@@ -20,7 +20,9 @@ from tx_events import (
     maria,
     other,
     query,
+    table_map,
     tagged,
+    write_rows,
     xa_prepare,
     xid,
 )
@@ -148,6 +150,8 @@ def test_roles_come_from_the_codecs() -> None:
         EventType.RAND,
         EventType.USER_VAR,
     }
+    rows = {20, 21, 22, 23, 24, 25, 30, 31, 32, 39, 166, 167, 168, 169, 170, 171}
+    assert {c for c, r in roles.items() if r is T.ROWS} == rows | {EventType.TABLE_MAP}
     assert {c for c, r in roles.items() if r is T.STATEMENT} == {
         EventType.QUERY,
         EventType.MARIADB_QUERY_COMPRESSED,
@@ -155,7 +159,7 @@ def test_roles_come_from_the_codecs() -> None:
     }
 
 
-TABLE_MAP, ROWS = other(EventType.TABLE_MAP), other(EventType.WRITE_ROWS)
+TABLE_MAP, ROWS = table_map(), write_rows(1)
 ROTATE, FDE = other(EventType.ROTATE), other(EventType.FORMAT_DESCRIPTION)
 PAYLOAD = other(EventType.TRANSACTION_PAYLOAD)
 
@@ -246,7 +250,29 @@ SEQUENCES: dict[str, list[tuple[Event, Step]]] = {
         (query(b"BEGIN"), CUT | B),
         (query(b"COMMIT"), E),
     ],
-    "started inside a transaction": [(ROWS, 0), (xid(), 0), (ROTATE, 0), (gtid(5), B)],
+    "started inside a transaction": [
+        (write_rows(1, end=False), B),  # taken for a row statement of its own
+        (write_rows(2), E),
+        (xid(), 0),
+        (ROTATE, 0),
+        (gtid(5), B),
+    ],
+    "mysql 5.1 row statements without BEGIN": [
+        (query(b"CREATE TABLE t1 (a INT) ENGINE=MyISAM"), B | E),
+        (TABLE_MAP, B),
+        (write_rows(1, end=False), 0),
+        (write_rows(2), E),
+        (write_rows(3), B | E),
+        (TABLE_MAP, B),
+        (xid(), E),
+        (query(b"BEGIN"), B),
+        (TABLE_MAP, 0),
+        (write_rows(4), 0),  # a statement's end inside BEGIN ... COMMIT ends nothing
+        (query(b"COMMIT"), E),
+        (gtid(1), B),
+        (write_rows(5), 0),  # nor inside a group a GTID opened
+        (query(b"COMMIT"), E),
+    ],
 }
 
 

@@ -4,19 +4,22 @@ Event types say what they do with :class:`~binlogkit.binlog.events.base.Transact
 (a class attribute of the codecs): a GTID event begins a transaction and
 names it; XID and XA_PREPARE end one; INTVAR, RAND and USER_VAR belong to the
 statement after them; a statement (QUERY, its compressed form, EXECUTE_LOAD_QUERY)
-is read by its text (:func:`control`). Other events belong to the transaction
-around them, if one is open.
+is read by its text (:func:`control`); row events (TABLE_MAP, rows) belong to
+the open transaction. Other events belong to the transaction around them, if
+one is open.
 
 :class:`TransactionState` follows a stream and says, per event, whether it
 begins a transaction, ends one, or cuts one short. A transaction is open from
 a GTID event, ``BEGIN`` / ``XA START`` or a statement-context event (another
-statement while none is open is a transaction by itself), and ends
+statement while none is open is a transaction by itself; so is a row
+statement, as MySQL 5.1 logged changes of non-transactional tables), and ends
 
 - at XID or XA_PREPARE;
 - at ``COMMIT``, ``ROLLBACK`` (not to a savepoint), ``XA COMMIT`` or ``XA ROLLBACK``;
 - at its one statement, when it was not begun by ``BEGIN`` / ``XA START`` (or
   a MariaDB GTID that stands for BEGIN): DDL and the other autocommitted
-  statements, and MySQL's ``XA COMMIT`` / ``XA ROLLBACK`` groups;
+  statements, and MySQL's ``XA COMMIT`` / ``XA ROLLBACK`` groups; a row
+  statement's at the rows event flagged as the statement's end;
 - cut short (its end never came) when a GTID event, or a ``BEGIN`` while a
   begun transaction is open, starts the next one.
 
@@ -46,6 +49,7 @@ from enum import Enum, IntFlag
 from binlogkit.binlog.events import EVENT_CODECS, Event
 from binlogkit.binlog.events.base import TransactionRole
 from binlogkit.binlog.events.mariadb_gtid import MariaGtidEvent
+from binlogkit.binlog.events.rows import RowsEvent, RowsFlag
 
 __all__ = [
     "BEGINNING",
@@ -53,6 +57,7 @@ __all__ = [
     "GTID_CODES",
     "GTID_EVENTS",
     "ROLE_CODES",
+    "ROW_CODES",
     "Control",
     "Step",
     "TransactionState",
@@ -180,10 +185,16 @@ GTID_EVENTS: tuple[type[Event], ...] = tuple(
     )
 )
 """The classes of those events (for ``isinstance``)."""
+ROW_CODES = _codes(TransactionRole.ROWS)
+"""Type codes of the row events: they change the state only while no transaction that
+``BEGIN`` began is open (:attr:`TransactionState.begun`)."""
 ROLE_CODES = frozenset(
-    int(code) for code, cls in EVENT_CODECS.items() if cls.transaction_role is not None
+    int(code)
+    for code, cls in EVENT_CODECS.items()
+    if cls.transaction_role not in (None, TransactionRole.ROWS)
 )
-"""Type codes of the events :meth:`TransactionState.step` reads (others never change it)."""
+"""Type codes of the other events :meth:`TransactionState.step` reads (the rest change
+nothing)."""
 
 
 class Step(IntFlag):
@@ -205,6 +216,8 @@ _INSIDE = Step(0)
 _GTID = TransactionRole.GTID
 _END = TransactionRole.END
 _CONTEXT = TransactionRole.CONTEXT
+_ROWS = TransactionRole.ROWS
+_STMT_END = RowsFlag.STMT_END
 
 
 class TransactionState:
@@ -217,11 +230,12 @@ class TransactionState:
     only a COMMIT-like statement or an end event ends it.
     """
 
-    __slots__ = ("begun", "open")
+    __slots__ = ("_by_rows", "begun", "open")
 
     def __init__(self) -> None:
         self.open = False
         self.begun = False
+        self._by_rows = False  # opened by a row event: the end of its statement ends it
 
     def step(self, event: Event) -> Step:
         """Take in the next event; 0 when it is inside the open transaction or between two."""
@@ -229,6 +243,9 @@ class TransactionState:
         if role is None:
             return _INSIDE
         was_open = self.open
+        if role is _ROWS:
+            return self._row_event(event, was_open)
+        self._by_rows = False
         if role is _GTID:
             self.open = True
             self.begun = isinstance(event, MariaGtidEvent) and not event.standalone
@@ -254,3 +271,12 @@ class TransactionState:
             return _INSIDE
         self.open = self.begun = False
         return _ENDS if was_open else _WHOLE
+
+    def _row_event(self, event: Event, was_open: bool) -> Step:
+        if was_open and not self._by_rows:
+            return _INSIDE
+        ends = isinstance(event, RowsEvent) and bool(event.flags & _STMT_END)
+        self.open = self._by_rows = not ends
+        if was_open:
+            return _ENDS if ends else _INSIDE
+        return _WHOLE if ends else _BEGINS

@@ -28,7 +28,13 @@ from binlogkit.binlog.decoder import BinlogDecoder
 from binlogkit.binlog.events import Event
 from binlogkit.binlog.framing import Signal
 from binlogkit.binlog.frozen import fast_constructor
-from binlogkit.binlog.transactions import GTID_CODES, ROLE_CODES, Step, TransactionState
+from binlogkit.binlog.transactions import (
+    GTID_CODES,
+    ROLE_CODES,
+    ROW_CODES,
+    Step,
+    TransactionState,
+)
 from binlogkit.errors import DecodeError, ProtocolError
 from binlogkit.gtid import Gtid, GtidSet, MariaGtid, MariaGtidList
 from binlogkit.wire import ByteReader, ByteWriter
@@ -380,7 +386,8 @@ def is_stream_only(event: Event) -> bool:
 
 
 _TRANSACTION_EVENTS = ROLE_CODES | {_PREVIOUS_GTIDS, _MARIADB_GTID_LIST}
-"""The events :meth:`ResumeTracker._transaction` acts on; the others pass it by."""
+"""The events :meth:`ResumeTracker._transaction` acts on (and row events while no begun
+transaction is open); the others pass it by."""
 
 
 class ResumeTracker:
@@ -461,7 +468,7 @@ class ResumeTracker:
 
     def take(self, event: Event, code: int) -> None:
         """:meth:`settle` without making the resume point (it is :attr:`point` now)."""
-        if code in _TRANSACTION_EVENTS:
+        if code in _TRANSACTION_EVENTS or (not self._state.begun and code in ROW_CODES):
             self._transaction(event, code)
         if not self.open:
             self._complete_at = (self.file, self.position, self.gtids)

@@ -30,6 +30,8 @@ class TransactionRole(Enum):
     """Belongs to the statement after it: INTVAR, RAND, USER_VAR."""
     END = "end"
     """Ends its transaction: XID (the commit) and XA_PREPARE."""
+    ROWS = "rows"
+    """A row event (TABLE_MAP, rows): with no transaction open, its statement is one."""
 
 
 @dataclass(frozen=True, slots=True)
