@@ -9,6 +9,7 @@ logs and binlogs of group members; their layouts follow MySQL's
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -43,6 +44,18 @@ class Xid:
     def __str__(self) -> str:
         """As the servers print it: ``X'gtrid',X'bqual',format_id``."""
         return f"X'{self.gtrid.hex()}',X'{self.bqual.hex()}',{self.format_id}"
+
+    @classmethod
+    def parse(cls, text: str) -> Xid:
+        """The XID of its printed form (``X'gtrid',X'bqual',format_id``, as MySQL logs
+        ``XA COMMIT`` and ``XA ROLLBACK``); ValueError for any other text."""
+        m = _PRINTED.fullmatch(text)
+        if m is None:
+            raise ValueError(f"not an XID as servers print it: {text!r}")
+        return cls(int(m[3]), bytes.fromhex(m[1]), bytes.fromhex(m[2]))
+
+
+_PRINTED = re.compile(r"X'((?:[0-9a-fA-F]{2})*)',X'((?:[0-9a-fA-F]{2})*)',(-?[0-9]+)")
 
 
 @register(EventType.XA_PREPARE)
