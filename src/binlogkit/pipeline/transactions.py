@@ -163,12 +163,9 @@ class Transaction:
     def events(self) -> Iterator[Event]:
         """Its events, read from the stream; once, and before the next transaction is fetched."""
         if self._handed_out:
-            where = self.start
-            raise BinlogError(
+            raise self._misuse(
                 "a transaction's events can be read only once, before the next transaction",
-                file=where.file,
-                offset=where.offset,
-                hint="iterate events() or changes() once, in stream order",
+                "iterate events() or changes() once, in stream order",
             )
         self._handed_out = True
         return self._reader
@@ -228,14 +225,15 @@ class Transaction:
 
     def _known(self) -> _End:
         if self._ended is None:
-            where = self.start
-            raise BinlogError(
+            raise self._misuse(
                 "the transaction's end is known once its last event is read",
-                file=where.file,
-                offset=where.offset,
-                hint="iterate its events() or changes() first",
+                "iterate its events() or changes() first",
             )
         return self._ended
+
+    def _misuse(self, message: str, hint: str) -> BinlogError:
+        where = self.start
+        return BinlogError(message, file=where.file, offset=where.offset, hint=hint)
 
     def _read(self, event: Event, step: Step) -> Iterator[Event]:
         stream = self._stream
