@@ -15,8 +15,9 @@ from typing import Any
 import pytest
 from corpus_walk import corpus_files, walk
 
+from binlogkit.binlog.transactions import GTID_CODES
 from binlogkit.io import resync, splits
-from binlogkit.io.resync import TRANSACTION_STARTS, find_event_start, resync_checksum
+from binlogkit.io.resync import find_event_start, resync_checksum
 from binlogkit.io.splits import plan_partitions, plan_splits
 from binlogkit.spark import ingest
 
@@ -55,11 +56,11 @@ def test_the_files_a_server_wrote_with_gtids_qualify(corpus_dir: Path) -> None:
         data = (corpus_dir / name).read_bytes()
         events = walk(data).events
         first = next(
-            (e.type_code for e in events[1:] if e.type_code in TRANSACTION_STARTS | {2, 4, 164}),
+            (e.type_code for e in events[1:] if e.type_code in GTID_CODES | {2, 4, 164}),
             None,
         )
         checksum = resync_checksum(data, len(data))
-        if first not in TRANSACTION_STARTS:
+        if first not in GTID_CODES:
             assert checksum is None, name
         verdicts[checksum is not None] += 1
     assert verdicts[True] > 80 and verdicts[False] > 50
@@ -146,7 +147,7 @@ def test_complete_end_from_the_tail_equals_a_walk(
     data = (corpus_dir / name).read_bytes()
     events = walk(data).events
     ends = [e.end for e in events if e.type_code == 16][-5:]  # XIDs
-    later = next(e.offset for e in events if e.type_code in TRANSACTION_STARTS and e.offset > 1e6)
+    later = next(e.offset for e in events if e.type_code in GTID_CODES and e.offset > 1e6)
     jumps = _spy(monkeypatch, ingest)
     for size in (len(data), ends[-2], ends[-2] - 1, ends[-2] + 7, ends[0] + 30):
         active = tmp_path / "binlog.000001"

@@ -247,6 +247,27 @@ def test_xa_prepare() -> None:
         decode(EventType.XA_PREPARE, b"\x00" + struct.pack("<iII", 1, 65, 0) + bytes(65))
 
 
+@pytest.mark.parametrize(
+    ("text", "xid"),
+    [
+        ("X'67',X'6271',1", Xid(1, b"g", b"bq")),
+        ("X'00FF',X'',-3", Xid(-3, b"\0\xff")),
+        ("X'786131',X'',1", Xid(1, b"xa1")),
+    ],
+)
+def test_xid_from_its_printed_form(text: str, xid: Xid) -> None:
+    assert Xid.parse(text) == xid
+    assert Xid.parse(str(xid)) == xid
+
+
+@pytest.mark.parametrize(
+    "text", ["'x'", "X'7',X'',1", "X'78',X\"\",1", "X'78',X'',1 ONE PHASE", ""]
+)
+def test_xid_not_in_its_printed_form(text: str) -> None:
+    with pytest.raises(ValueError):
+        Xid.parse(text)
+
+
 def test_transaction_context() -> None:
     uuid = str(A).encode()
     snapshot = GtidSet.parse(f"{A}:1-3").encode()

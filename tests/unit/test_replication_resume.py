@@ -48,11 +48,14 @@ def clean_v4_files() -> list[str]:
         return []
     with manifest.open(newline="") as f:
         rows = list(csv.DictReader(f, delimiter="\t"))
-    return [
+    files = [
         row["file"]
         for row in rows
         if row["binlog_ver"] == "4" and not row["anomalies"] and "crypt" not in row["file"]
     ]
+    # MariaDB 10.11's own files; "compressed" has DDL groups ended by compressed QUERY events
+    local = sorted(CORPUS.glob("local-mariadb-10.11/*/mysql-bin.[0-9]*[0-9]"))
+    return files + [str(p.relative_to(CORPUS)) for p in local if p.parent.name != "encrypted"]
 
 
 CLEAN = clean_v4_files()

@@ -19,27 +19,10 @@ from binlogkit.dump.selection import (
 from binlogkit.errors import BinlogError
 from binlogkit.gtid import MariaGtidList
 from binlogkit.pipeline.sql import quote_name, sql_literal
-from binlogkit.pipeline.statements import is_transaction_keyword
 
 
 def col(type_: int, charset: int | None = None, binlog_type: int | None = None) -> ColumnInfo:
     return ColumnInfo(0, type_, binlog_type or type_, 0, True, "c", charset=charset)
-
-
-@pytest.mark.parametrize(
-    ("query", "keyword"),
-    [
-        (b"BEGIN", True),
-        (b"COMMIT", True),
-        (b"ROLLBACK TO sp1", True),
-        (b"savepoint sp1", True),
-        (b"XA START X'01',X'',1", True),
-        (b"BEGINNING", False),
-        (b"INSERT INTO t VALUES (1)", False),
-    ],
-)
-def test_transaction_keywords(query: bytes, keyword: bool) -> None:
-    assert is_transaction_keyword(query) is keyword
 
 
 def test_option_parsers() -> None:

@@ -39,6 +39,7 @@ from binlogkit.binlog.events.table_map import TableMapEvent
 from binlogkit.binlog.events.transaction import XaPrepareEvent
 from binlogkit.binlog.info import collation_name, event_info, event_type_str, format_double
 from binlogkit.binlog.rows.charsets import charset_name
+from binlogkit.binlog.transactions import ends_group, is_trans_keyword, starts_group
 from binlogkit.dump.dumper import Dumper, formats
 from binlogkit.dump.options import Base64Output
 from binlogkit.dump.table_metadata import print_table_metadata
@@ -107,15 +108,14 @@ def _mariadb_flags2_mask(version: tuple[int, int, int]) -> int:
     return mask
 
 
-def _is_trans_keyword(query: bytes, xa: bool) -> bool:
-    if xa:
-        return query[:3].upper() == b"XA "
-    return (
-        b"BEGIN".startswith(query)
-        or b"COMMIT".startswith(query)
-        or query[:9].upper() == b"SAVEPOINT"
-        or query[:8].upper() == b"ROLLBACK"
-    )
+def _trans_keyword(d: Dumper, query: bytes) -> bool:
+    """Whether the tools leave a statement alone: no ``--database`` check, the database kept.
+
+    mariadb-binlog's rule, by the XA flags of the group's GTID event. MySQL
+    dumps take it too, their groups having no such flags: unlike
+    mysqlbinlog's own rule (``xa=None``), XA statements then count as others.
+    """
+    return is_trans_keyword(query, xa=bool(d.state.gtid_flags2 & 0xC0))
 
 
 def _query_header(d: Dumper, event: QueryEvent, raw: bytes) -> list[str]:
@@ -136,7 +136,7 @@ def _query_header(d: Dumper, event: QueryEvent, raw: bytes) -> list[str]:
             f"\texec_time={event.exec_time}\terror_code={event.error_code}{xid}\n"
         )
     if event.header.flags & EventFlag.SUPPRESS_USE:
-        if not _is_trans_keyword(event.query, bool(s.gtid_flags2 & 0xC0)):
+        if not _trans_keyword(d, event.query):
             s.db = ""
     elif event.db is not None and event.db != s.db:
         s.db = event.db
@@ -237,27 +237,12 @@ def _mysql_session_variables(d: Dumper, event: QueryEvent) -> list[str]:
     return out
 
 
-def _starts_group(query: bytes) -> bool:
-    """MySQL's Query_log_event::starts_group: BEGIN or XA START."""
-    return query == b"BEGIN" or query[:8] == b"XA START"
-
-
-def _ends_group(query: bytes) -> bool:
-    """MySQL's Query_log_event::ends_group: COMMIT, ROLLBACK (not to a savepoint), XA ROLLBACK."""
-    upper = query[:12].upper()
-    return (
-        query == b"COMMIT"
-        or (upper.startswith(b"ROLLBACK") and not upper.startswith(b"ROLLBACK TO "))
-        or query[:11] == b"XA ROLLBACK"
-    )
-
-
 def _track_transaction(d: Dumper, query: bytes) -> None:
     """What mysqlbinlog remembers of the transaction a printed statement belongs to."""
     s = d.state
-    if _ends_group(query):
+    if ends_group(query):
         s.in_transaction = s.seen_gtid = s.skipped_in_transaction = False
-    elif _starts_group(query):
+    elif starts_group(query):
         s.in_transaction = True
     elif not s.in_transaction:
         s.seen_gtid = False
@@ -278,16 +263,15 @@ def _rewritten_use(d: Dumper, event: QueryEvent) -> None:
 
 @formats(QueryEvent)
 def _query(d: Dumper, event: QueryEvent, raw: bytes) -> None:
-    xa = bool(d.state.gtid_flags2 & 0xC0)
     deferred = d.state.deferred
     if deferred:
         d.state.deferred = []
-    if not _is_trans_keyword(event.query, xa) and d.skips_db(event.db):
+    if not _trans_keyword(d, event.query) and d.skips_db(event.db):
         if d.flavor is Flavor.MYSQL:
             s = d.state
             query = event.query
-            if s.seen_gtid and not s.in_transaction and not _starts_group(query):
-                if not _ends_group(query):
+            if s.seen_gtid and not s.in_transaction and not starts_group(query):
+                if not ends_group(query):
                     d.write(f"COMMIT /* added by mysqlbinlog */{d.delimiter}\n")
                 s.skipped_in_transaction = s.in_transaction = s.seen_gtid = False
             else:

@@ -41,7 +41,8 @@ re-encode). The rules, as the tools apply them:
 - **MySQL GTID sets** (``--include-gtids``/``--exclude-gtids``): decided at
   each GTID, tagged GTID or anonymous GTID event (an anonymous one is never
   in a set: dropped by an include set, kept by an exclude set) and held
-  until the transaction's XID or ending COMMIT/ROLLBACK query. STOP, ROTATE,
+  until the transaction's XID or ending COMMIT/ROLLBACK/XA ROLLBACK query
+  (:func:`~binlogkit.binlog.transactions.ends_group`). STOP, ROTATE,
   format description, INCIDENT, IGNORABLE and PREVIOUS_GTIDS events always
   pass; so does any event the server-id filter already dropped, which
   leaves the state alone. A dropped TRANSACTION_PAYLOAD is dropped with the
@@ -74,11 +75,11 @@ from binlogkit.binlog.events.mariadb_gtid import MariaGtidEvent, MariaGtidListEv
 from binlogkit.binlog.events.payload import TransactionPayloadEvent
 from binlogkit.binlog.events.query import QueryEvent
 from binlogkit.binlog.events.table_map import TableMapEvent
+from binlogkit.binlog.transactions import ends_group, is_trans_keyword
 from binlogkit.errors import BinlogError
 from binlogkit.gtid import GtidSet, MariaGtid, MariaGtidList
 from binlogkit.pipeline.filters import parse_rewrite_db
 from binlogkit.pipeline.gate import TableGate
-from binlogkit.pipeline.statements import is_transaction_keyword
 
 __all__ = [
     "Selection",
@@ -106,20 +107,6 @@ _MYSQL_GTID_PASS = frozenset(
 )
 """Events mysqlbinlog never drops for --include-gtids/--exclude-gtids (PREVIOUS_GTIDS only
 goes with --skip-gtids)."""
-
-
-def _ends_group(query: bytes) -> bool:
-    """MySQL's Query_log_event::ends_group: COMMIT, or ROLLBACK but not ROLLBACK TO.
-
-    The server compares ``strncmp(query, "COMMIT", length)``, so any prefix of
-    COMMIT (the empty query too) counts, as does COMMIT followed by a NUL.
-    """
-    upper = query[:12].upper()
-    return (
-        b"COMMIT".startswith(query)
-        or query.startswith(b"COMMIT\0")
-        or (upper.startswith(b"ROLLBACK") and upper != b"ROLLBACK TO ")
-    )
 
 
 def parse_id_list(text: str) -> frozenset[int]:
@@ -354,7 +341,7 @@ class _Run:
                 self.dropped_payload_end = header.end
             return
         if isinstance(event, QueryEvent):
-            if is_transaction_keyword(event.query) or not self._skip_db(event.db):
+            if is_trans_keyword(event.query) or not self._skip_db(event.db):
                 yield self.tables.query(event)
         else:
             yield from self.tables.feed(event)
@@ -376,7 +363,8 @@ class _Run:
         if code in _MYSQL_GTID_PASS:
             return True
         skip = self.skip_gtid_group
-        if code == EventType.XID or (isinstance(event, QueryEvent) and _ends_group(event.query)):
+        # mysqlbinlog's shall_skip_gtids: an XID or a group-ending statement (not XA_PREPARE)
+        if code == EventType.XID or (isinstance(event, QueryEvent) and ends_group(event.query)):
             self.skip_gtid_group = False
         return not skip
 

@@ -30,20 +30,10 @@ from binlogkit.binlog.header import (
     HeaderWalk,
     format_description_size,
 )
+from binlogkit.binlog.transactions import GTID_CODES
 from binlogkit.errors import BinlogError
 
-__all__ = ["TRANSACTION_STARTS", "find_event_start", "resync_checksum"]
-
-TRANSACTION_STARTS = frozenset(
-    int(code)
-    for code in (
-        EventType.GTID,
-        EventType.ANONYMOUS_GTID,
-        EventType.GTID_TAGGED,
-        EventType.MARIADB_GTID,
-    )
-)
-"""Type codes of the events that begin a transaction (MySQL, anonymous, tagged, MariaDB GTIDs)."""
+__all__ = ["find_event_start", "resync_checksum"]
 
 _CHAIN = 4
 """Events checked from a candidate start (fewer only where the bytes end)."""
@@ -89,7 +79,7 @@ def resync_checksum(data: Buffer, end: int) -> int | None:
     for offset, code, _ in islice(walk, _PREFIX_EVENTS):
         if not _whole_event(data, offset, end, checksum):
             return None
-        if code in TRANSACTION_STARTS:
+        if code in GTID_CODES:
             return checksum
         if code in _NOT_BEFORE_FIRST_GTID:
             return None

@@ -37,8 +37,9 @@ from binlogkit.binlog.decoder import BinlogDecoder
 from binlogkit.binlog.events import Event
 from binlogkit.binlog.framing import END, Signal
 from binlogkit.binlog.header import HeaderWalk, format_description_size
+from binlogkit.binlog.transactions import GTID_CODES, Control, control
 from binlogkit.errors import BinlogError
-from binlogkit.io.resync import TRANSACTION_STARTS, find_event_start, resync_checksum
+from binlogkit.io.resync import find_event_start, resync_checksum
 
 __all__ = [
     "DEFAULT_SPLIT_SIZE",
@@ -292,7 +293,7 @@ def _cut_points(
                 break
             if not fde:
                 return cuts  # an old format: no cuts
-            starts = code in TRANSACTION_STARTS
+            starts = code in GTID_CODES
             gtids = gtids or starts
             if at >= due and (
                 starts
@@ -328,7 +329,7 @@ def _is_begin(raw: bytes, post_header: int, checksum: int) -> bool:
         return False
     _, _, db_len, _, status_len = _QUERY_FIXED.unpack_from(raw, fixed)
     text = fixed + post_header + status_len + db_len + 1
-    return raw[text : len(raw) - checksum] == b"BEGIN"
+    return control(raw[text : len(raw) - checksum]) is Control.BEGIN
 
 
 def split_decoder(

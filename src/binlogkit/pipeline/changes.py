@@ -15,13 +15,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from binlogkit.binlog.events import Event, FormatDescriptionEvent
-from binlogkit.binlog.events.gtid import GtidEvent, TaggedGtidEvent
-from binlogkit.binlog.events.mariadb_gtid import MariaGtidEvent
 from binlogkit.binlog.events.rows import RowsEvent
+from binlogkit.binlog.transactions import GTID_EVENTS
 
 __all__ = ["ChangeEvent", "ChangeSource", "row_changes"]
-
-_GTID_EVENTS = (GtidEvent, TaggedGtidEvent, MariaGtidEvent)
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,7 +81,7 @@ def row_changes(events: Iterable[Event]) -> Iterator[ChangeEvent]:
     """The row changes of a stream of decoded events, in binlog order."""
     gtid: str | None = None
     for event in events:
-        if isinstance(event, _GTID_EVENTS):
+        if isinstance(event, GTID_EVENTS):
             current = event.gtid
             gtid = None if current is None else str(current)
         elif isinstance(event, FormatDescriptionEvent):

@@ -62,9 +62,10 @@ from binlogkit.binlog.events import Event
 from binlogkit.binlog.events.query import QueryEvent
 from binlogkit.binlog.events.rows import RowsEvent
 from binlogkit.binlog.events.table_map import TableMapEvent
+from binlogkit.binlog.transactions import control
 from binlogkit.errors import BinlogError
 from binlogkit.pipeline.gate import TableGate
-from binlogkit.pipeline.statements import database_statement, is_transaction_keyword
+from binlogkit.pipeline.statements import database_statement
 
 __all__ = [
     "ReplicationFilter",
@@ -252,7 +253,7 @@ class ReplicationFilter:
         when the caller knows them (None when not known). See the module doc
         for what is checked.
         """
-        if is_transaction_keyword(query):
+        if control(query) is not None:  # transaction control, never filtered
             return True
         rules = self._rules
         current = rules.target(db) if db else None

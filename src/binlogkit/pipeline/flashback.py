@@ -37,15 +37,12 @@ from binlogkit.binlog.constants import EventType
 from binlogkit.binlog.context import FormatContext
 from binlogkit.binlog.decoder import encode_event
 from binlogkit.binlog.events import EVENT_CODECS, Event, FormatDescriptionEvent
-from binlogkit.binlog.events.control import XidEvent
-from binlogkit.binlog.events.gtid import GtidEvent, TaggedGtidEvent
-from binlogkit.binlog.events.mariadb_gtid import MariaGtidEvent
 from binlogkit.binlog.events.query import QueryEvent
 from binlogkit.binlog.events.rows import RowsEvent, RowsFlag
 from binlogkit.binlog.events.table_map import TableMapEvent
 from binlogkit.binlog.rows.plan import PartialRowChange, RowChange
+from binlogkit.binlog.transactions import Step, TransactionState, control
 from binlogkit.errors import BinlogError
-from binlogkit.pipeline.statements import is_transaction_keyword
 
 __all__ = ["FlashbackError", "UndoTransaction", "flashback", "reverse_rows_event", "undo_script"]
 
@@ -71,8 +68,6 @@ _OPPOSITE.update(
     }
 )
 """Type code of a rows event → type code of its undo."""
-
-_GTIDS = (GtidEvent, TaggedGtidEvent, MariaGtidEvent)
 
 
 class FlashbackError(BinlogError):
@@ -203,7 +198,7 @@ def reverse_rows_event(event: RowsEvent, *, last: bool) -> RowsEvent:
 
 
 class _Transaction:
-    def __init__(self, source: Event | None, fde: FormatDescriptionEvent) -> None:
+    def __init__(self, source: Event | None, fde: FormatDescriptionEvent | None) -> None:
         self.source = source
         self.fde = fde
         self.statements: list[list[RowsEvent]] = []
@@ -211,6 +206,7 @@ class _Transaction:
         self.maps: dict[int, TableMapEvent] = {}
 
     def add(self, event: RowsEvent) -> None:
+        self.fde = _need_format(self.fde, event)
         if event.table is not None:
             self.maps.setdefault(event.table_id, event.table)
         self.open.append(event)
@@ -224,6 +220,7 @@ class _Transaction:
             self.open = []
         if not self.statements:
             return None
+        assert self.fde is not None  # rows were added
         rows: list[RowsEvent] = []
         for statement in reversed(self.statements):
             count = len(statement)
@@ -247,29 +244,23 @@ def flashback(events: Iterable[Event]) -> list[UndoTransaction]:
                 done.append(undo)
             current = None
 
+    state = TransactionState()
     for event in events:
+        step = state.step(event)
+        if step & Step.BEGINS:
+            close()
+            current = _Transaction(event, fde)
         if isinstance(event, FormatDescriptionEvent):
             fde = event
-        elif isinstance(event, _GTIDS):
-            close()
-            current = _Transaction(event, _need_format(fde, event))
-        elif isinstance(event, QueryEvent):
-            query = event.query
-            if query == b"BEGIN":
-                if current is None or current.statements or current.open:
-                    close()
-                    current = _Transaction(event, _need_format(fde, event))
-            elif query == b"COMMIT" or query.upper().startswith(b"XA COMMIT"):
-                close()
-            elif not is_transaction_keyword(query):
-                skipped += 1
-                log.info("statement %s is not undone: %.80r", _where(event), event.text)
-        elif isinstance(event, XidEvent) or event.header.type_code == _E.XA_PREPARE:
-            close()
         elif isinstance(event, RowsEvent):
-            if current is None:
-                current = _Transaction(None, _need_format(fde, event))
+            if current is None:  # the range began inside the transaction
+                current = _Transaction(None, fde)
             current.add(event)
+        elif isinstance(event, QueryEvent) and control(event.query) is None:
+            skipped += 1
+            log.info("statement %s is not undone: %.80r", _where(event), event.text)
+        if step & Step.ENDS:
+            close()
     close()
     if skipped:
         log.warning("%d statement(s) (DDL or statement-based changes) are not undone", skipped)

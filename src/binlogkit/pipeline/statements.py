@@ -6,7 +6,7 @@ import re
 
 from binlogkit.binlog import utf8
 
-__all__ = ["database_statement", "is_transaction_keyword"]
+__all__ = ["database_statement"]
 
 _DATABASE_STATEMENT = re.compile(
     rb"\s*(?:/\*.*?\*/\s*)*"
@@ -16,20 +16,6 @@ _DATABASE_STATEMENT = re.compile(
 )
 _NOT_A_NAME = frozenset({b"DEFAULT", b"CHARACTER", b"CHARSET", b"COLLATE", b"COMMENT"})
 """Words that follow ALTER DATABASE when it names no database (it then alters the default one)."""
-
-
-def is_transaction_keyword(query: bytes) -> bool:
-    """Whether a QUERY is BEGIN, COMMIT, ROLLBACK, SAVEPOINT or an XA statement.
-
-    The tools do not apply ``--database`` to these, nor replicas their ``replicate-*`` rules.
-    """
-    head = query[:9].upper()
-    return (
-        query in (b"BEGIN", b"COMMIT")
-        or head.startswith(b"SAVEPOINT")
-        or head.startswith(b"ROLLBACK")
-        or head.startswith(b"XA ")
-    )
 
 
 def database_statement(query: bytes) -> str | None:

@@ -28,6 +28,13 @@ from binlogkit.binlog.events import Event
 from binlogkit.binlog.framing import Signal
 from binlogkit.binlog.frozen import fast_constructor
 from binlogkit.binlog.header import V4_HEADER
+from binlogkit.binlog.transactions import (
+    GTID_CODES,
+    ROLE_CODES,
+    ROW_CODES,
+    Step,
+    TransactionState,
+)
 from binlogkit.errors import DecodeError, ProtocolError
 from binlogkit.gtid import Gtid, GtidSet, MariaGtid, MariaGtidList
 from binlogkit.wire import ByteReader, ByteWriter
@@ -72,9 +79,6 @@ _ARTIFICIAL = int(EventFlag.ARTIFICIAL)
 _ROTATE = int(EventType.ROTATE)
 _FORMAT_DESCRIPTION = int(EventType.FORMAT_DESCRIPTION)
 _TRANSACTION_PAYLOAD = int(EventType.TRANSACTION_PAYLOAD)
-_MARIADB_GTID = int(EventType.MARIADB_GTID)
-_QUERY = int(EventType.QUERY)
-_TRANSACTION_ENDS = frozenset({int(EventType.XID), int(EventType.XA_PREPARE)})
 _PREVIOUS_GTIDS = int(EventType.PREVIOUS_GTIDS)
 _MARIADB_GTID_LIST = int(EventType.MARIADB_GTID_LIST)
 _U32_MAX = (1 << 32) - 1
@@ -381,34 +385,9 @@ def is_stream_only(event: Event) -> bool:
     return code == _FORMAT_DESCRIPTION and header.log_pos == 0
 
 
-_STATEMENT_PREFIX = frozenset({EventType.INTVAR, EventType.RAND, EventType.USER_VAR})
-_MYSQL_GTIDS = frozenset({EventType.GTID, EventType.ANONYMOUS_GTID, EventType.GTID_TAGGED})
-_TRANSACTION_EVENTS = frozenset(
-    int(code)
-    for code in (
-        *_MYSQL_GTIDS,
-        *_STATEMENT_PREFIX,
-        EventType.MARIADB_GTID,
-        EventType.QUERY,
-        EventType.XID,
-        EventType.XA_PREPARE,
-        EventType.PREVIOUS_GTIDS,
-        EventType.MARIADB_GTID_LIST,
-    )
-)
-"""The events :meth:`ResumeTracker._transaction` acts on; the others pass it by."""
-
-
-def _query_kind(query: bytes) -> str:
-    """``begin``, ``end`` or ``statement``: what a QUERY event does to a transaction."""
-    text = bytes(query[:16]).lstrip().upper()
-    if text == b"BEGIN" or text.startswith(b"XA START"):
-        return "begin"
-    if text == b"COMMIT" or text.startswith((b"XA COMMIT", b"XA ROLLBACK")):
-        return "end"
-    if text.startswith(b"ROLLBACK") and not text.startswith(b"ROLLBACK TO"):
-        return "end"
-    return "statement"
+_TRANSACTION_EVENTS = ROLE_CODES | {_PREVIOUS_GTIDS, _MARIADB_GTID_LIST}
+"""The events :meth:`ResumeTracker._transaction` acts on (and row events while no begun
+transaction is open); the others pass it by."""
 
 
 class ResumeTracker:
@@ -426,12 +405,9 @@ class ResumeTracker:
     the re-sent format description (log_pos 0) and payload-inner events leave
     the position alone.
 
-    Transactions: a GTID event (MySQL or MariaDB), BEGIN / XA START or a
-    statement-prefix event (INTVAR, RAND, USER_VAR) opens one; XID, COMMIT,
-    ROLLBACK, XA_PREPARE, XA COMMIT / XA ROLLBACK close it, as does the
-    statement of a DDL-style group (a MySQL GTID with no BEGIN, a MariaDB
-    GTID flagged standalone). Each closed transaction's GTID joins the
-    executed GTIDs (when they are known): PREVIOUS_GTIDS and GTID_LIST events
+    Transactions begin and end as :class:`~binlogkit.binlog.transactions.TransactionState`
+    says. Each ended transaction's GTID joins the executed GTIDs (when they
+    are known; one cut short does not): PREVIOUS_GTIDS and GTID_LIST events
     fill them in at the start of a file.
     """
 
@@ -442,7 +418,7 @@ class ResumeTracker:
         self.position = position
         self.gtids = gtids
         self.open = False
-        self._begun = False
+        self._state = TransactionState()
         self._pending: Gtid | MariaGtid | None = None
         self._complete_at = (file, position, gtids)  # the fields of last_complete
 
@@ -492,7 +468,7 @@ class ResumeTracker:
 
     def take(self, event: Event, code: int) -> None:
         """:meth:`settle` without making the resume point (it is :attr:`point` now)."""
-        if code in _TRANSACTION_EVENTS:
+        if code in _TRANSACTION_EVENTS or (not self._state.begun and code in ROW_CODES):
             self._transaction(event, code)
         if not self.open:
             self._complete_at = (self.file, self.position, self.gtids)
@@ -507,31 +483,19 @@ class ResumeTracker:
             self.position += size
 
     def _transaction(self, event: Event, code: int) -> None:
-        if code in _MYSQL_GTIDS:
-            self._start(getattr(event, "gtid", None), begun=False)
-        elif code == _MARIADB_GTID:
-            self._start(event.gtid, begun=not event.standalone)  # type: ignore[attr-defined]
-        elif code == _QUERY:
-            kind = _query_kind(event.query)  # type: ignore[attr-defined]
-            if kind == "begin":
-                self.open = self._begun = True
-            elif kind == "end" or not self._begun:
-                self._finish()
-        elif code in _TRANSACTION_ENDS:
-            self._finish()
-        elif code in _STATEMENT_PREFIX:
-            self.open = True
-        elif code == _PREVIOUS_GTIDS:
+        if code == _PREVIOUS_GTIDS:
             previous: GtidSet = event.gtids  # type: ignore[attr-defined]
             current = self.gtids
             self.gtids = previous if not isinstance(current, GtidSet) else current | previous
         elif code == _MARIADB_GTID_LIST:
             self._merge_gtid_list(event.gtids)  # type: ignore[attr-defined]
-
-    def _start(self, gtid: Gtid | MariaGtid | None, *, begun: bool) -> None:
-        self.open = True
-        self._begun = begun
-        self._pending = gtid
+        else:
+            step = self._state.step(event)
+            if code in GTID_CODES:
+                self._pending = getattr(event, "gtid", None)
+            elif step & Step.ENDS:
+                self._finish()
+            self.open = self._state.open
 
     def _finish(self) -> None:
         gtid, current = self._pending, self.gtids
@@ -539,7 +503,6 @@ class ResumeTracker:
             self.gtids = current.add(gtid)
         elif isinstance(gtid, MariaGtid) and isinstance(current, MariaGtidList):
             self.gtids = current.advance(gtid)
-        self.open = self._begun = False
         self._pending = None
 
     def _merge_gtid_list(self, state: MariaGtidList) -> None:

@@ -17,12 +17,11 @@ from pyspark.sql.types import StructType
 
 from binlogkit import jsonenc
 from binlogkit.binlog.events import Event, FormatDescriptionEvent
-from binlogkit.binlog.events.gtid import GtidEvent, TaggedGtidEvent
-from binlogkit.binlog.events.mariadb_gtid import MariaGtidEvent
 from binlogkit.binlog.events.query import QueryEvent
 from binlogkit.binlog.events.rows import RowsEvent
 from binlogkit.binlog.events.table_map import TableMapEvent
 from binlogkit.binlog.info import list_events
+from binlogkit.binlog.transactions import GTID_EVENTS
 from binlogkit.errors import BinlogError
 from binlogkit.pipeline.changes import row_changes
 from binlogkit.spark.schema import TypedColumn
@@ -31,8 +30,6 @@ __all__ = ["BATCH_ROWS", "BatchBuilder", "change_batches", "event_batches"]
 
 BATCH_ROWS = 8192
 """Rows per Arrow record batch."""
-
-_GTID_EVENTS = (GtidEvent, TaggedGtidEvent, MariaGtidEvent)
 
 Keep = Callable[[dict[str, Any]], bool]
 """A pushed-down filter on a row's source values (``file``, ``pos``, ``db``, ``table``, ``op``)."""
@@ -74,7 +71,7 @@ class _Tap:
 
     def __iter__(self) -> Iterator[Event]:
         for event in self._events:
-            if isinstance(event, _GTID_EVENTS):
+            if isinstance(event, GTID_EVENTS):
                 self.commit_us = getattr(event, "original_commit_timestamp", None)
             elif isinstance(event, FormatDescriptionEvent):
                 self.commit_us = None
@@ -214,7 +211,7 @@ def event_batches(
     for listing in listings:
         event = listing.event
         header = event.header
-        if isinstance(event, _GTID_EVENTS):
+        if isinstance(event, GTID_EVENTS):
             current = event.gtid
             gtid = None if current is None else str(current)
         elif isinstance(event, FormatDescriptionEvent):

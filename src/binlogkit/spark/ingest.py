@@ -99,9 +99,10 @@ from binlogkit.binlog.header import (
     HeaderWalk,
     format_description_size,
 )
+from binlogkit.binlog.transactions import GTID_CODES
 from binlogkit.errors import BinlogError
 from binlogkit.io.binlog_index import Source, binlog_order, resolve_sources, split_binlog_name
-from binlogkit.io.resync import TRANSACTION_STARTS, find_event_start, resync_checksum
+from binlogkit.io.resync import find_event_start, resync_checksum
 from binlogkit.spark import session_parallelism
 from binlogkit.spark.changelog_files import PARTITIONS, ChangeLogWriter
 from binlogkit.spark.schema import CHANGE_SCHEMA
@@ -636,7 +637,7 @@ def _walk_to_complete_end(data: mmap.mmap, offset: int, size: int, start: int) -
     last_code = -1
     walk = HeaderWalk(data, offset, size)  # to the partial last event, if there is one
     for offset, code, _ in walk:
-        if code in TRANSACTION_STARTS and offset > start:
+        if code in GTID_CODES and offset > start:
             end = offset
         last_code = code
     if walk.damaged or last_code in SIZES_STOP_AFTER:
@@ -666,7 +667,7 @@ def _complete_end_framed(path: str | os.PathLike[str], start: int, size: int) ->
             framer.receive_data(chunk)
             while isinstance(frame := framer.next_frame(), Frame):
                 header = frame.header
-                if header.type_code in TRANSACTION_STARTS and header.offset > start:
+                if header.type_code in GTID_CODES and header.offset > start:
                     end = header.offset
                 last = frame
     if last is not None and last.header.type_code in _CLOSING_EVENTS:

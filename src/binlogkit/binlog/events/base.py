@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from enum import Enum
 from typing import ClassVar, TypeVar
 
 from binlogkit.binlog.context import DecodeContext, FormatContext
@@ -11,6 +12,26 @@ from binlogkit.binlog.header import EventHeader
 from binlogkit.errors import BinlogError
 
 Body = bytes | memoryview
+
+
+class TransactionRole(Enum):
+    """What the events of a type do to the transaction around them.
+
+    :mod:`binlogkit.binlog.transactions` reads it (as ``Event.transaction_role``)
+    to find where transactions begin and end; events of other types belong to
+    the transaction they appear in, if any.
+    """
+
+    GTID = "gtid"
+    """Begins a transaction and names it: MySQL's GTID (anonymous, tagged) and MariaDB's GTID."""
+    STATEMENT = "statement"
+    """A statement: transaction control (BEGIN, COMMIT, XA ...) or one that changes data."""
+    CONTEXT = "context"
+    """Belongs to the statement after it: INTVAR, RAND, USER_VAR."""
+    END = "end"
+    """Ends its transaction: XID (the commit) and XA_PREPARE."""
+    ROWS = "rows"
+    """A row event (TABLE_MAP, rows): with no transaction open, its statement is one."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -25,6 +46,7 @@ class Event:
     header: EventHeader
 
     type_codes: ClassVar[tuple[int, ...]] = ()
+    transaction_role: ClassVar[TransactionRole | None] = None
 
     @classmethod
     def decode(cls, header: EventHeader, body: Body, ctx: DecodeContext) -> Event:

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 from binlogkit.binlog import utf8
 from binlogkit.binlog.constants import EventType
 from binlogkit.binlog.context import DecodeContext, FormatContext
-from binlogkit.binlog.events.base import Body, Event, register
+from binlogkit.binlog.events.base import Body, Event, TransactionRole, register
 from binlogkit.binlog.frozen import fast_constructor
 from binlogkit.binlog.header import EventHeader
 from binlogkit.errors import DecodeError
@@ -56,6 +57,8 @@ class StopEvent(Event):
 @dataclass(frozen=True, slots=True)
 class XidEvent(Event):
     """Commits a transaction of a transactional engine; ``xid`` is the server's transaction id."""
+
+    transaction_role: ClassVar[TransactionRole] = TransactionRole.END
 
     xid: int
 

@@ -24,11 +24,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
+from typing import ClassVar
 from uuid import UUID
 
 from binlogkit.binlog.constants import EventType
 from binlogkit.binlog.context import DecodeContext, FormatContext
-from binlogkit.binlog.events.base import Body, Event, register
+from binlogkit.binlog.events.base import Body, Event, TransactionRole, register
 from binlogkit.binlog.header import EventHeader
 from binlogkit.errors import DecodeError, EncodeError
 from binlogkit.gtid import (
@@ -96,6 +97,8 @@ class GtidEvent(Event, _TransactionStart):
     Commit timestamps are microseconds since the epoch. ``extra`` keeps bytes
     after the known fields (and everything after an unknown ``lt_type``).
     """
+
+    transaction_role: ClassVar[TransactionRole] = TransactionRole.GTID
 
     flags: int
     uuid: UUID
@@ -260,6 +263,8 @@ class TaggedGtidEvent(Event, _TransactionStart):
     immediate one. ``unknown`` keeps fields this library does not know (from
     a newer server), ``extra`` bytes after the message.
     """
+
+    transaction_role: ClassVar[TransactionRole] = TransactionRole.GTID
 
     flags: int
     uuid: UUID

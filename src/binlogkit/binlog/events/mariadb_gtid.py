@@ -23,10 +23,11 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass
 from enum import IntFlag
+from typing import ClassVar
 
 from binlogkit.binlog.constants import EventType
 from binlogkit.binlog.context import DecodeContext, FormatContext
-from binlogkit.binlog.events.base import Body, Event, register
+from binlogkit.binlog.events.base import Body, Event, TransactionRole, register
 from binlogkit.binlog.events.transaction import XID_PART_MAX, Xid
 from binlogkit.binlog.frozen import fast_constructor
 from binlogkit.binlog.header import EventHeader
@@ -88,6 +89,8 @@ class MariaGtidEvent(Event):
     bytes after the known fields, except the zero padding up to 19 bytes,
     which encoding adds back.
     """
+
+    transaction_role: ClassVar[TransactionRole] = TransactionRole.GTID
 
     seq_no: int
     domain_id: int

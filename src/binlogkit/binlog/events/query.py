@@ -23,7 +23,7 @@ from typing import Any, ClassVar, NamedTuple
 from binlogkit.binlog import mariadb_compression, utf8
 from binlogkit.binlog.constants import EventType
 from binlogkit.binlog.context import DecodeContext, FormatContext
-from binlogkit.binlog.events.base import Body, Event, register
+from binlogkit.binlog.events.base import Body, Event, TransactionRole, register
 from binlogkit.binlog.events.mariadb_gtid import MariaGtidExtraFlag
 from binlogkit.binlog.frozen import fast_constructor
 from binlogkit.binlog.header import EventHeader
@@ -454,6 +454,8 @@ class QueryEvent(Event):
     database ("" when none). ``status`` is empty in formats v1 and v3.
     ``post_header_extra`` keeps post-header bytes past the known ones.
     """
+
+    transaction_role: ClassVar[TransactionRole] = TransactionRole.STATEMENT
 
     thread_id: int
     exec_time: int

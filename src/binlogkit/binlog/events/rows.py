@@ -28,7 +28,7 @@ from typing import ClassVar, Self
 from binlogkit.binlog import mariadb_compression
 from binlogkit.binlog.constants import EventType
 from binlogkit.binlog.context import DecodeContext, DecodeOptions, FormatContext
-from binlogkit.binlog.events.base import Body, Event, register
+from binlogkit.binlog.events.base import Body, Event, TransactionRole, register
 from binlogkit.binlog.events.table_map import TableMapEvent
 from binlogkit.binlog.frozen import fast_constructor
 from binlogkit.binlog.header import EventHeader
@@ -154,6 +154,7 @@ class RowsEvent(Event):
 
     has_before: ClassVar[bool] = False
     has_after: ClassVar[bool] = False
+    transaction_role: ClassVar[TransactionRole] = TransactionRole.ROWS
 
     # --- what kind of rows event --------------------------------------------------------------
 

@@ -11,11 +11,12 @@ import struct
 from dataclasses import dataclass
 from decimal import Decimal
 from enum import IntEnum
+from typing import ClassVar
 
 from binlogkit.binlog import utf8
 from binlogkit.binlog.constants import ColumnType, EventType
 from binlogkit.binlog.context import DecodeContext, DecodeOptions, FormatContext
-from binlogkit.binlog.events.base import Body, Event, register
+from binlogkit.binlog.events.base import Body, Event, TransactionRole, register
 from binlogkit.binlog.header import EventHeader
 from binlogkit.binlog.rows.charsets import text_codec
 from binlogkit.binlog.rows.columns import ColumnInfo
@@ -45,6 +46,8 @@ class IntvarEvent(Event):
     (mysqlbinlog prints it signed).
     """
 
+    transaction_role: ClassVar[TransactionRole] = TransactionRole.CONTEXT
+
     var_type: int
     value: int
     extra: bytes = b""
@@ -64,6 +67,8 @@ class IntvarEvent(Event):
 @dataclass(frozen=True, slots=True)
 class RandEvent(Event):
     """The two seeds of the random generator the next statement's RAND() starts from."""
+
+    transaction_role: ClassVar[TransactionRole] = TransactionRole.CONTEXT
 
     seed1: int
     seed2: int
@@ -106,6 +111,8 @@ class UserVarEvent(Event):
     flag byte of MySQL 5.1+/MariaDB (bit 0: unsigned), None when absent.
     :attr:`value` gives the Python value, :attr:`text` a string value as text.
     """
+
+    transaction_role: ClassVar[TransactionRole] = TransactionRole.CONTEXT
 
     name: str
     value_type: int | None

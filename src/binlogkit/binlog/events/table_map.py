@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from enum import IntEnum
-from typing import Any
+from typing import Any, ClassVar
 
 import binlogkit.binlog.rows.types  # noqa: F401  (registers the column codecs)
 from binlogkit.binlog import utf8
@@ -27,7 +27,7 @@ from binlogkit.binlog.context import (
     flavor_of,
     parse_version,
 )
-from binlogkit.binlog.events.base import Body, Event, register
+from binlogkit.binlog.events.base import Body, Event, TransactionRole, register
 from binlogkit.binlog.frozen import fast_constructor
 from binlogkit.binlog.header import EventHeader
 from binlogkit.binlog.rows.columns import COLUMN_CODECS, ColumnInfo, real_type
@@ -367,6 +367,8 @@ class TableMapEvent(Event):
     may be NULL, and ``optional_metadata`` is the raw TLV block. Use
     :attr:`columns` for everything resolved per column.
     """
+
+    transaction_role: ClassVar[TransactionRole] = TransactionRole.ROWS
 
     table_id: int
     flags: int

@@ -9,11 +9,13 @@ logs and binlogs of group members; their layouts follow MySQL's
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
+from typing import ClassVar
 
 from binlogkit.binlog.constants import EventType
 from binlogkit.binlog.context import DecodeContext, FormatContext
-from binlogkit.binlog.events.base import Body, Event, register
+from binlogkit.binlog.events.base import Body, Event, TransactionRole, register
 from binlogkit.binlog.header import EventHeader
 from binlogkit.errors import DecodeError, EncodeError
 from binlogkit.gtid import GtidSet
@@ -43,6 +45,18 @@ class Xid:
         """As the servers print it: ``X'gtrid',X'bqual',format_id``."""
         return f"X'{self.gtrid.hex()}',X'{self.bqual.hex()}',{self.format_id}"
 
+    @classmethod
+    def parse(cls, text: str) -> Xid:
+        """The XID of its printed form (``X'gtrid',X'bqual',format_id``, as MySQL logs
+        ``XA COMMIT`` and ``XA ROLLBACK``); ValueError for any other text."""
+        m = _PRINTED.fullmatch(text)
+        if m is None:
+            raise ValueError(f"not an XID as servers print it: {text!r}")
+        return cls(int(m[3]), bytes.fromhex(m[1]), bytes.fromhex(m[2]))
+
+
+_PRINTED = re.compile(r"X'((?:[0-9a-fA-F]{2})*)',X'((?:[0-9a-fA-F]{2})*)',(-?[0-9]+)")
+
 
 @register(EventType.XA_PREPARE)
 @dataclass(frozen=True, slots=True)
@@ -52,6 +66,8 @@ class XaPrepareEvent(Event):
     Layout: one_phase (1), format id (4, signed), gtrid length (4), bqual
     length (4), gtrid and bqual bytes.
     """
+
+    transaction_role: ClassVar[TransactionRole] = TransactionRole.END
 
     one_phase: bool
     xid: Xid
