@@ -8,9 +8,10 @@ is imported only when a URL is given.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 from binlogkit.binlog.context import DecodeOptions
+from binlogkit.binlog.tables import SchemaSource
 from binlogkit.errors import BinlogError
 from binlogkit.io.binlog_index import Source
 from binlogkit.io.files import BinlogReader
@@ -30,12 +31,18 @@ def open_binlog(
     on_unknown: str = "error",
     on_corrupt: str = "error",
     raw_values: bool = False,
+    schema: SchemaSource | Literal["auto"] | None = "auto",
     **kwargs: object,
 ) -> BinlogReader | BinlogStream:
     """Open binlog files (a path, a list, a directory, an index file, a glob or ``-``).
 
     Returns a context manager that iterates decoded events. See
     :class:`~binlogkit.binlog.context.DecodeOptions` for the decoding options.
+    ``schema`` completes the columns of tables logged without
+    ``binlog_row_metadata=FULL``: by default a
+    :class:`~binlogkit.schema.history.SchemaHistory` that learns the tables
+    from the DDL in the files; a schema source of your own (a history seeded
+    from a server or a file); or None for the binlog's own columns alone.
     A ``mysql://`` or ``mariadb://`` URL reads a live server's stream instead
     (:class:`~binlogkit.services.replica_stream.BinlogStream`: ``start``,
     ``server_id``, ``blocking`` and its other options).
@@ -60,4 +67,10 @@ def open_binlog(
         raw_values=raw_values,
         **kwargs,  # type: ignore[arg-type]
     )
-    return BinlogReader(source, options=options, start_position=start_position, follow=follow)
+    if schema == "auto":
+        from binlogkit.schema.history import SchemaHistory  # the DDL parser only when used
+
+        schema = SchemaHistory()
+    return BinlogReader(
+        source, options=options, start_position=start_position, follow=follow, schema=schema
+    )

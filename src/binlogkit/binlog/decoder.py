@@ -294,7 +294,7 @@ class BinlogDecoder:
         code = event.header.type_code
         if code in _FORMAT_EVENTS:
             self._after(event, b"")
-        elif code in self.tables.observes:
+        if code in self.tables.observes:
             self.tables.observe(event)
         return event
 
@@ -321,7 +321,7 @@ class BinlogDecoder:
             return SkippedEvent(frame.header, frame.raw, err)
         if code in _STATEFUL_EVENTS:
             self._after(event, frame.body)
-        elif code in self.tables.observes:
+        if code in self.tables.observes:
             self.tables.observe(event)
         if inner:
             self._pending.extend(inner)

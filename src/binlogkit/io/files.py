@@ -19,6 +19,7 @@ from binlogkit.binlog.context import DecodeOptions
 from binlogkit.binlog.decoder import BinlogDecoder
 from binlogkit.binlog.events import Event, RotateEvent
 from binlogkit.binlog.framing import END, Signal
+from binlogkit.binlog.tables import SchemaSource
 from binlogkit.errors import BinlogError
 from binlogkit.io.binlog_index import Source, resolve_sources
 
@@ -49,9 +50,12 @@ class BinlogReader:
         follow: bool = False,
         poll_interval: float = 0.5,
         chunk_size: int = CHUNK_SIZE,
+        schema: SchemaSource | None = None,
     ) -> None:
         self.paths = resolve_sources(source)
         self.options = options or DecodeOptions()
+        self.schema = schema
+        """Completes the columns of table maps, across every input (see BinlogDecoder)."""
         self.start_position = start_position
         self.follow = follow
         self.poll_interval = poll_interval
@@ -106,7 +110,7 @@ class BinlogReader:
             while not os.path.exists(path):
                 time.sleep(self.poll_interval)
         self._stream = sys.stdin.buffer if path == "-" else open(path, "rb")  # noqa: SIM115
-        decoder = self.decoder = BinlogDecoder(file=name, options=self.options)
+        decoder = self.decoder = BinlogDecoder(file=name, options=self.options, schema=self.schema)
         try:
             if start is not None and start > 4:
                 self._seek_past_format(decoder, start)

@@ -42,6 +42,9 @@ _DDL_STARTS: Final = {
     TokenType.TRUNCATE,
 }
 
+_DDL_WORDS: Final = frozenset({"CREATE", "ALTER", "DROP", "RENAME", "TRUNCATE", "USE"})
+"""The words :data:`_DDL_STARTS` and USE are written as, for :func:`plainly_not_ddl`."""
+
 _DEFAULT_SESSION: Final = Session()
 
 
@@ -203,6 +206,20 @@ def _statement_tokens(sql: str, session: Session) -> list[Token]:
     return tokens
 
 
+def plainly_not_ddl(sql: str) -> bool:
+    """Whether ``sql`` plainly is no DDL: it starts with a word that starts none.
+
+    Binlogs hold a QUERY event per transaction (BEGIN) and, in statement format,
+    per statement; this spares them the tokenizer. A statement that starts
+    with a comment (a versioned one may hold DDL) or a quote is left to it.
+    """
+    text = sql.lstrip()
+    end = 0
+    while end < len(text) and (text[end].isalnum() or text[end] == "_"):
+        end += 1
+    return end > 0 and text[:end].upper() not in _DDL_WORDS
+
+
 def apply_ddl(catalog: Catalog, sql: str, session: Session = _DEFAULT_SESSION) -> DdlResult:
     """Apply one statement, read in ``session``, to ``catalog``.
 
@@ -210,6 +227,8 @@ def apply_ddl(catalog: Catalog, sql: str, session: Session = _DEFAULT_SESSION) -
     is the result's ``warning``, and the tables the statement names are then
     marked unknown in the result's catalog.
     """
+    if plainly_not_ddl(sql):
+        return DdlResult(catalog)
     try:
         tokens = _statement_tokens(sql, session)
     except TokenError as err:

@@ -1,0 +1,140 @@
+"""Seeding a schema history: from a live server, or from a file of CREATE statements.
+
+A live server's definitions are read with ``SHOW CREATE DATABASE`` and ``SHOW
+CREATE TABLE`` (parsed by the same DDL engine as the binlog's statements).
+DDL is not transactional, so no snapshot makes those reads consistent with a
+binlog position; instead the binlog position is read before and after them
+(``SHOW MASTER STATUS``) and the definitions are taken as of the first one
+only when the binlog between the two holds no DDL (checked with ``SHOW BINLOG
+EVENTS``, each statement given to the DDL engine). Otherwise the reads are
+done again. No lock is taken.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Protocol
+
+from binlogkit.binlog.context import flavor_of, parse_version
+from binlogkit.errors import BinlogError
+from binlogkit.protocol.client import ResultSet
+from binlogkit.schema.model import Catalog
+from binlogkit.schema.script import apply_script
+from binlogkit.schema.session import Session
+from binlogkit.schema.store import Position
+
+log = logging.getLogger(__name__)
+
+__all__ = ["SYSTEM_DATABASES", "seed_from_file", "seed_from_server"]
+
+SYSTEM_DATABASES = frozenset({"mysql", "information_schema", "performance_schema", "sys"})
+"""Databases whose tables a seed leaves out: the server's own."""
+
+
+class Queries(Protocol):
+    """What a seed needs of a server connection (:class:`binlogkit.io.mysql.MySQLConnection`)."""
+
+    def query(self, sql: str | bytes) -> ResultSet: ...
+
+
+def seed_from_file(path: str | Path, *, lower_case_table_names: int = 0) -> Catalog:
+    """The catalog a file of SQL statements defines (``mariadb-dump --no-data`` output)."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as err:
+        raise BinlogError(f"cannot read schema file {path}: {err}") from err
+    result = apply_script(Catalog(lower_case_table_names=lower_case_table_names), text)
+    for warning in result.warnings:
+        log.warning("schema file %s: %s", path, warning)
+    return result.catalog
+
+
+def seed_from_server(
+    server: Queries, *, databases: frozenset[str] | None = None, attempts: int = 5
+) -> tuple[Catalog, Position]:
+    """Every table's definition (of ``databases``, else of all but the system ones) and
+    the binlog position they hold at."""
+    version, collation, case = server.query(
+        "SELECT @@version, @@collation_server, @@lower_case_table_names"
+    ).rows[0]
+    assert version is not None
+    session = Session(
+        server_collation=collation, flavor=flavor_of(version), version=parse_version(version)
+    )
+    for _ in range(attempts):
+        start = _binlog_position(server)
+        empty = Catalog(lower_case_table_names=int(case or 0))
+        catalog = _read_definitions(server, empty, session, databases)
+        end = _binlog_position(server)
+        if start == end or not _ddl_between(server, session, start, end):
+            return catalog, start
+        log.info("DDL ran while the schema was read (%s to %s); reading it again", start, end)
+    raise BinlogError(
+        f"the schema kept changing while it was read ({attempts} attempts)",
+        hint="seed at a quieter time, or from a file of CREATE TABLE statements",
+    )
+
+
+def _read_definitions(
+    server: Queries, catalog: Catalog, session: Session, databases: frozenset[str] | None
+) -> Catalog:
+    statements = []
+    for (db,) in server.query("SHOW DATABASES").rows:
+        assert db is not None
+        if db in SYSTEM_DATABASES or (databases is not None and db not in databases):
+            continue
+        statements.append(_show_create(server, f"SHOW CREATE DATABASE {_quote(db)}"))
+        tables = server.query(f"SHOW FULL TABLES FROM {_quote(db)} WHERE Table_type = 'BASE TABLE'")
+        for name, _ in tables.rows:
+            assert name is not None
+            statements.append(f"USE {_quote(db)}")
+            statements.append(
+                _show_create(server, f"SHOW CREATE TABLE {_quote(db)}.{_quote(name)}")
+            )
+    result = apply_script(catalog, ";\n".join(statements), session)
+    for warning in result.warnings:
+        log.warning("schema seed: %s", warning)
+    return result.catalog
+
+
+def _binlog_position(server: Queries) -> Position:
+    status = server.query("SHOW MASTER STATUS")
+    if not status.rows:
+        raise BinlogError(
+            "the server has no binary log (SHOW MASTER STATUS is empty)",
+            hint="start it with log_bin, or seed from a file",
+        )
+    file, pos = status.rows[0][:2]
+    assert file is not None and pos is not None
+    return Position(file, int(pos))
+
+
+def _ddl_between(server: Queries, session: Session, start: Position, end: Position) -> bool:
+    """Whether the binlog from ``start`` to ``end`` holds a statement that changes a table."""
+    files = [row[0] for row in server.query("SHOW BINARY LOGS").rows]
+    if start.file not in files or end.file not in files:
+        return True  # rotated away: cannot tell
+    for file in files[files.index(start.file) : files.index(end.file) + 1]:
+        sql = f"SHOW BINLOG EVENTS IN '{file}'"
+        if file == start.file:
+            sql += f" FROM {start.pos}"
+        for row in server.query(sql).rows:
+            event_type, info = row[2], row[5]
+            if event_type != "Query" or not info:
+                continue
+            results = apply_script(Catalog(), info, session).results  # "use `db`; ALTER ..."
+            if any(r.is_ddl or r.warning is not None for r in results):
+                return True
+    return False
+
+
+def _show_create(server: Queries, sql: str) -> str:
+    rows = server.query(sql).rows
+    if not rows or rows[0][1] is None:
+        raise BinlogError(f"{sql} gave no statement")
+    return rows[0][1]
+
+
+def _quote(name: str) -> str:
+    return "`" + name.replace("`", "``") + "`"
