@@ -64,15 +64,24 @@ class SchemaHistory:
 
     ``catalog`` is what is known where reading starts (empty by default: the
     binlog's own CREATE TABLEs define the tables from there on); ``path`` keeps
-    the history in a file as it grows.
+    the history in a file as it grows, and with ``at`` (where ``catalog`` holds,
+    e.g. a server seed's position) the catalog is recorded there first.
     """
 
     observes = frozenset({EventType.FORMAT_DESCRIPTION, EventType.QUERY, *_GTID_TYPES})
 
-    def __init__(self, catalog: Catalog | None = None, *, path: str | Path | None = None) -> None:
+    def __init__(
+        self,
+        catalog: Catalog | None = None,
+        *,
+        path: str | Path | None = None,
+        at: Position | None = None,
+    ) -> None:
         self.catalog = catalog or Catalog()
         self.warnings: list[SchemaWarning] = []
         self._store = None if path is None else HistoryStore(path)
+        if self._store is not None and at is not None:
+            self._store.record(at, Catalog(), self.catalog)
         self._gtid: str | None = None
         self._server_version = ""
         self._defined: dict[tuple[str, str], DefinedTable] = {}

@@ -55,6 +55,7 @@ def seed_from_server(
 ) -> tuple[Catalog, Position]:
     """Every table's definition (of ``databases``, else of all but the system ones) and
     the binlog position they hold at."""
+    server.query("SET NAMES utf8mb4")  # names and ENUM members as they are, emoji included
     version, collation, case = server.query(
         "SELECT @@version, @@collation_server, @@lower_case_table_names"
     ).rows[0]
@@ -95,6 +96,17 @@ def _read_definitions(
     result = apply_script(catalog, ";\n".join(statements), session)
     for warning in result.warnings:
         log.warning("schema seed: %s", warning)
+    for table in result.catalog.tables():
+        for col in table.columns:
+            if col.values is not None and any("?" in value for value in col.values):
+                log.warning(
+                    "schema seed: %s.%s column %s: an ENUM/SET member has a '?', which is how "
+                    "SHOW CREATE TABLE shows characters beyond utf8mb3 (emoji): such members "
+                    "decode as '?' unless the binlog logs the table's metadata or its DDL",
+                    table.db,
+                    table.name,
+                    col.name,
+                )
     return result.catalog
 
 
