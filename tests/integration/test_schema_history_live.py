@@ -12,17 +12,21 @@ must give exactly what SELECT returns.
 
 from __future__ import annotations
 
+import subprocess
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
+from click.testing import CliRunner
 from live_replay import Replay, compare, replay, snapshot
 
 import binlogkit
+from binlogkit import jsonenc
 from binlogkit.binlog.events.rows import RowsEvent
 from binlogkit.binlog.tables import SchemaSource
+from binlogkit.cli.main import cli
 from binlogkit.io.mysql import MySQLConnection
 from binlogkit.protocol.spec import ConnectionSpec
 from binlogkit.sandbox import MariaDBSandbox
@@ -249,3 +253,56 @@ def test_history_file_gives_the_schema_of_each_position(
     late = SchemaHistory.load(path, at=Position(*positions[-1][:2]))
     evolved = late.catalog.table("bk", "evolved")
     assert evolved is not None and evolved.primary_key == ("k", "id")
+
+
+@pytest.fixture(scope="module")
+def small(mariadb_factory: Callable[..., MariaDBSandbox]) -> MariaDBSandbox:
+    """A NO_LOG server with a table created before the binlog that is read."""
+    server = mariadb_factory("schema-cli", binlog_row_metadata="NO_LOG")
+    server.execute(
+        "CREATE DATABASE shop; CREATE TABLE shop.item (id BIGINT UNSIGNED PRIMARY KEY,"
+        " name VARCHAR(20) CHARACTER SET utf8mb4, kind ENUM('a', 'b'))"
+    )
+    server.flush_binlogs()
+    return server
+
+
+def _rows_cli(*args: str) -> list[dict[str, Any]]:
+    result = CliRunner().invoke(cli, ["rows", *args], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    return [jsonenc.loads(line) for line in result.stdout_bytes.splitlines()]
+
+
+def test_rows_and_schema_commands_take_a_dump_as_schema(
+    small: MariaDBSandbox, tmp_path: Path
+) -> None:
+    dump = tmp_path / "shop.sql"
+    dump.write_bytes(
+        subprocess.run(
+            ["mariadb-dump", "--no-defaults", f"--socket={small.socket}", "--user=root",
+             "--no-data", "--databases", "shop"],
+            capture_output=True,
+            check=True,
+        ).stdout
+    )  # fmt: skip
+    small.execute("INSERT INTO shop.item VALUES (18446744073709551615, 'ünï', 'b')")
+    files = [str(f) for f in small.flush_binlogs()[-2:-1]]
+    after = {"id": 18446744073709551615, "name": "ünï", "kind": "b"}
+    assert [c["after"] for c in _rows_cli("--schema", str(dump), *files)] == [after]
+    bare = _rows_cli("--schema", "none", *files)[0]["after"]
+    assert bare == {"@1": -1, "@2": "ünï".encode(), "@3": 2}
+    history = tmp_path / "h.jsonl"
+    shown = CliRunner().invoke(
+        cli, ["schema", "--schema", str(dump), "--history", str(history), *files]
+    )
+    assert shown.exit_code == 0, shown.output
+    assert "`id` BIGINT(20) UNSIGNED NOT NULL" in shown.output, shown.output
+    assert [c["after"] for c in _rows_cli("--schema", str(history), *files)] == [after]
+
+
+def test_a_stream_from_now_is_seeded_from_the_server(small: MariaDBSandbox) -> None:
+    url = f"mariadb://root@localhost/?socket={small.socket}"
+    with binlogkit.open(url, start="now", blocking=False, server_id=4711) as stream:
+        small.execute("INSERT INTO shop.item VALUES (7, 'seven', 'a')")
+        changes = [c.after for e in stream if isinstance(e, RowsEvent) for c in e.rows]
+    assert changes == [{"id": 7, "name": "seven", "kind": "a"}]

@@ -18,6 +18,7 @@ from typing import Protocol
 
 from binlogkit.binlog.context import flavor_of, parse_version
 from binlogkit.errors import BinlogError
+from binlogkit.pipeline.sql import quote_name
 from binlogkit.protocol.client import ResultSet
 from binlogkit.schema.model import Catalog
 from binlogkit.schema.script import apply_script
@@ -85,13 +86,15 @@ def _read_definitions(
         assert db is not None
         if db in SYSTEM_DATABASES or (databases is not None and db not in databases):
             continue
-        statements.append(_show_create(server, f"SHOW CREATE DATABASE {_quote(db)}"))
-        tables = server.query(f"SHOW FULL TABLES FROM {_quote(db)} WHERE Table_type = 'BASE TABLE'")
+        statements.append(_show_create(server, f"SHOW CREATE DATABASE {quote_name(db)}"))
+        tables = server.query(
+            f"SHOW FULL TABLES FROM {quote_name(db)} WHERE Table_type = 'BASE TABLE'"
+        )
         for name, _ in tables.rows:
             assert name is not None
-            statements.append(f"USE {_quote(db)}")
+            statements.append(f"USE {quote_name(db)}")
             statements.append(
-                _show_create(server, f"SHOW CREATE TABLE {_quote(db)}.{_quote(name)}")
+                _show_create(server, f"SHOW CREATE TABLE {quote_name(db)}.{quote_name(name)}")
             )
     result = apply_script(catalog, ";\n".join(statements), session)
     for warning in result.warnings:
@@ -146,7 +149,3 @@ def _show_create(server: Queries, sql: str) -> str:
     if not rows or rows[0][1] is None:
         raise BinlogError(f"{sql} gave no statement")
     return rows[0][1]
-
-
-def _quote(name: str) -> str:
-    return "`" + name.replace("`", "``") + "`"
