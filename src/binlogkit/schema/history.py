@@ -82,7 +82,9 @@ class SchemaHistory:
         self._store = None if path is None else HistoryStore(path)
         if self._store is not None and at is not None:
             self._store.record(at, Catalog(), self.catalog)
-        self._gtid: str | None = None
+        self.version = 0
+        """Counts the changes of :attr:`catalog` (see SchemaSource.version)."""
+        self._gtid: object = None
         self._server_version = ""
         self._defined: dict[tuple[str, str], DefinedTable] = {}
         self._warned: set[tuple[str, str, str]] = set()
@@ -98,8 +100,7 @@ class SchemaHistory:
 
     def observe(self, event: Event) -> None:
         if event.header.type_code in _GTID_TYPES:
-            gtid = getattr(event, "gtid", None)
-            self._gtid = None if gtid is None else str(gtid)
+            self._gtid = getattr(event, "gtid", None)  # made text only where a change is kept
         elif isinstance(event, QueryEvent):
             self._query(event)
         elif isinstance(event, FormatDescriptionEvent):
@@ -124,7 +125,7 @@ class SchemaHistory:
         if plainly_not_ddl(text):
             return
         header = event.header
-        position = Position(header.file, header.end, self._gtid)
+        position = Position(header.file, header.end, self._gtid_text())
         result = apply_ddl(self.catalog, text, Session.for_query(event, self._server_version))
         if result.warning is not None:
             self._warn(position, str(result.warning))
@@ -132,6 +133,7 @@ class SchemaHistory:
             return
         before = self.catalog
         self.catalog = result.catalog
+        self.version += 1
         if self._store is not None:
             self._store.record(position, before, result.catalog)
 
@@ -145,9 +147,12 @@ class SchemaHistory:
         self._warned.add(key)
         header = table.header
         self._warn(
-            Position(header.file, header.offset, self._gtid),
+            Position(header.file, header.offset, self._gtid_text()),
             f"table {table.qualified_name}: {message}",
         )
+
+    def _gtid_text(self) -> str | None:
+        return None if self._gtid is None else str(self._gtid)
 
     def _warn(self, position: Position, message: str) -> None:
         warning = SchemaWarning(position, message)
