@@ -25,7 +25,7 @@ from binlogkit.binlog.events.table_map import TableMapEvent
 from binlogkit.binlog.header import EventHeader
 from binlogkit.errors import BinlogError
 from binlogkit.pipeline.filters import ReplicationFilter, like_pattern, parse_rewrite_db
-from binlogkit.pipeline.statements import database_statement
+from binlogkit.schema.ddl import named_database
 
 F = ReplicationFilter
 
@@ -157,7 +157,7 @@ def test_statement(
     ],
 )
 def test_database_statement(query: bytes, name: str | None) -> None:
-    assert database_statement(query) == name
+    assert named_database(query.decode()) == name
 
 
 def test_like_pattern() -> None:

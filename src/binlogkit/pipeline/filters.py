@@ -57,6 +57,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from binlogkit.binlog import utf8
 from binlogkit.binlog.constants import Flavor
 from binlogkit.binlog.events import Event
 from binlogkit.binlog.events.query import QueryEvent
@@ -65,7 +66,7 @@ from binlogkit.binlog.events.table_map import TableMapEvent
 from binlogkit.binlog.transactions import control
 from binlogkit.errors import BinlogError
 from binlogkit.pipeline.gate import TableGate
-from binlogkit.pipeline.statements import database_statement
+from binlogkit.schema.ddl import named_database
 
 __all__ = [
     "ReplicationFilter",
@@ -259,7 +260,7 @@ class ReplicationFilter:
         current = rules.target(db) if db else None
         if current is not None and not rules.db_ok(current):
             return False
-        named = database_statement(query)
+        named = named_database(utf8.decode(query))
         if named is not None:
             name = rules.fold(named) if named else current
             return name is None or (rules.db_ok(name) and rules.db_ok_with_wild_table(name))

@@ -220,6 +220,25 @@ def plainly_not_ddl(sql: str) -> bool:
     return end > 0 and text[:end].upper() not in _DDL_WORDS
 
 
+_DATABASE_NODES = (nodes.CreateDatabase, nodes.AlterDatabase, nodes.DropDatabase)
+
+
+def named_database(sql: str, session: Session = _DEFAULT_SESSION) -> str | None:
+    """The database a CREATE, ALTER or DROP DATABASE (or SCHEMA) statement names; ``""`` for
+    an ALTER DATABASE that names none (it alters the default one); None for other statements
+    and for what cannot be read."""
+    if plainly_not_ddl(sql):
+        return None
+    try:
+        tokens = _statement_tokens(sql, session)
+        if not tokens or tokens[0].token_type not in _DDL_STARTS:
+            return None
+        node = session.dialect.parser().parse_statement(tokens, sql)
+    except (TokenError, ParseError):
+        return None
+    return (node.this or "") if isinstance(node, _DATABASE_NODES) else None
+
+
 def apply_ddl(catalog: Catalog, sql: str, session: Session = _DEFAULT_SESSION) -> DdlResult:
     """Apply one statement, read in ``session``, to ``catalog``.
 
