@@ -28,6 +28,7 @@ from binlogkit.binlog.constants import EventType
 from binlogkit.binlog.events import Event, FormatDescriptionEvent
 from binlogkit.binlog.events.query import QueryEvent
 from binlogkit.binlog.events.table_map import TableMapEvent
+from binlogkit.binlog.transactions import GTID_CODES
 from binlogkit.schema.completion import DefinedTable
 from binlogkit.schema.ddl import apply_ddl, plainly_not_ddl
 from binlogkit.schema.model import Catalog
@@ -38,14 +39,8 @@ log = logging.getLogger(__name__)
 
 __all__ = ["SchemaHistory", "SchemaWarning"]
 
-_GTID_TYPES = frozenset(
-    {
-        EventType.GTID,
-        EventType.ANONYMOUS_GTID,
-        EventType.GTID_TAGGED,
-        EventType.MARIADB_GTID,
-    }
-)
+_STATEMENT_TYPES = frozenset({EventType.QUERY, EventType.MARIADB_QUERY_COMPRESSED})
+"""The events that may hold DDL (MariaDB compresses them with log_bin_compress)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,7 +63,7 @@ class SchemaHistory:
     e.g. a server seed's position) the catalog is recorded there first.
     """
 
-    observes = frozenset({EventType.FORMAT_DESCRIPTION, EventType.QUERY, *_GTID_TYPES})
+    observes = frozenset({EventType.FORMAT_DESCRIPTION, *_STATEMENT_TYPES, *GTID_CODES})
 
     def __init__(
         self,
@@ -99,7 +94,7 @@ class SchemaHistory:
     # --- SchemaSource -----------------------------------------------------------------------
 
     def observe(self, event: Event) -> None:
-        if event.header.type_code in _GTID_TYPES:
+        if event.header.type_code in GTID_CODES:
             self._gtid = getattr(event, "gtid", None)  # made text only where a change is kept
         elif isinstance(event, QueryEvent):
             self._query(event)
