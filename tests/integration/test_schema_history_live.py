@@ -32,8 +32,8 @@ from binlogkit.protocol.spec import ConnectionSpec
 from binlogkit.sandbox import MariaDBSandbox
 from binlogkit.sandbox.workload import Workload, build_workload
 from binlogkit.schema.history import SchemaHistory
-from binlogkit.schema.model import Catalog
-from binlogkit.schema.seed import seed_from_server
+from binlogkit.schema.model import Catalog, TableName
+from binlogkit.schema.seed import reread_tables, seed_from_server
 from binlogkit.schema.store import Position
 
 pytestmark = [pytest.mark.mariadb, pytest.mark.xdist_group("mariadb")]
@@ -306,3 +306,13 @@ def test_a_stream_from_now_is_seeded_from_the_server(small: MariaDBSandbox) -> N
         small.execute("INSERT INTO shop.item VALUES (7, 'seven', 'a')")
         changes = [c.after for e in stream if isinstance(e, RowsEvent) for c in e.rows]
     assert changes == [{"id": 7, "name": "seven", "kind": "a"}]
+
+
+def test_unknown_tables_are_read_again_from_the_server(small: MariaDBSandbox) -> None:
+    spec = ConnectionSpec.from_url(f"mariadb://root@localhost/?socket={small.socket}")
+    with MySQLConnection.connect(spec) as conn:
+        seeded, _ = seed_from_server(conn)
+        lost = seeded.with_unknown("shop", "item").with_unknown("shop", "gone")
+        again = reread_tables(conn, lost, [TableName("shop", "item"), TableName("shop", "gone")])
+    assert again.table("shop", "item") == seeded.table("shop", "item")
+    assert not again.is_unknown("shop", "item") and not again.is_unknown("shop", "gone")

@@ -9,6 +9,7 @@ import pytest
 from binlogkit.binlog.constants import ColumnType as CT
 from binlogkit.binlog.constants import EventType
 from binlogkit.binlog.context import DecodeOptions
+from binlogkit.binlog.events.query import QueryEvent, QueryStatus
 from binlogkit.binlog.events.table_map import OptionalMetadataType as OM
 from binlogkit.binlog.events.table_map import TableMapEvent
 from binlogkit.binlog.header import EventHeader
@@ -16,8 +17,9 @@ from binlogkit.binlog.rows.charsets import collation_id
 from binlogkit.binlog.rows.columns import ColumnInfo
 from binlogkit.binlog.tables import Table
 from binlogkit.errors import BinlogError
-from binlogkit.schema import Catalog, Session, apply_ddl, apply_script
+from binlogkit.schema import Catalog, Session, TableName, apply_ddl, apply_script
 from binlogkit.schema.completion import DefinedTable
+from binlogkit.schema.history import SchemaHistory
 from binlogkit.schema.render import create_table_sql
 from binlogkit.schema.store import HistoryStore, Position
 
@@ -124,3 +126,37 @@ def test_a_completed_map_decodes_names_signedness_members_and_padding() -> None:
     assert changes[0].after == {"u": 4294967295, "e": "ü", "b": b"ab\0\0"}
     bare = Table(tm).plan(DecodeOptions()).decode_rows(row, 3, None, b"\x07", False, False)
     assert bare[0].after == {"@1": -1, "@2": 2, "@3": b"ab"}  # what NO_LOG gives alone
+
+
+def _query(sql: str, db: str = "d", offset: int = 500) -> QueryEvent:
+    header = EventHeader(0, EventType.QUERY, 1, 100, offset=offset, file="bin.000004")
+    return QueryEvent(header, 1, 0, 0, QueryStatus(), db, sql.encode())
+
+
+def test_ddl_moves_the_history_on_and_unreadable_ddl_is_warned() -> None:
+    history = SchemaHistory(catalog())
+    version = history.version
+    history.observe(_query("BEGIN"))
+    assert history.version == version and not history.warnings
+    history.observe(_query("ALTER TABLE k ADD COLUMN c INT FIRST"))
+    k = history.catalog.table("d", "k")
+    assert history.version == version + 1 and k is not None and k.columns[0].name == "c"
+    history.observe(_query("ALTER TABLE k ADD COLUMN x INT GARBAGE ((", offset=700))
+    assert history.catalog.is_unknown("d", "k")
+    warning = history.warnings[-1]
+    assert warning.position == Position("bin.000004", 800) and "GARBAGE" in warning.message
+
+
+def test_a_live_history_reads_unknown_tables_again() -> None:
+    asked = []
+
+    def reread(catalog: Catalog, names: tuple[TableName, ...]) -> Catalog:
+        asked.append(names)
+        return apply_ddl(catalog, "CREATE TABLE d.k (id INT, x INT)", Session()).catalog
+
+    history = SchemaHistory(catalog(), reread=reread)
+    history.observe(_query("ALTER TABLE k ADD COLUMN x INT GARBAGE (("))
+    k = history.catalog.table("d", "k")
+    assert asked == [(TableName("d", "k"),)] and k is not None
+    assert [c.name for c in k.columns] == ["id", "x"]
+    assert "again from the server" in history.warnings[-1].message

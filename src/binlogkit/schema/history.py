@@ -21,6 +21,7 @@ with the definitions of that position (:meth:`SchemaHistory.load`).
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -31,7 +32,7 @@ from binlogkit.binlog.events.table_map import TableMapEvent
 from binlogkit.binlog.transactions import GTID_CODES
 from binlogkit.schema.completion import DefinedTable
 from binlogkit.schema.ddl import apply_ddl, plainly_not_ddl
-from binlogkit.schema.model import Catalog
+from binlogkit.schema.model import Catalog, TableName
 from binlogkit.schema.session import Session
 from binlogkit.schema.store import HistoryStore, Position
 
@@ -61,6 +62,9 @@ class SchemaHistory:
     binlog's own CREATE TABLEs define the tables from there on); ``path`` keeps
     the history in a file as it grows, and with ``at`` (where ``catalog`` holds,
     e.g. a server seed's position) the catalog is recorded there first.
+    ``reread(catalog, names)`` gives the catalog with the named tables' definitions
+    read again from their source, for the tables a statement left unknown (a live
+    server's definitions as they are now: exact when the reader keeps up).
     """
 
     observes = frozenset({EventType.FORMAT_DESCRIPTION, *_STATEMENT_TYPES, *GTID_CODES})
@@ -71,8 +75,10 @@ class SchemaHistory:
         *,
         path: str | Path | None = None,
         at: Position | None = None,
+        reread: Callable[[Catalog, tuple[TableName, ...]], Catalog] | None = None,
     ) -> None:
         self.catalog = catalog or Catalog()
+        self._reread = reread
         self.warnings: list[SchemaWarning] = []
         self._store = None if path is None else HistoryStore(path)
         if self._store is not None and at is not None:
@@ -122,12 +128,17 @@ class SchemaHistory:
         header = event.header
         position = Position(header.file, header.end, self._gtid_text())
         result = apply_ddl(self.catalog, text, Session.for_query(event, self._server_version))
+        catalog = result.catalog
         if result.warning is not None:
-            self._warn(position, str(result.warning))
-        if result.catalog is self.catalog:
+            again = ""
+            if self._reread is not None and result.unknown:
+                catalog = self._reread(catalog, result.unknown)
+                again = f"; read {', '.join(map(str, result.unknown))} again from the server"
+            self._warn(position, f"{result.warning}{again}")
+        if catalog is self.catalog:
             return
         before = self.catalog
-        self.catalog = result.catalog
+        self.catalog = catalog
         self.version += 1
         if self._store is not None:
             self._store.record(position, before, result.catalog)

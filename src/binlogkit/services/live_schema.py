@@ -5,7 +5,9 @@ very position it starts at (:func:`~binlogkit.schema.seed.seed_from_server`
 reads them without locks and says where they hold), so every table is known
 from the first event. A stream that starts earlier cannot use today's
 definitions for older rows: its history learns the tables from the DDL in the
-binlogs it reads, and warns of the tables it never sees defined.
+binlogs it reads, and warns of the tables it never sees defined. A seeded
+history reads a table again from the server when a statement on it cannot be
+read (the definition as it is then: exact while the stream keeps up).
 """
 
 from __future__ import annotations
@@ -16,7 +18,8 @@ from binlogkit.errors import ServerError
 from binlogkit.io.mysql import MySQLConnection
 from binlogkit.protocol.spec import ConnectionSpec
 from binlogkit.schema.history import SchemaHistory
-from binlogkit.schema.seed import seed_from_server
+from binlogkit.schema.model import Catalog, TableName
+from binlogkit.schema.seed import reread_tables, seed_from_server
 from binlogkit.services.replica_stream import Start
 
 log = logging.getLogger(__name__)
@@ -42,4 +45,9 @@ def stream_schema(spec: ConnectionSpec | str, start: Start) -> tuple[SchemaHisto
         return SchemaHistory(), start
     log.info("schema seeded from the server at %s (%d tables)", at, len(list(catalog.tables())))
     assert at.file is not None
-    return SchemaHistory(catalog), (at.file, at.pos)
+
+    def reread(catalog: Catalog, names: tuple[TableName, ...]) -> Catalog:
+        with MySQLConnection.connect(spec) as conn:
+            return reread_tables(conn, catalog, names)
+
+    return SchemaHistory(catalog, reread=reread), (at.file, at.pos)
