@@ -18,6 +18,7 @@ from binlogkit.cli.schema_source import SchemaChoice, schema_options
 from binlogkit.pipeline.changes import row_changes
 from binlogkit.pipeline.filters import ReplicationFilter
 from binlogkit.protocol.replication import is_stream_only
+from binlogkit.schema.store import Position
 from binlogkit.services.live_schema import stream_schema
 from binlogkit.services.replica_stream import BinlogStream, Start, parse_gtids
 
@@ -131,8 +132,9 @@ def tail_command(
     with reading_errors():
         if schema.source is None and schema.history_path is None:
             history, start = stream_schema(url, start)
-        else:
-            history = schema.history()
+        else:  # a history file gives the definitions as of a (file, position) start
+            at = Position(*start) if isinstance(start, tuple) else None
+            history = schema.history(at)
         try:
             stream = BinlogStream(
                 url,
