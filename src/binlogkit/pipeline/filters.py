@@ -36,11 +36,11 @@ Statements (QUERY events):
 - CREATE/ALTER/DROP DATABASE also checks the database it names against the
   database rules and against the wild table rules as ``db.`` (so that
   ``db1.%`` covers DROP DATABASE db1), as the servers do.
-- MySQL checks the table rules on the tables a statement updates. Finding
-  them needs a SQL parser, which this module does not have: the table rules
-  and regexes are checked only when the caller passes those tables
-  (``tables=``); otherwise a statement the database rules keep is kept
-  (so is DDL such as CREATE TABLE db1.t1, whatever the table rules).
+- The table rules and regexes are checked on the tables a statement changes,
+  as the servers do: the caller's ``tables=``, else what the SQL parser
+  reads (:func:`binlogkit.schema.statements.changed_tables`: the targets of
+  INSERT, UPDATE and DELETE, the tables DDL names). A statement it cannot
+  read (REPLACE, LOAD DATA, CALL, ...) is judged by the database rules alone.
 
 Case: MariaDB compares database names (``do_db``, ``ignore_db``,
 ``rewrite_db``) exactly and table names (``do_table``, ``wild_*``)
@@ -67,6 +67,7 @@ from binlogkit.binlog.transactions import control
 from binlogkit.errors import BinlogError
 from binlogkit.pipeline.gate import TableGate
 from binlogkit.schema.ddl import named_database
+from binlogkit.schema.statements import changed_tables
 
 __all__ = [
     "ReplicationFilter",
@@ -264,6 +265,8 @@ class ReplicationFilter:
         if named is not None:
             name = rules.fold(named) if named else current
             return name is None or (rules.db_ok(name) and rules.db_ok_with_wild_table(name))
+        if tables is None and (rules.table_rules or rules.include or rules.exclude):
+            tables = changed_tables(utf8.decode(query))
         names = [(rules.fold(d) if d else current or "", rules.fold(t)) for d, t in tables or ()]
         if not names:
             return True
