@@ -93,8 +93,9 @@ class SchemaHistory:
     @classmethod
     def load(cls, path: str | Path, *, at: Position | None = None) -> SchemaHistory:
         """The history kept in ``path``, with its catalog as of ``at`` (default: its end)."""
-        history = cls(HistoryStore(path).catalog_at(at))
-        history._store = HistoryStore(path)
+        store = HistoryStore(path)
+        history = cls(store.catalog_at(at))
+        history._store = store  # appends what the reading after ``at`` changes
         return history
 
     # --- SchemaSource -----------------------------------------------------------------------
