@@ -68,7 +68,14 @@ class SchemaHistory:
     e.g. a server seed's position) the catalog is recorded there first.
     """
 
-    observes = frozenset({EventType.FORMAT_DESCRIPTION, EventType.QUERY, *_GTID_TYPES})
+    observes: frozenset[int] = frozenset(
+        {
+            EventType.FORMAT_DESCRIPTION,
+            EventType.QUERY,
+            EventType.MARIADB_QUERY_COMPRESSED,
+            *_GTID_TYPES,
+        }
+    )
 
     def __init__(
         self,
