@@ -1,4 +1,4 @@
-"""Seeding a schema history: from a live server, or from a file of CREATE statements.
+"""Seeding a schema history: from a live server, a file of CREATE statements or a history file.
 
 A live server's definitions are read with ``SHOW CREATE DATABASE`` and ``SHOW
 CREATE TABLE`` (parsed by the same DDL engine as the binlog's statements).
@@ -22,11 +22,11 @@ from binlogkit.protocol.client import ResultSet
 from binlogkit.schema.model import Catalog
 from binlogkit.schema.script import apply_script
 from binlogkit.schema.session import Session
-from binlogkit.schema.store import Position
+from binlogkit.schema.store import HistoryStore, Position
 
 log = logging.getLogger(__name__)
 
-__all__ = ["SYSTEM_DATABASES", "seed_from_file", "seed_from_server"]
+__all__ = ["SYSTEM_DATABASES", "seed_from_file", "seed_from_path", "seed_from_server"]
 
 SYSTEM_DATABASES = frozenset({"mysql", "information_schema", "performance_schema", "sys"})
 """Databases whose tables a seed leaves out: the server's own."""
@@ -48,6 +48,22 @@ def seed_from_file(path: str | Path, *, lower_case_table_names: int = 0) -> Cata
     for warning in result.warnings:
         log.warning("schema file %s: %s", path, warning)
     return result.catalog
+
+
+def seed_from_path(path: str | Path, *, at: Position | None = None) -> Catalog:
+    """The catalog a schema file gives: a history file's (``.jsonl``, as of ``at``, by default
+    its end) or what a file of CREATE statements (``.sql``) defines."""
+    suffix = Path(path).suffix.lower()
+    if suffix == ".sql":
+        return seed_from_file(path)
+    if suffix != ".jsonl":
+        raise BinlogError(
+            f"schema file {path}: not a .sql file of CREATE statements nor a .jsonl schema history",
+            hint="give mariadb-dump --no-data output as NAME.sql, or a history file of binlogkit",
+        )
+    if not Path(path).is_file():
+        raise BinlogError(f"no schema history file {path}")
+    return HistoryStore(path).catalog_at(at)
 
 
 def seed_from_server(
