@@ -173,5 +173,5 @@ def test_typed_columns_need_the_metadata(spark: Any, corpus_dir: Path) -> None:
     with pytest.raises(Exception, match="carries no column names") as err:
         spark.read.format("binlog").option("table", table).load(str(path)).collect()
     assert "binlog_row_metadata=FULL" in str(err.value)
-    with pytest.raises(Exception, match=r"no table map of nope\.nope"):
+    with pytest.raises(Exception, match=r"no row change of nope\.nope"):
         spark.read.format("binlog").option("table", "nope.nope").load(str(path)).collect()

@@ -82,7 +82,6 @@ from binlogkit.binlog.constants import Flavor
 from binlogkit.binlog.context import DecodeOptions
 from binlogkit.binlog.events import Event
 from binlogkit.binlog.events.rows import RowsEvent
-from binlogkit.binlog.events.table_map import TableMapEvent
 from binlogkit.binlog.rows.columns import ColumnInfo
 from binlogkit.errors import BinlogError
 from binlogkit.io.binlog_index import resolve_sources
@@ -302,18 +301,18 @@ class ReadPlan:
         return self.rules.filter(read_split(split, self.options(pushed), schema=schema))
 
     def find_columns(self) -> tuple[ColumnInfo, ...]:
-        """The columns of the first table map of ``table`` in the files (completed by the
-        schema history); an error if none."""
+        """The columns of ``table`` at its first row change in the files (its table map's,
+        completed by the schema history); an error if none."""
         assert self.table is not None
         db, name = self.table
         history = self.history()
         for path, start, end in self.ranges:
             for split in plan_splits(path, sys.maxsize, start=start, end=end):
                 for event in self.read(split, schema=history):
-                    if isinstance(event, TableMapEvent):
-                        return event.columns
+                    if isinstance(event, RowsEvent) and event.table is not None:
+                        return event.table.columns
         raise BinlogError(
-            f"no table map of {db}.{name} in {len(self.paths)} file(s) from {self.paths[0]}",
+            f"no row change of {db}.{name} in {len(self.paths)} file(s) from {self.paths[0]}",
             hint="check the table name, or read without the table option",
         )
 
