@@ -329,7 +329,7 @@ class Lake:
                     done[item["path"]] = item
         return done
 
-    def check_tables(self, tables: Sequence[str], schemas: bool = True) -> None:
+    def check_config(self, tables: Sequence[str], schemas: bool = True) -> None:
         """Tie the lake to its table filter and to whether it tracks schemas: a later run must
         do the same (lakes made before schemas were tracked track them from now on)."""
         config = self.meta / "lake.json"
@@ -463,7 +463,7 @@ def ingest(
     started = time.perf_counter()
     with store.locked():
         store.load()
-        store.check_tables(tables, schema is not None)
+        store.check_config(tables, schema is not None)
         report.rolled_back = store.recover()
         done = store.files()
         pending = _pending(paths, done)
