@@ -61,11 +61,11 @@ def _plain_images(path: Path, table: str) -> tuple[list[tuple[Any, ...]], dict[s
     db, name = table.split(".")
     out: list[tuple[Any, ...]] = []
     columns: dict[str, ColumnInfo] = {}
-    with binlogkit.open(str(path), tables=lambda d, t: (d, t) == (db, name), schema=None) as reader:
+    with binlogkit.open(str(path), tables=lambda d, t: (d, t) == (db, name)) as reader:
         for change in row_changes(reader):
             src = change.source
             out.append((src.pos, src.row, change.op, change.before, change.after))
-    with binlogkit.open(str(path), schema=None) as reader:
+    with binlogkit.open(str(path)) as reader:
         for event in reader:
             if getattr(event, "qualified_name", None) == f"`{db}`.`{name}`":
                 columns = {c.key: c for c in event.columns}
@@ -165,13 +165,18 @@ def test_typed_columns_equal_the_plain_readers_values(
     assert checked == len(tables)
 
 
-def test_typed_columns_need_the_metadata(spark: Any, corpus_dir: Path) -> None:
+def test_typed_columns_need_the_metadata_or_a_schema(spark: Any, corpus_dir: Path) -> None:
+    """A NO_LOG binlog (MariaDB's default) that creates its tables: typed with the schema
+    history, and a clear error with the binlog's own columns alone (``schema=none``)."""
     path = corpus_dir / "local-mariadb-10.11/mariadb-defaults/mysql-bin.000002"
-    with binlogkit.open(str(path), schema=None) as reader:
+    with binlogkit.open(str(path)) as reader:
         change = next(iter(row_changes(reader)))
     table = f"{change.source.db}.{change.source.table}"
+    typed = spark.read.format("binlog").option("table", table).load(str(path))
+    assert typed.schema["after"].dataType.fieldNames() == list(change.after or {})
     with pytest.raises(Exception, match="carries no column names") as err:
-        spark.read.format("binlog").option("table", table).load(str(path)).collect()
-    assert "binlog_row_metadata=FULL" in str(err.value)
-    with pytest.raises(Exception, match=r"no table map of nope\.nope"):
+        read = spark.read.format("binlog").option("table", table).option("schema", "none")
+        read.load(str(path)).collect()
+    assert "binlog_row_metadata=FULL" in str(err.value) and "option schema" in str(err.value)
+    with pytest.raises(Exception, match=r"no row change of nope\.nope"):
         spark.read.format("binlog").option("table", "nope.nope").load(str(path)).collect()

@@ -22,6 +22,7 @@ from binlogkit.binlog.constants import EventType
 from binlogkit.errors import BinlogError
 from binlogkit.io.splits import plan_partitions, plan_splits, read_split
 from binlogkit.pipeline.changes import row_changes
+from binlogkit.schema.history import SchemaHistory
 
 pytestmark = pytest.mark.corpus
 
@@ -45,9 +46,10 @@ def test_splits_decode_like_the_whole_file(clean_corpus_files: tuple[Path, ...])
         splits = plan_splits(path, 256)
         assert splits[0].start == 0 and splits[-1].end == path.stat().st_size
         assert all(a.end == b.start for a, b in itertools.pairwise(splits))
-        with binlogkit.open(str(path), schema=None) as reader:
+        with binlogkit.open(str(path)) as reader:
             whole = list(reader)
-        parts = [event for split in splits for event in read_split(split)]
+        history = SchemaHistory()  # what binlogkit.open tracks, carried from split to split
+        parts = [event for split in splits for event in read_split(split, schema=history)]
         assert _events(parts) == _events(whole), path
         assert _changes(parts) == _changes(whole), path
         cut += len(splits) > 1
@@ -74,9 +76,10 @@ def test_big_file_in_many_splits(corpus_dir: Path) -> None:
     path = corpus_dir / "local-mariadb-10.11/full/mysql-bin.000002"
     splits = plan_splits(path, 16 << 10)
     assert len(splits) > 5
-    with binlogkit.open(str(path), schema=None) as reader:
+    with binlogkit.open(str(path)) as reader:
         whole = _changes(reader)
-    assert [c for split in splits for c in _changes(read_split(split))] == whole
+    history = SchemaHistory()
+    assert [c for split in splits for c in _changes(read_split(split, schema=history))] == whole
 
 
 def test_partitions_are_equal_shares_cut_at_transaction_starts(
@@ -108,9 +111,13 @@ def test_partitions_are_equal_shares_cut_at_transaction_starts(
     wanted = sorted({min(s for s in starts if s >= total * k // count) for k in range(1, count)})
     assert [stream_at[p[0].path] + p[0].start for p in parts[1:]] == wanted
     assert any(len(part) > 1 for part in parts)  # a partition spans files
-    assert [e for part in parts for s in part for e in _changes(read_split(s))] == [
-        e for path in files for e in _changes(binlogkit.open(str(path), schema=None))
-    ]
+    histories: dict[str, SchemaHistory] = {}  # one per file, as each is opened alone below
+    assert [
+        e
+        for part in parts
+        for s in part
+        for e in _changes(read_split(s, schema=histories.setdefault(s.path, SchemaHistory())))
+    ] == [e for path in files for e in _changes(binlogkit.open(str(path)))]
 
 
 def test_split_pickles_and_small_file_is_one_split(clean_corpus_files: tuple[Path, ...]) -> None:
@@ -143,7 +150,7 @@ def test_byte_ranges_give_the_events_inside_them(corpus_dir: Path, tmp_path: Pat
     start, end = gtids[3], gtids[-3]
     cut = tmp_path / source.name  # an active binlog: its last event is still being written
     cut.write_bytes(data[: gtids[-3] + 10])
-    with binlogkit.open(str(source), schema=None) as reader:
+    with binlogkit.open(str(source)) as reader:
         whole = [(e.header.offset, e) for e in reader]
     for path in (source, cut):
         for size in (1 << 30, 2048):

@@ -8,15 +8,11 @@ from dataclasses import asdict
 import click
 
 from binlogkit.cli.main import command, emit, open_files, reading_errors
-from binlogkit.cli.schema_source import (
-    SchemaChoice,
-    is_history_file,
-    load_catalog,
-    schema_options,
-)
+from binlogkit.cli.schema_source import SchemaChoice, load_catalog, schema_options
 from binlogkit.io.binlog_index import resolve_sources
 from binlogkit.schema.model import Catalog
 from binlogkit.schema.render import create_database_sql, create_table_sql
+from binlogkit.schema.seed import is_history_file
 from binlogkit.schema.store import Position
 
 

@@ -9,20 +9,17 @@ starts empty and learns the tables from the DDL it reads.
 from __future__ import annotations
 
 import functools
-import json
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any, TypeVar
 
 import click
 
-from binlogkit.errors import BinlogError
 from binlogkit.schema.history import SchemaHistory
 from binlogkit.schema.model import Catalog
-from binlogkit.schema.seed import seed_from_file
-from binlogkit.schema.store import HistoryStore, Position
+from binlogkit.schema.seed import seed_from_path
+from binlogkit.schema.store import Position
 
-__all__ = ["SchemaChoice", "is_history_file", "load_catalog", "schema_options"]
+__all__ = ["SchemaChoice", "load_catalog", "schema_options"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -60,24 +57,7 @@ def load_catalog(source: str, at: Position | None = None) -> tuple[Catalog, Posi
 
         with MySQLConnection.connect(ConnectionSpec.from_url(source)) as conn:
             return seed_from_server(conn)
-    if not Path(source).is_file():
-        raise BinlogError(f"no schema file {source}", hint="give a .sql file, a history, or a URL")
-    if is_history_file(source):
-        return HistoryStore(source).catalog_at(at), None
-    return seed_from_file(source), None
-
-
-def is_history_file(source: str) -> bool:
-    """Whether ``source`` is a schema history file (JSON lines) rather than SQL or a binlog."""
-    path = Path(source)
-    if not path.is_file():
-        return False
-    with path.open("rb") as f:
-        first = f.readline(1 << 16).strip()
-    try:
-        return isinstance(json.loads(first), dict)
-    except ValueError:  # not JSON, or not UTF-8
-        return False
+    return seed_from_path(source, at=at), None
 
 
 def schema_options(command: F) -> F:

@@ -68,6 +68,13 @@ assert isinstance(spark_group, click.Group)
     metavar="SIZE",
     help="Bytes per Spark partition on average; default: one per core, between 1M and 64M.",
 )
+@click.option(
+    "--schema",
+    metavar="FILE|none",
+    help="Seed a new lake's schema history, which names the columns of binlogs logged without "
+    "binlog_row_metadata=FULL: a .sql file of CREATE statements (mariadb-dump --no-data) or a "
+    ".jsonl history; later runs go on with the lake's own. none: the binlog's own columns.",
+)
 def ingest_command(
     sources: tuple[str, ...],
     lake: str,
@@ -75,6 +82,7 @@ def ingest_command(
     tables: tuple[str, ...],
     batch_size: str,
     split_size: str | None,
+    schema: str | None,
 ) -> None:
     """Append the row changes of binlog SOURCE files (paths, a directory, a glob) to LAKE.
 
@@ -106,6 +114,7 @@ def ingest_command(
             batch_bytes=batch_bytes,
             split_size=None if split_size is None else _size(split_size),
             progress=show,
+            schema="auto" if schema is None else None if schema.lower() == "none" else schema,
         )
     if report.rolled_back:
         click.echo(f"rolled back unfinished batches: {', '.join(report.rolled_back)}", err=True)

@@ -26,17 +26,18 @@ from __future__ import annotations
 import bisect
 import mmap
 import os
-import struct
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
-from binlogkit.binlog.constants import MAGIC, V4_HEADER_LENGTH, EventType
+from binlogkit.binlog.constants import MAGIC, EventType
 from binlogkit.binlog.context import DecodeOptions
 from binlogkit.binlog.decoder import BinlogDecoder
 from binlogkit.binlog.events import Event
+from binlogkit.binlog.events.query import raw_statement
 from binlogkit.binlog.framing import END, Signal
 from binlogkit.binlog.header import HeaderWalk, format_description_size
+from binlogkit.binlog.tables import SchemaSource
 from binlogkit.binlog.transactions import GTID_CODES, Control, control
 from binlogkit.errors import BinlogError
 from binlogkit.io.resync import find_event_start, resync_checksum
@@ -54,7 +55,6 @@ DEFAULT_SPLIT_SIZE = 64 << 20
 """Target size of one split (64 MiB)."""
 
 _CHUNK = 1 << 20
-_QUERY_FIXED = struct.Struct("<IIBHH")  # thread_id, exec_time, db_len, error_code, status_len
 _FORMAT_DESCRIPTION = int(EventType.FORMAT_DESCRIPTION)
 _QUERY = int(EventType.QUERY)
 _RESYNC_GAP = 1 << 20
@@ -324,23 +324,20 @@ def _format_facts(raw: bytes) -> tuple[int, int]:
 
 def _is_begin(raw: bytes, post_header: int, checksum: int) -> bool:
     """Whether a raw QUERY event's statement is ``BEGIN``."""
-    fixed = V4_HEADER_LENGTH
-    if len(raw) < fixed + max(post_header, _QUERY_FIXED.size) + checksum:
-        return False
-    _, _, db_len, _, status_len = _QUERY_FIXED.unpack_from(raw, fixed)
-    text = fixed + post_header + status_len + db_len + 1
-    return control(raw[text : len(raw) - checksum]) is Control.BEGIN
+    statement = raw_statement(raw, post_header, checksum)
+    return statement is not None and control(statement) is Control.BEGIN
 
 
 def split_decoder(
-    split: Split, options: DecodeOptions | None = None
+    split: Split, options: DecodeOptions | None = None, schema: SchemaSource | None = None
 ) -> tuple[BinlogDecoder, Event | None]:
     """A decoder ready for the split's first byte, and the format description it was given.
 
     The format description (None for a split at the file's start) is decoded
-    from the split itself; the decoder then expects the bytes from ``start``.
+    from the split itself (and shown to ``schema``, the decoder's schema
+    source); the decoder then expects the bytes from ``start``.
     """
-    decoder = BinlogDecoder(file=split.path, options=options)
+    decoder = BinlogDecoder(file=split.path, options=options, schema=schema)
     if not split.start:
         return decoder, None
     decoder.receive_data(MAGIC + split.format_event)
@@ -354,15 +351,20 @@ def split_decoder(
 
 
 def read_split(
-    split: Split, options: DecodeOptions | None = None, *, chunk_size: int = _CHUNK
+    split: Split,
+    options: DecodeOptions | None = None,
+    *,
+    schema: SchemaSource | None = None,
+    chunk_size: int = _CHUNK,
 ) -> Iterator[Event]:
     """The decoded events of one split, in order; errors name the file and offset.
 
     The split's format description is decoded first (not given); then the
     bytes ``start``..``end`` are fed to the decoder, which rebuilds the table
-    maps of each transaction from the events inside it.
+    maps of each transaction from the events inside it (completed by
+    ``schema``, which must hold the definitions in force at ``start``).
     """
-    decoder, _ = split_decoder(split, options)
+    decoder, _ = split_decoder(split, options, schema)
     next_event = decoder.next_event
     with open(split.path, "rb") as f:
         f.seek(split.start)

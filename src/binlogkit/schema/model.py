@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
-from typing import NamedTuple, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 V = TypeVar("V")
 
@@ -190,6 +190,11 @@ class Catalog:
             for name in schema.unknown.values()
         )
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickle as plain dicts (the read-only views of the mappings do not pickle)."""
+        schemas = {key: (s.db, dict(s.tables), dict(s.unknown)) for key, s in self._schemas.items()}
+        return _unpickle_catalog, (self.lower_case_table_names, schemas)
+
     # --- updating (each returns a new catalog) -------------------------------------------
 
     def with_database(self, db: DatabaseDef) -> Catalog:
@@ -253,3 +258,14 @@ class Catalog:
         schemas = dict(self._schemas)
         schemas[key] = schema
         return replace(self, _schemas=_frozen(schemas))
+
+
+def _unpickle_catalog(
+    lower_case_table_names: int,
+    schemas: dict[str, tuple[DatabaseDef, dict[str, TableDef], dict[str, str]]],
+) -> Catalog:
+    frozen = {
+        key: _Schema(db, _frozen(tables), _frozen(unknown))
+        for key, (db, tables, unknown) in schemas.items()
+    }
+    return Catalog(lower_case_table_names, _frozen(frozen))

@@ -1,4 +1,4 @@
-"""Seeding a schema history: from a live server, or from a file of CREATE statements.
+"""Seeding a schema history: from a live server, a file of CREATE statements or a history file.
 
 A live server's definitions are read with ``SHOW CREATE DATABASE`` and ``SHOW
 CREATE TABLE`` (parsed by the same DDL engine as the binlog's statements).
@@ -12,6 +12,7 @@ done again. No lock is taken.
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Iterable
 from pathlib import Path
@@ -24,11 +25,18 @@ from binlogkit.protocol.client import ResultSet
 from binlogkit.schema.model import Catalog, TableName
 from binlogkit.schema.script import apply_script
 from binlogkit.schema.session import Session
-from binlogkit.schema.store import Position
+from binlogkit.schema.store import HistoryStore, Position
 
 log = logging.getLogger(__name__)
 
-__all__ = ["SYSTEM_DATABASES", "reread_tables", "seed_from_file", "seed_from_server"]
+__all__ = [
+    "SYSTEM_DATABASES",
+    "is_history_file",
+    "reread_tables",
+    "seed_from_file",
+    "seed_from_path",
+    "seed_from_server",
+]
 
 SYSTEM_DATABASES = frozenset({"mysql", "information_schema", "performance_schema", "sys"})
 """Databases whose tables a seed leaves out: the server's own."""
@@ -50,6 +58,32 @@ def seed_from_file(path: str | Path, *, lower_case_table_names: int = 0) -> Cata
     for warning in result.warnings:
         log.warning("schema file %s: %s", path, warning)
     return result.catalog
+
+
+def seed_from_path(path: str | Path, *, at: Position | None = None) -> Catalog:
+    """The catalog a schema file gives: a history file's (as of ``at``, by default its end) or
+    what a file of CREATE statements (``mariadb-dump --no-data`` output) defines."""
+    if not Path(path).is_file():
+        raise BinlogError(
+            f"no schema file {path}",
+            hint="give a file of CREATE statements (mariadb-dump --no-data) or a schema history",
+        )
+    if is_history_file(path):
+        return HistoryStore(path).catalog_at(at)
+    return seed_from_file(path)
+
+
+def is_history_file(path: str | Path) -> bool:
+    """Whether ``path`` is a schema history (JSON lines) rather than SQL or a binlog."""
+    path = Path(path)
+    if not path.is_file():
+        return False
+    with path.open("rb") as f:
+        first = f.readline(1 << 16).strip()
+    try:
+        return isinstance(json.loads(first), dict)
+    except ValueError:  # not JSON, or not UTF-8
+        return False
 
 
 def seed_from_server(

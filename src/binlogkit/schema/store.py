@@ -12,8 +12,8 @@ never rewritten::
 
 ``pos`` is the position just past the statement: a reader that starts at a
 position gets every version that begins at or before it. A line cut short by
-a crash is ignored on reading; a statement read again (a run over the same
-files) is not recorded twice.
+a crash is ignored on reading and dropped before the next append; a statement
+read again (a run over the same files) is not recorded twice.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ import json
 import os
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from binlogkit.errors import BinlogError
 from binlogkit.io.binlog_index import split_binlog_name
@@ -67,8 +67,9 @@ class HistoryStore:
         lines = [json.dumps({**where, **change}) for change in _changes(before, after)]
         if not lines:
             return
-        with self.path.open("a", encoding="utf-8") as out:
-            out.write("".join(line + "\n" for line in lines))
+        with self.path.open("a+b") as out:
+            _cut_torn_line(out)
+            out.write("".join(line + "\n" for line in lines).encode())
             out.flush()
             os.fsync(out.fileno())
         self._last = position.key()
@@ -101,6 +102,15 @@ class HistoryStore:
                     hint="the file is damaged; rebuild it from the binlogs or a schema seed",
                 ) from err
         return records
+
+
+def _cut_torn_line(out: BinaryIO) -> None:
+    """Drop a last line without its newline (an append a crash cut short), so that the
+    next record starts a line of its own."""
+    size = out.seek(0, os.SEEK_END)
+    if size and (out.seek(size - 1), out.read(1))[1] != b"\n":
+        out.seek(0)
+        out.truncate(out.read().rfind(b"\n") + 1)
 
 
 def _position(record: dict[str, Any]) -> Position:

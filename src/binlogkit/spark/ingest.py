@@ -13,11 +13,24 @@ so a re-run on a grown archive adds only what is new. Layout of ``LAKE``::
     changes/db=D/table=T/date=YYYY-MM-DD/batch-<id>-part-*.parquet   the table
     _binlogkit/ledger/<id>.json      one record per committed batch
     _binlogkit/staging/<id>/         a batch as its tasks wrote it, before its commit
-    _binlogkit/lake.json             the table filter the lake was made with
+    _binlogkit/lake.json             the table filter the lake was made with, schemas on or off
+    _binlogkit/schema.jsonl          the schema history: table definitions by binlog position
     _binlogkit/lock                  held (flock) by the ingest running on the lake
 
 Read the table with :func:`read_change_log` (explicit partition types) or
 ``spark.read.parquet("LAKE/changes")``.
+
+Schemas. Rows logged without ``binlog_row_metadata=FULL`` get their column
+names and exact values from the lake's schema history
+(:mod:`binlogkit.schema.store`), as ``binlogkit.open`` gives them: before a
+batch is read, the driver follows the history from the batch's start (as of
+which the file gives the definitions) through the batch's DDL
+(:func:`binlogkit.schema.scan.catalogs_at`), appending each change, and every
+partition starts with the definitions in force there. The file is appended
+to, never rewritten, and a change read again is not recorded twice, so a
+batch rolled back (below) and read again leaves it as it was; a line a crash
+cut short is dropped. A lake's first ingest may seed the history with a
+schema file (the tables created before its first binlog).
 
 Commit protocol. The files to read are cut into batches; batch ``<id>`` (a
 sequence number and a random tag) goes through these steps, and the ledger
@@ -103,6 +116,9 @@ from binlogkit.binlog.transactions import GTID_CODES
 from binlogkit.errors import BinlogError
 from binlogkit.io.binlog_index import Source, binlog_order, resolve_sources, split_binlog_name
 from binlogkit.io.resync import find_event_start, resync_checksum
+from binlogkit.schema.model import Catalog
+from binlogkit.schema.seed import seed_from_path
+from binlogkit.schema.store import HistoryStore, Position
 from binlogkit.spark import session_parallelism
 from binlogkit.spark.changelog_files import PARTITIONS, ChangeLogWriter
 from binlogkit.spark.schema import CHANGE_SCHEMA
@@ -274,6 +290,7 @@ class Lake:
         self.meta = self.root / META
         self.ledger_dir = self.meta / "ledger"
         self.staging = self.meta / "staging"
+        self.history = self.meta / "schema.jsonl"
         self.records: dict[str, dict[str, Any]] = {}
         self.run_batches = 0
 
@@ -312,19 +329,46 @@ class Lake:
                     done[item["path"]] = item
         return done
 
-    def check_tables(self, tables: Sequence[str]) -> None:
-        """Tie the lake to its table filter: a later run must use the same one."""
+    def check_config(self, tables: Sequence[str], schemas: bool = True) -> None:
+        """Tie the lake to its table filter and to whether it tracks schemas: a later run must
+        do the same (lakes made before schemas were tracked track them from now on)."""
         config = self.meta / "lake.json"
         wanted = sorted(set(tables))
         if config.exists():
-            stored = json.loads(config.read_text())["tables"]
-            if stored != wanted:
+            stored = {"schemas": True, **json.loads(config.read_text())}
+            if stored["tables"] != wanted:
                 raise BinlogError(
-                    f"the lake {self.root} holds tables {stored or 'all'}, not {wanted or 'all'}",
+                    f"the lake {self.root} holds tables {stored['tables'] or 'all'}, "
+                    f"not {wanted or 'all'}",
                     hint="give the same --table options as the first ingest, or a new lake",
                 )
+            if stored["schemas"] != schemas:
+                raise BinlogError(
+                    f"the lake {self.root} was made "
+                    + ("with a schema history" if stored["schemas"] else "with --schema none"),
+                    hint="read all of a lake's files alike: --schema none always or never",
+                )
         else:
-            _write_atomic(config, {"format": 1, "tables": wanted})
+            _write_atomic(config, {"format": 1, "tables": wanted, "schemas": schemas})
+
+    def schema_history(self, seed: str | os.PathLike[str] | None, first: str) -> str | None:
+        """The lake's schema history file, seeded for a new lake (no batch committed yet) from
+        ``seed`` at the start of ``first``, its first file; None when ``seed`` is None (off)."""
+        if seed is None:
+            return None
+        if self.records:
+            if seed != "auto":
+                raise BinlogError(
+                    f"the lake {self.root} has followed its schema history since its first "
+                    "ingest: a schema file seeds a new lake only",
+                    hint=f"leave out the schema file; the history is {self.history}",
+                )
+            return str(self.history)
+        self.history.unlink(missing_ok=True)  # a first run that committed nothing left it
+        if seed != "auto":
+            at = Position(first, 0)
+            HistoryStore(self.history).record(at, Catalog(), seed_from_path(seed, at=at))
+        return str(self.history)
 
     def recover(self) -> list[str]:
         """Roll back batches an interrupted run left uncommitted; returns their ids."""
@@ -393,6 +437,7 @@ def ingest(
     split_size: int | None = None,
     progress: Callable[[IngestProgress], None] | None = None,
     progress_interval: float = 5.0,
+    schema: str | os.PathLike[str] | None = "auto",
 ) -> IngestReport:
     """Append the row changes of ``source`` not yet in ``lake`` to its change-log table.
 
@@ -405,6 +450,8 @@ def ingest(
     source's ``splitSize``); by default one per core of the session, between 1 and 64 MiB
     (:func:`~binlogkit.spark.source.partition_count`). ``progress`` is called
     after each batch and every ``progress_interval`` seconds while Spark writes one.
+    ``schema`` seeds the schema history of a new lake (the source's option ``schema``: a
+    .sql or .jsonl file; ``"auto"``: the binlogs' own DDL alone); None turns it off.
     """
     wanted = _parse_tables(tables)
     names = resolve_sources(source)
@@ -416,10 +463,11 @@ def ingest(
     started = time.perf_counter()
     with store.locked():
         store.load()
-        store.check_tables(tables)
+        store.check_config(tables, schema is not None)
         report.rolled_back = store.recover()
         done = store.files()
         pending = _pending(paths, done)
+        history = store.schema_history(schema, pending[0][0]) if pending else None
         report.skipped = len(paths) - len(pending)
         log.info("%d files to read, %d already ingested", len(pending), report.skipped)
 
@@ -453,6 +501,7 @@ def ingest(
                         hashed,
                         wanted,
                         split_size,
+                        history,
                         watch,
                     )
                 report.batches.append(batch_id)
@@ -471,6 +520,7 @@ def _write_batch(
     spans: Sequence[Future[Span]],
     wanted: set[tuple[str, str]],
     split_size: int | None,
+    history: str | None,
     watch: TaskWatch,
 ) -> int:
     """Steps 1-4 of the commit protocol for one batch; returns its row count.
@@ -478,7 +528,13 @@ def _write_batch(
     ``spans`` are the ledger entries of ``ranges`` (their checksums, or the
     error that a file changed), computed while Spark writes the batch.
     """
-    plan = ReadPlan(tuple(ranges), split_size=split_size, parallelism=session_parallelism(spark))
+    plan = ReadPlan(
+        tuple(ranges),
+        split_size=split_size,
+        parallelism=session_parallelism(spark),
+        seed=history,
+        keep_history=history is not None,
+    )
     reader = BinlogSourceReader(plan, CHANGE_SCHEMA)
     if wanted:  # the decoder skips other tables' rows; the writer keeps the exact pairs
         reader.pushed.allowed["db"] = frozenset(db for db, _ in wanted)

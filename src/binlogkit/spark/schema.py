@@ -4,7 +4,8 @@
   ``after`` as JSON text in the encoding of ``binlogkit rows``.
 - :data:`EVENT_SCHEMA` (``events=all``): one row per event.
 - :func:`typed_schema` (``table=db.t``): the row-change columns with ``before``
-  and ``after`` as structs of the table's columns, typed from its table map.
+  and ``after`` as structs of the table's columns, typed from its table map
+  (completed by the schema history where the map lacks names or signedness).
 
 Each MySQL column type maps to a Spark type and a converter from the decoded
 Python value, registered per type code in :data:`TYPE_MAPPERS`.
@@ -147,12 +148,19 @@ def _same(value: Any) -> Any:
     return value
 
 
+_NEEDS_SCHEMA = (
+    "give option schema: a .sql file of the table's CREATE TABLE (mariadb-dump --no-data) or "
+    "a schema history .jsonl; or write binlogs with binlog_row_metadata=FULL; "
+    "or read without the table option (before/after as JSON)"
+)
+
+
 def _unsigned(col: ColumnInfo) -> bool:
     if col.unsigned is None:
         raise BinlogError(
-            f"column {col.key}: the table map carries no signedness for this numeric column",
-            hint="write the binlog with binlog_row_metadata=FULL (or MINIMAL), "
-            "or read without the table option",
+            f"column {col.key}: the table map carries no signedness for this numeric column, "
+            "and no schema defines the table",
+            hint=_NEEDS_SCHEMA,
         )
     return col.unsigned
 
@@ -261,8 +269,8 @@ def _string_like(col: ColumnInfo) -> tuple[DataType, Convert]:
     if col.charset is None:
         raise BinlogError(
             f"column {col.key}: the table map carries no charset, so text and binary "
-            "cannot be told apart",
-            hint="write the binlog with binlog_row_metadata=FULL, or read without the table option",
+            "cannot be told apart, and no schema defines the table",
+            hint=_NEEDS_SCHEMA,
         )
     return StringType(), _text
 
@@ -333,12 +341,14 @@ def _vector(col: ColumnInfo) -> tuple[DataType, Convert]:
 
 
 def typed_columns(columns: Sequence[ColumnInfo], table: str) -> tuple[TypedColumn, ...]:
-    """The typed form of a table map's columns; a clear error when its metadata is missing."""
+    """The typed form of a table map's columns (completed by the schema history); a clear
+    error when their names or types are not known."""
     if any(col.name is None for col in columns):
         raise BinlogError(
-            f"the table map of {table} carries no column names, needed for typed columns",
-            hint="write the binlog with binlog_row_metadata=FULL, or read without the table "
-            "option (before/after as JSON)",
+            f"the table map of {table} carries no column names (binlog_row_metadata is not "
+            f"FULL), and no schema defines {table}: its CREATE TABLE is not in the files "
+            "before its first row change, nor in the file of option schema",
+            hint=_NEEDS_SCHEMA,
         )
     typed = []
     for col in columns:

@@ -11,7 +11,19 @@ Options (all optional besides the path):
   stops before a partial transaction at the end of an active binlog.
 - ``events``: ``rows`` (default; one row per row change) or ``all`` (one row per event).
 - ``table``: ``db.table``; row changes of that table only, with ``before`` and
-  ``after`` as typed structs (needs ``binlog_row_metadata=FULL``).
+  ``after`` as typed structs, named and typed as the first table map of the
+  table in the files says, completed by the schema history.
+- ``schema``: where the schema history starts, which gives column names and
+  exact values to tables logged without ``binlog_row_metadata=FULL``
+  (:mod:`binlogkit.schema.history`, as ``binlogkit.open`` does): by default
+  nothing is known at the start of the input and the binlog's own DDL defines
+  the tables from there on; a ``.sql`` file of CREATE statements
+  (``mariadb-dump --no-data``) or a ``.jsonl`` history file
+  (``SchemaHistory(path=...)``) gives the tables as of the start of the
+  input; ``none`` leaves the binlog's own columns (``@1``, ``@2`` ...). The
+  driver follows the history through the input first, reading only the
+  events DDL needs (:func:`binlogkit.schema.scan.catalogs_at`), and each
+  partition starts with the definitions in force where it starts.
 - ``splitSize``: bytes per partition on average (``k``/``m``/``g`` suffixes
   allowed). The files are taken as one stream of bytes and cut into
   partitions of about equal work at transaction starts
@@ -45,8 +57,9 @@ import json
 import os
 import re
 import sys
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
+from itertools import islice
 from typing import Any
 
 import pyarrow as pa
@@ -69,7 +82,6 @@ from binlogkit.binlog.constants import Flavor
 from binlogkit.binlog.context import DecodeOptions
 from binlogkit.binlog.events import Event
 from binlogkit.binlog.events.rows import RowsEvent
-from binlogkit.binlog.events.table_map import TableMapEvent
 from binlogkit.binlog.rows.columns import ColumnInfo
 from binlogkit.errors import BinlogError
 from binlogkit.io.binlog_index import resolve_sources
@@ -82,6 +94,11 @@ from binlogkit.io.splits import (
     split_decoder,
 )
 from binlogkit.pipeline.filters import ReplicationFilter
+from binlogkit.schema.history import SchemaHistory
+from binlogkit.schema.model import Catalog
+from binlogkit.schema.scan import catalogs_at
+from binlogkit.schema.seed import seed_from_path
+from binlogkit.schema.store import Position
 from binlogkit.spark.arrow import change_batches, event_batches
 from binlogkit.spark.schema import CHANGE_SCHEMA, EVENT_SCHEMA, typed_columns, typed_schema
 
@@ -176,6 +193,11 @@ class ReadPlan:
     verify_checksum: bool = True
     rules: ReplicationFilter = field(default_factory=ReplicationFilter)
     """The replication filters; their rewrites name the output's databases."""
+    seed: str | None = "auto"
+    """Where the schema history starts: ``auto`` (empty), a .sql or .jsonl file; None: off."""
+    keep_history: bool = False
+    """Whether the DDL of the ranges is appended to ``seed``, a .jsonl history file (the
+    ingest's): the driver then follows the history to the end of the ranges."""
 
     @classmethod
     def from_options(cls, options: dict[str, str], parallelism: int | None = None) -> ReadPlan:
@@ -205,6 +227,9 @@ class ReadPlan:
                     "option table gives typed row changes; it cannot go with events=all"
                 )
             table = (db, name)
+        schema: str | None = opts.get("schema", "auto")
+        if schema is not None and schema.lower() in ("auto", "none"):
+            schema = None if schema.lower() == "none" else "auto"
         return cls(
             ranges=tuple(ranges),
             events=events == "all",
@@ -213,6 +238,7 @@ class ReadPlan:
             parallelism=parallelism,
             verify_checksum=_flag(opts, "verifychecksum", True),
             rules=ReplicationFilter.from_variables(opts, _flavor(opts)),
+            seed=schema,
         )
 
     @property
@@ -230,6 +256,33 @@ class ReadPlan:
         count = partition_count(total, self.split_size, self.parallelism)
         return plan_partitions(ranges, count, event_cost=EVENT_COST)
 
+    def history(self) -> SchemaHistory | None:
+        """The schema history at the start of the ranges; None when off (or of no use: the
+        events listing shows no column)."""
+        if self.seed is None or self.events:
+            return None
+        path, start, _ = self.ranges[0]
+        at = Position(path, start)
+        if self.keep_history:
+            return SchemaHistory.load(self.seed, at=at)
+        if self.seed == "auto":
+            return SchemaHistory()
+        return SchemaHistory(seed_from_path(self.seed, at=at))
+
+    def catalogs(self, splits: Sequence[Split]) -> list[Catalog] | None:
+        """The catalog in force at the start of each of ``splits`` (in reading order), from a
+        scan of the ranges for their DDL; None when the history is off."""
+        history = self.history()
+        if history is None:
+            return None
+        ranges = [
+            (path, start, os.path.getsize(path) if end is None else end)
+            for path, start, end in self.ranges
+        ]
+        points = [(split.path, split.start) for split in splits]
+        options = DecodeOptions(verify_checksum=self.verify_checksum)
+        return catalogs_at(ranges, points, history, options=options, whole=self.keep_history)
+
     def options(self, pushed: Callable[[str, str], bool] | None = None) -> DecodeOptions:
         """Decoding with the table predicate of the filters, the typed table and ``pushed``."""
         return DecodeOptions(
@@ -238,22 +291,28 @@ class ReadPlan:
         )
 
     def read(
-        self, split: Split, pushed: Callable[[str, str], bool] | None = None
+        self,
+        split: Split,
+        pushed: Callable[[str, str], bool] | None = None,
+        schema: SchemaHistory | None = None,
     ) -> Iterator[Event]:
-        """The events of ``split`` the filters keep, renamed by their rewrite rules."""
-        return self.rules.filter(read_split(split, self.options(pushed)))
+        """The events of ``split`` the filters keep, renamed by their rewrite rules; ``schema``
+        holds the definitions in force at its start."""
+        return self.rules.filter(read_split(split, self.options(pushed), schema=schema))
 
     def find_columns(self) -> tuple[ColumnInfo, ...]:
-        """The columns of the first table map of ``table`` in the files; an error if none."""
+        """The columns of ``table`` at its first row change in the files (its table map's,
+        completed by the schema history); an error if none."""
         assert self.table is not None
         db, name = self.table
+        history = self.history()
         for path, start, end in self.ranges:
             for split in plan_splits(path, sys.maxsize, start=start, end=end):
-                for event in self.read(split):
-                    if isinstance(event, TableMapEvent):
-                        return event.columns
+                for event in self.read(split, schema=history):
+                    if isinstance(event, RowsEvent) and event.table is not None:
+                        return event.table.columns
         raise BinlogError(
-            f"no table map of {db}.{name} in {len(self.paths)} file(s) from {self.paths[0]}",
+            f"no row change of {db}.{name} in {len(self.paths)} file(s) from {self.paths[0]}",
             hint="check the table name, or read without the table option",
         )
 
@@ -268,9 +327,11 @@ class ReadPlan:
 
 @dataclass(frozen=True, slots=True)
 class BinlogPartition(InputPartition):
-    """Splits read one after the other: parts of files, whole files, or both."""
+    """Splits read one after the other: parts of files, whole files, or both, each with the
+    catalog in force at its start (None: no schema history)."""
 
     splits: tuple[Split, ...]
+    catalogs: tuple[Catalog, ...] | None = None
 
 
 # -- pushed-down filters -----------------------------------------------------------------
@@ -449,22 +510,28 @@ class BinlogSourceReader(DataSourceReader):
 
     def partitions(self) -> list[InputPartition]:
         pushed = self.pushed
-        found: list[InputPartition] = []
-        for splits in self.plan.partitions(pushed.keeps_file):
-            kept = tuple(s for s in splits if pushed.keeps_split(s))
-            if kept:
-                found.append(BinlogPartition(kept))
-        return found
+        planned = self.plan.partitions(pushed.keeps_file)
+        kept = [p for p in ([s for s in ss if pushed.keeps_split(s)] for ss in planned) if p]
+        catalogs = self.plan.catalogs([split for splits in kept for split in splits])
+        each = None if catalogs is None else iter(catalogs)
+        return [
+            BinlogPartition(
+                tuple(splits), None if each is None else tuple(islice(each, len(splits)))
+            )
+            for splits in kept
+        ]
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         if not isinstance(partition, BinlogPartition):
             return  # Spark's stand-in when every split was pruned
-        for split in partition.splits:
-            yield from self._read_split(split)
+        catalogs = partition.catalogs or (None,) * len(partition.splits)
+        for split, catalog in zip(partition.splits, catalogs, strict=True):
+            yield from self._read_split(split, catalog)
 
-    def _read_split(self, split: Split) -> Iterator[pa.RecordBatch]:
+    def _read_split(self, split: Split, catalog: Catalog | None) -> Iterator[pa.RecordBatch]:
         plan, pushed = self.plan, self.pushed
-        events: Iterable[Event] = plan.read(split, pushed.table_filter())
+        schema = None if catalog is None else SchemaHistory(catalog)
+        events: Iterable[Event] = plan.read(split, pushed.table_filter(), schema)
         wanted = pushed.rows_event_filter()
         if wanted is not None:
             events = _skip_rows_events(events, wanted)

@@ -21,7 +21,7 @@ from enum import IntEnum
 from typing import Any, ClassVar, NamedTuple
 
 from binlogkit.binlog import mariadb_compression, utf8
-from binlogkit.binlog.constants import EventType
+from binlogkit.binlog.constants import V4_HEADER_LENGTH, EventType
 from binlogkit.binlog.context import DecodeContext, FormatContext
 from binlogkit.binlog.events.base import Body, Event, TransactionRole, register
 from binlogkit.binlog.events.mariadb_gtid import MariaGtidExtraFlag
@@ -417,6 +417,23 @@ def decode_query_parts(body: Body, post_header_length: int) -> QueryParts:
     if r.u8("database name terminator") != 0:
         raise DecodeError("database name is not followed by a NUL")
     return QueryParts(thread_id, exec_time, error_code, rest, status, utf8.decode(db), r.rest())
+
+
+_RAW_LENGTHS = struct.Struct(f"<{V4_HEADER_LENGTH + 8}xBxxH")
+"""db_len and status_len of a whole raw QUERY event (after its v4 header)."""
+
+
+def raw_statement(raw: bytes, post_header_length: int, checksum_length: int) -> bytes | None:
+    """The statement of a whole raw QUERY event (v4 header first), without decoding it; None
+    when the format has no status block (older than v4) or the bytes are too short."""
+    if post_header_length < QUERY_HEADER_LEN:
+        return None
+    end = len(raw) - checksum_length
+    if end < V4_HEADER_LENGTH + post_header_length:
+        return None
+    db_len, status_len = _RAW_LENGTHS.unpack_from(raw)
+    start = V4_HEADER_LENGTH + post_header_length + status_len + db_len + 1
+    return raw[start:end] if start <= end else None
 
 
 def encode_query_parts(parts: QueryParts, post_header_length: int) -> bytes:
