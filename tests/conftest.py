@@ -15,8 +15,12 @@ from pathlib import Path
 
 import pytest
 from corpus_files import CORPUS
+from corpus_walk import corpus_files
 from tls_certs import tls_files, tls_mariadb  # noqa: F401  (fixtures for every test folder)
 
+import binlogkit
+from binlogkit.errors import BinlogError
+from binlogkit.pipeline.changes import row_changes
 from binlogkit.sandbox import MariaDBSandbox, mariadbd_path
 from binlogkit.sandbox.server import OptionValue
 
@@ -68,3 +72,21 @@ def mariadb_factory(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server
     finally:
         for server in started:
             server.stop()
+
+
+@pytest.fixture(scope="session")
+def clean_corpus_files(corpus_dir: Path) -> tuple[Path, ...]:
+    """Corpus files up to 300 kB that the plain reader decodes whole, rows included."""
+    found = []
+    for name in corpus_files():
+        path = corpus_dir / name
+        if path.stat().st_size > 300_000:
+            continue
+        try:
+            with binlogkit.open(str(path)) as reader:
+                for change in row_changes(reader):
+                    change.to_dict()
+        except BinlogError:
+            continue
+        found.append(path)
+    return tuple(found)

@@ -16,11 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from corpus_walk import corpus_files, walk
-
-import binlogkit
-from binlogkit.errors import BinlogError
-from binlogkit.pipeline.changes import row_changes
+from corpus_walk import walk
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -40,24 +36,6 @@ def _missing() -> str | None:
     if not (java_home and (Path(java_home) / "bin" / "java").exists()) and not shutil.which("java"):
         return "no Java runtime (java on PATH or JAVA_HOME); Spark needs Java 17 or newer"
     return None
-
-
-@pytest.fixture(scope="session")
-def clean_corpus_files(corpus_dir: Path) -> tuple[Path, ...]:
-    """Corpus files up to 300 kB that the plain reader decodes whole, rows included."""
-    found = []
-    for name in corpus_files():
-        path = corpus_dir / name
-        if path.stat().st_size > 300_000:
-            continue
-        try:
-            with binlogkit.open(str(path)) as reader:
-                for change in row_changes(reader):
-                    change.to_dict()
-        except BinlogError:
-            continue
-        found.append(path)
-    return tuple(found)
 
 
 @pytest.fixture(scope="session")

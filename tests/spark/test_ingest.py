@@ -30,7 +30,6 @@ from binlogkit.spark.ingest import (
     CRASH_ENV,
     IngestProgress,
     Lake,
-    complete_end,
     ingest,
     read_change_log,
 )
@@ -134,21 +133,6 @@ def test_a_growing_binlog_is_read_on_from_where_it_stopped(
         ends += [end] if end > ends[-1] else []
     assert lake_changes(spark, lake) == expected
     assert len(ends) == 5 and ends[-1] == len(data)  # four runs read something, one nothing
-
-
-def test_complete_end_stops_before_an_unfinished_transaction(corpus_dir: Path, tmp_path: Path):
-    whole = corpus_dir / "local-mariadb-10.11" / "gtid" / "mysql-bin.000002"
-    with binlogkit.open(str(whole)) as reader:
-        events = [(e.header.type_code, e.header.offset, e.header.end) for e in reader]
-    gtids = [offset for code, offset, _ in events if code == 162]
-    xids = [end for code, _, end in events if code == 16]
-    assert complete_end(whole, 0, whole.stat().st_size) == whole.stat().st_size  # ends in ROTATE
-    cut = tmp_path / "mysql-bin.000002"
-    cut.write_bytes(whole.read_bytes()[: xids[10]])
-    assert complete_end(cut, 0, xids[10]) == xids[10]  # ends with a whole transaction
-    cut.write_bytes(whole.read_bytes()[: xids[10] - 1])
-    assert complete_end(cut, 0, xids[10] - 1) == max(g for g in gtids if g < xids[10])
-    assert complete_end(cut, xids[10] - 1, xids[10] - 1) == xids[10] - 1
 
 
 def test_a_replaced_file_stops_the_ingest(spark: Any, corpus_dir: Path, tmp_path: Path):

@@ -86,7 +86,6 @@ import fcntl
 import hashlib
 import json
 import logging
-import mmap
 import os
 import re
 import secrets
@@ -103,19 +102,14 @@ from typing import TYPE_CHECKING, Any
 
 from pyspark.sql.datasource import InputPartition
 
-from binlogkit.binlog.constants import MAGIC, V4_HEADER_LENGTH, EventFlag, EventType
-from binlogkit.binlog.framing import EventFramer, Frame
+from binlogkit.binlog.constants import MAGIC, EventFlag, EventType
 from binlogkit.binlog.header import (
     FLAGS_OFFSET,
-    SIZES_STOP_AFTER,
     TYPE_CODE_OFFSET,
-    HeaderWalk,
-    format_description_size,
 )
-from binlogkit.binlog.transactions import GTID_CODES
 from binlogkit.errors import BinlogError
 from binlogkit.io.binlog_index import Source, binlog_order, resolve_sources, split_binlog_name
-from binlogkit.io.resync import find_event_start, resync_checksum
+from binlogkit.io.complete import complete_end
 from binlogkit.schema.model import Catalog
 from binlogkit.schema.seed import seed_from_path
 from binlogkit.schema.store import HistoryStore, Position
@@ -131,7 +125,6 @@ __all__ = [
     "IngestProgress",
     "IngestReport",
     "TaskWatch",
-    "complete_end",
     "ingest",
     "read_change_log",
     "spark_session",
@@ -156,15 +149,6 @@ _FDE_TYPE = len(MAGIC) + TYPE_CODE_OFFSET
 _FDE_FLAGS = len(MAGIC) + FLAGS_OFFSET  # the low byte of the first event's flags
 _DATA_FILE = re.compile(r"^batch-(\d{8}-[0-9a-f]{8})-")
 _LEDGER_FILE = re.compile(r"^(\d{8}-[0-9a-f]{8})\.json$")
-_CLOSING_EVENTS = frozenset(
-    {EventType.ROTATE, EventType.STOP, EventType.XID, EventType.TRANSACTION_PAYLOAD}
-)
-_CLOSING_CODES = frozenset(int(code) for code in _CLOSING_EVENTS)
-_TAIL_BYTES = 64 << 10
-"""How far before a file's end :func:`complete_end` looks for its last transaction first
-(then twice as far, and so on, before it walks the whole file)."""
-_TAIL_SEARCH = 4 << 10
-"""How many bytes from each such place are searched for an event start."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -639,105 +623,6 @@ def spark_session(master: str | None = None, *, app_name: str = "binlogkit inges
     if (session.sparkContext.master or "").startswith("local"):
         session.sparkContext.setLogLevel("ERROR")
     return session
-
-
-def complete_end(path: str | os.PathLike[str], start: int, size: int) -> int:
-    """Where the complete transactions of a binlog that may still be written end.
-
-    Walks the event headers of ``[start, size)``: the end of the last event when
-    it closes a file or a transaction (ROTATE, STOP, XID, TRANSACTION_PAYLOAD),
-    else the offset of the last transaction start (a GTID event) after
-    ``start``, else ``start``. A partial last event is not an error here.
-    """
-    found = _complete_end_v4(os.fspath(path), start, size)
-    return found if found is not None else _complete_end_framed(path, start, size)
-
-
-def _complete_end_v4(path: str, start: int, size: int) -> int | None:
-    """:func:`complete_end` of a v4 binlog from its event sizes alone (no decoding).
-
-    A file as its server wrote it (:func:`~binlogkit.io.resync.resync_checksum`)
-    is read from an event start found near its end, when its last transaction
-    starts or its last event closes after it; others are walked from ``start``.
-    None when the file is not a plain v4 binlog or looks damaged or encrypted:
-    the framer then walks it and reports what it finds.
-    """
-    if size < len(MAGIC) + V4_HEADER_LENGTH:
-        return None
-    with open(path, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as data:
-        fde_size = format_description_size(data, size) if len(data) >= size else 0
-        if not fde_size:
-            return None
-        second = len(MAGIC) + fde_size
-        if (
-            second + V4_HEADER_LENGTH <= size
-            and data[second + TYPE_CODE_OFFSET] in SIZES_STOP_AFTER
-        ):
-            return None  # MariaDB encrypts the events after its second one
-        back = _TAIL_BYTES
-        checksum = resync_checksum(data, size) if size - start > 2 * back else None
-        while checksum is not None and size - back > start + back:
-            found = find_event_start(data, size - back, size - back + _TAIL_SEARCH, size, checksum)
-            end = None if found is None else _walk_to_complete_end(data, found, size, start)
-            if end is not None and end > start:
-                return end
-            back *= 2
-        return _walk_to_complete_end(data, max(start, len(MAGIC)), size, start)
-
-
-def _walk_to_complete_end(data: mmap.mmap, offset: int, size: int, start: int) -> int | None:
-    """:func:`complete_end` from the event sizes of the events from ``offset`` (an event start
-    at or past ``start``) to ``size``; ``start`` when no transaction starts there and the
-    last event does not close one. None for events only the framer walks."""
-    end = start
-    last_code = -1
-    walk = HeaderWalk(data, offset, size)  # to the partial last event, if there is one
-    for offset, code, _ in walk:
-        if code in GTID_CODES and offset > start:
-            end = offset
-        last_code = code
-    if walk.damaged or last_code in SIZES_STOP_AFTER:
-        return None
-    if last_code in _CLOSING_CODES:
-        end = max(end, walk.stop)
-    return end
-
-
-def _complete_end_framed(path: str | os.PathLike[str], start: int, size: int) -> int:
-    """:func:`complete_end` by the event framer (any binlog version; reports damage)."""
-    framer = EventFramer(file=os.fspath(path), verify_checksum=False)
-    end = start
-    last: Frame | None = None
-    with open(path, "rb") as stream:
-        offset = 0
-        if start > 4:
-            _read_format(framer, stream)
-            framer.seek(start)
-            stream.seek(start)
-            offset = start
-        while offset < size:
-            chunk = stream.read(min(READ_CHUNK, size - offset))
-            if not chunk:
-                break
-            offset += len(chunk)
-            framer.receive_data(chunk)
-            while isinstance(frame := framer.next_frame(), Frame):
-                header = frame.header
-                if header.type_code in GTID_CODES and header.offset > start:
-                    end = header.offset
-                last = frame
-    if last is not None and last.header.type_code in _CLOSING_EVENTS:
-        end = max(end, last.header.end)
-    return end
-
-
-def _read_format(framer: EventFramer, stream: Any) -> None:
-    """Feed the framer up to its first event, the one that tells the format."""
-    while not isinstance(framer.next_frame(), Frame):
-        chunk = stream.read(4096)
-        if not chunk:
-            raise BinlogError("the file has no format description", file=framer.file)
-        framer.receive_data(chunk)
 
 
 def _parse_tables(tables: Iterable[str]) -> set[tuple[str, str]]:

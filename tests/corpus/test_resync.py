@@ -15,11 +15,11 @@ from typing import Any
 import pytest
 from corpus_walk import corpus_files, walk
 
+import binlogkit
 from binlogkit.binlog.transactions import GTID_CODES
-from binlogkit.io import resync, splits
+from binlogkit.io import complete, resync, splits
 from binlogkit.io.resync import find_event_start, resync_checksum
 from binlogkit.io.splits import plan_partitions, plan_splits
-from binlogkit.spark import ingest
 
 pytestmark = pytest.mark.corpus
 
@@ -148,13 +148,30 @@ def test_complete_end_from_the_tail_equals_a_walk(
     events = walk(data).events
     ends = [e.end for e in events if e.type_code == 16][-5:]  # XIDs
     later = next(e.offset for e in events if e.type_code in GTID_CODES and e.offset > 1e6)
-    jumps = _spy(monkeypatch, ingest)
+    jumps = _spy(monkeypatch, complete)
     for size in (len(data), ends[-2], ends[-2] - 1, ends[-2] + 7, ends[0] + 30):
         active = tmp_path / "binlog.000001"
         active.write_bytes(data[:size])
         for start in (0, later):
-            walked = ingest._walk_to_complete_end(data[:size], max(start, 4), size, start)  # type: ignore[arg-type]
+            walked = complete._walk_to_complete_end(data[:size], max(start, 4), size, start)  # type: ignore[arg-type]
             assert walked not in (None, start)
-            assert ingest.complete_end(active, start, size) == walked
+            assert complete.complete_end(active, start, size) == walked
     found = sum(j is not None for j in jumps)
     assert found == 10 if from_tail else not found and jumps
+
+
+def test_complete_end_stops_before_an_unfinished_transaction(corpus_dir: Path, tmp_path: Path):
+    whole = corpus_dir / "local-mariadb-10.11" / "gtid" / "mysql-bin.000002"
+    with binlogkit.open(str(whole)) as reader:
+        events = [(e.header.type_code, e.header.offset, e.header.end) for e in reader]
+    gtids = [offset for code, offset, _ in events if code == 162]
+    xids = [end for code, _, end in events if code == 16]
+    assert (
+        complete.complete_end(whole, 0, whole.stat().st_size) == whole.stat().st_size
+    )  # ends in ROTATE
+    cut = tmp_path / "mysql-bin.000002"
+    cut.write_bytes(whole.read_bytes()[: xids[10]])
+    assert complete.complete_end(cut, 0, xids[10]) == xids[10]  # ends with a whole transaction
+    cut.write_bytes(whole.read_bytes()[: xids[10] - 1])
+    assert complete.complete_end(cut, 0, xids[10] - 1) == max(g for g in gtids if g < xids[10])
+    assert complete.complete_end(cut, xids[10] - 1, xids[10] - 1) == xids[10] - 1
