@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -30,22 +29,12 @@ from binlogkit.sandbox.workload import Workload, build_workload
 Snapshot = dict[str, tuple[str | None, list[tuple[str | None, ...]]]]
 
 
-def _session(workload: Workload, statements: Sequence[str]) -> str:
-    head = [
-        f"CREATE DATABASE IF NOT EXISTS `{workload.database}`",
-        f"USE `{workload.database}`",
-        "SET SESSION sql_mode = ''",
-        "SET SESSION time_zone = '+00:00'",
-    ]
-    return "".join(f"{s};\n" for s in (*head, *statements))
-
-
 def _phases(workload: Workload) -> tuple[str, str]:
     """The script that creates and fills the tables, and the one that changes them."""
     fill = 2 * len(workload.tables)
     return (
-        _session(workload, workload.statements[:fill]),
-        _session(workload, workload.statements[fill:]),
+        workload.script_of(workload.statements[:fill]),
+        workload.script_of(workload.statements[fill:]),
     )
 
 

@@ -98,25 +98,15 @@ def _split(workload: Workload) -> tuple[list[str], list[str]]:
     return creates, rest
 
 
-def _script(workload: Workload, statements: list[str]) -> str:
-    header = [
-        f"CREATE DATABASE IF NOT EXISTS `{workload.database}`",
-        f"USE `{workload.database}`",
-        "SET SESSION sql_mode = ''",
-        "SET SESSION time_zone = '+00:00'",
-    ]
-    return "".join(f"{s};\n" for s in (*header, *statements))
-
-
 def _run(server: MariaDBSandbox) -> Run:
     workload = build_workload()
     creates, rest = _split(workload)
-    server.execute(_script(workload, [*creates, EVOLVE_CREATE]))
+    server.execute(workload.script_of([*creates, EVOLVE_CREATE]))
     server.flush_binlogs()
     spec = ConnectionSpec.from_url(f"mariadb://root@localhost/?socket={server.socket}")
     with MySQLConnection.connect(spec) as conn:
         catalog, at = seed_from_server(conn)
-    server.execute(_script(workload, [*rest, *EVOLVE]))
+    server.execute(workload.script_of([*rest, *EVOLVE]))
     files = [f for f in server.flush_binlogs() if f.name >= str(at.file)]
     return Run(server, files, catalog, at, workload)
 

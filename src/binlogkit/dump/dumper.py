@@ -29,7 +29,7 @@ from binlogkit.binlog.context import FormatContext, flavor_of
 from binlogkit.binlog.events import Event, FormatDescriptionEvent, StartEventV3
 from binlogkit.binlog.events.rows import RowsEvent
 from binlogkit.binlog.events.table_map import TableMapEvent
-from binlogkit.dump.options import Base64Output, DumpOptions
+from binlogkit.dump.options import Base64Output, DumpOptions, skips_database
 from binlogkit.dump.rows import RowsPrinter, TablePrinter
 from binlogkit.dump.text import backquoted, base64_lines, hexdump, timestamp
 
@@ -461,16 +461,9 @@ class Dumper:
         return entry[2], entry[3]
 
     def skips_db(self, db: str) -> bool:
-        """Whether ``--database`` leaves out ``db``.
-
-        MariaDB compares the name the binlog holds, MySQL the ``--rewrite-db`` one.
-        """
-        wanted = self.options.database
-        if wanted is None:
-            return False
-        if self.flavor is Flavor.MYSQL:
-            db = self.options.rewrite_db.get(db, db)
-        return db != wanted
+        """Whether ``--database`` leaves out ``db`` (see :func:`skips_database`)."""
+        options = self.options
+        return skips_database(db, options.database, options.rewrite_db, self.flavor)
 
     def flush_statement(self, trailer: str = "") -> None:
         """Write a row statement's head, its BINLOG block, its ``###`` rows (STMT_END_F)

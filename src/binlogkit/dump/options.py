@@ -59,3 +59,15 @@ class DumpOptions:
     id_filters: bool = False
     skip_gtids: bool = False
     print_table_metadata: bool = False
+
+
+def skips_database(
+    db: str, wanted: str | None, rewrite_db: Mapping[str, str], flavor: Flavor
+) -> bool:
+    """Whether ``--database wanted`` leaves out ``db``: MariaDB's tool compares the name the
+    binlog holds, MySQL's the ``--rewrite-db`` one."""
+    if wanted is None:
+        return False
+    if flavor is Flavor.MYSQL:
+        db = rewrite_db.get(db, db)
+    return db != wanted

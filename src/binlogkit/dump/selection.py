@@ -76,6 +76,7 @@ from binlogkit.binlog.events.payload import TransactionPayloadEvent
 from binlogkit.binlog.events.query import QueryEvent
 from binlogkit.binlog.events.table_map import TableMapEvent
 from binlogkit.binlog.transactions import ends_group, is_trans_keyword
+from binlogkit.dump.options import skips_database
 from binlogkit.errors import BinlogError
 from binlogkit.gtid import GtidSet, MariaGtid, MariaGtidList
 from binlogkit.pipeline.filters import parse_rewrite_db
@@ -374,12 +375,8 @@ class _Run:
         return self.ignore_servers is None or server_id not in self.ignore_servers
 
     def _skip_db(self, db: str) -> bool:
-        wanted = self.sel.database
-        if wanted is None:
-            return False
-        if self.flavor is Flavor.MYSQL:
-            db = self.sel.rewrite_db.get(db, db)
-        return db != wanted
+        sel = self.sel
+        return skips_database(db, sel.database, sel.rewrite_db, self.flavor)
 
     def _keeps_map(self, event: TableMapEvent) -> bool:
         table = self.sel.table

@@ -92,13 +92,17 @@ class Workload:
     @property
     def script(self) -> str:
         """The whole workload as one SQL script (one statement per ``;``)."""
+        return self.script_of(self.statements)
+
+    def script_of(self, statements: Iterable[str]) -> str:
+        """``statements`` as one SQL script run in the workload's database and session settings."""
         header = [
             f"CREATE DATABASE IF NOT EXISTS `{self.database}`",
             f"USE `{self.database}`",
             "SET SESSION sql_mode = ''",
             "SET SESSION time_zone = '+00:00'",
         ]
-        return "".join(f"{s};\n" for s in (*header, *self.statements))
+        return "".join(f"{s};\n" for s in (*header, *statements))
 
 
 # -- literals ------------------------------------------------------------------
