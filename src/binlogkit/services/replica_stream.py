@@ -63,6 +63,7 @@ __all__ = [
     "ReplicaStream",
     "Start",
     "StreamStateError",
+    "check_start",
     "open_stream",
 ]
 
@@ -236,7 +237,7 @@ class ReplicaStream:
             start = gtids
         elif start is None:
             start = "oldest"
-        start = _check_start(start)
+        start = check_start(start)
         if not isinstance(flags, int) or not 0 <= flags <= 0xFFFF:
             raise ValueError(f"dump flags {flags!r} are not a 16-bit number")
         conn = self._conn
@@ -438,7 +439,7 @@ class ReplicaStream:
         self.close()
 
 
-def _check_start(start: object) -> Start:
+def check_start(start: object) -> Start:
     """``start`` checked and normalised (GTID text parsed), or ValueError."""
     if isinstance(start, ResumePoint | GtidSet | MariaGtidList):
         return start
@@ -557,7 +558,7 @@ class BinlogStream:
     ) -> None:
         self.spec = ConnectionSpec.from_url(source) if isinstance(source, str) else source
         self.server_id = _check_server_id(server_id)
-        self.start = _check_start(start)
+        self.start = check_start(start)
         self.blocking = blocking
         self.heartbeat = heartbeat
         self.semi_sync = semi_sync

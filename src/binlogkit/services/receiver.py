@@ -1,0 +1,258 @@
+"""A background receiver: a thread that reads a feed of events into a bounded queue.
+
+The :class:`Channel` is that queue. It is bounded in items and in bytes, so
+a slow consumer holds the receiver back (backpressure) and memory stays
+bounded whatever the source sends. The feed's end, or the error it failed
+with, is queued after the items before it as a :class:`Finished` item, so
+the consumer meets it once and in order. The consumer waits for items with
+:meth:`Channel.wait` (threads) or :meth:`Channel.wait_async` (asyncio); both
+take them with :meth:`Channel.get_nowait`.
+
+A :class:`Receiver` is the thread. It holds only its feed and its channel,
+so the reader that made it can be garbage collected (and stop it) while it
+runs; :meth:`Receiver.stop` closes the channel (waking a receiver held back
+by it), aborts the feed (waking a read blocked on the source) and joins.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import threading
+from collections import deque
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any, Final, Protocol
+
+log = logging.getLogger(__name__)
+
+__all__ = ["EMPTY", "Channel", "Feed", "Finished", "Receiver"]
+
+
+class _Empty:
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "EMPTY"
+
+
+EMPTY: Final = _Empty()
+"""What :meth:`Channel.get_nowait` gives when there is nothing to take yet."""
+
+
+@dataclass(frozen=True, slots=True)
+class Finished:
+    """The end of the feed: ``error`` is what it failed with (None: it ended, or was stopped)."""
+
+    error: BaseException | None = None
+
+
+_CLOSED: Final = Finished()
+
+
+class Channel:
+    """A bounded queue from one producer thread to one consumer.
+
+    :meth:`put` waits while the queue holds ``max_items`` items or
+    ``max_bytes`` bytes (an item larger than ``max_bytes`` still goes into
+    an empty queue). ``high_water`` and ``high_water_bytes`` are the most it
+    ever held.
+    """
+
+    def __init__(self, max_items: int = 1024, max_bytes: int = 64 << 20) -> None:
+        if max_items < 1 or max_bytes < 1:
+            raise ValueError("a channel holds at least one item and one byte")
+        self.max_items = max_items
+        self.max_bytes = max_bytes
+        self.high_water = 0
+        self.high_water_bytes = 0
+        self._items: deque[tuple[Any, int]] = deque()
+        self._bytes = 0
+        self._closed = False
+        self._lock = threading.Lock()
+        self._readable = threading.Condition(self._lock)
+        self._writable = threading.Condition(self._lock)
+        self._reading = False  # the consumer waits in wait()
+        self._writing = False  # the producer waits in put()
+        self._waker: Callable[[], None] | None = None  # an asyncio consumer's wake-up
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    @property
+    def size(self) -> int:
+        """The bytes the queued items take."""
+        return self._bytes
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    def put(self, item: Any, size: int) -> bool:
+        """Queue ``item`` of ``size`` bytes, waiting for room; False once the channel is closed."""
+        items = self._items
+        with self._lock:
+            if not self._room(size):
+                self._writing = True
+                self._writable.wait_for(lambda: self._closed or self._room(size))
+                self._writing = False
+            if self._closed:
+                return False
+            items.append((item, size))
+            self._bytes += size
+            if len(items) > self.high_water:
+                self.high_water = len(items)
+            if self._bytes > self.high_water_bytes:
+                self.high_water_bytes = self._bytes
+            waker = self._wake_consumer()
+        if waker is not None:
+            waker()
+        return True
+
+    def _room(self, size: int) -> bool:
+        items = self._items
+        return not items or (len(items) < self.max_items and self._bytes + size <= self.max_bytes)
+
+    def finish(self, error: BaseException | None = None) -> None:
+        """Queue the end of the feed (whatever room is left): nothing comes after it."""
+        with self._lock:
+            if self._closed:
+                return
+            self._items.append((Finished(error), 0))
+            waker = self._wake_consumer()
+        if waker is not None:
+            waker()
+
+    def close(self) -> None:
+        """Drop what is queued and stop both sides: :meth:`put` gives False from now on, the
+        consumer gets :class:`Finished`."""
+        with self._lock:
+            self._closed = True
+            self._items.clear()
+            self._bytes = 0
+            self._readable.notify_all()
+            self._writable.notify_all()
+            waker, self._waker = self._waker, None
+        if waker is not None:
+            waker()
+
+    def get_nowait(self) -> Any:
+        """The next item, :data:`EMPTY` when none is queued, a :class:`Finished` once closed."""
+        with self._lock:
+            items = self._items
+            if not items:
+                return _CLOSED if self._closed else EMPTY
+            item, size = items.popleft()
+            self._bytes -= size
+            if self._writing:
+                self._writable.notify()
+            return item
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Wait until there is something to take (or the channel is closed); False when
+        ``timeout`` seconds passed first."""
+        with self._lock:
+            self._reading = True
+            ready = self._readable.wait_for(lambda: self._items or self._closed, timeout)
+            self._reading = False
+            return bool(ready)
+
+    async def wait_async(self, timeout: float | None = None) -> bool:
+        """:meth:`wait` for an asyncio consumer: the event loop runs on meanwhile."""
+        loop = asyncio.get_running_loop()
+        ready: asyncio.Future[None] = loop.create_future()
+
+        def wake() -> None:
+            with contextlib.suppress(RuntimeError):  # the loop is closed: nobody waits
+                loop.call_soon_threadsafe(_resolve, ready)
+
+        with self._lock:
+            if self._items or self._closed:
+                return True
+            self._waker = wake
+        try:
+            await asyncio.wait_for(ready, timeout)
+        except TimeoutError:
+            return False
+        finally:
+            with self._lock:
+                if self._waker is wake:
+                    self._waker = None
+        return True
+
+    def _wake_consumer(self) -> Callable[[], None] | None:
+        """Under the lock: wake a waiting consumer; an asyncio one's wake-up is given back, to
+        call once the lock is released."""
+        if self._reading:
+            self._readable.notify()
+        waker, self._waker = self._waker, None
+        return waker
+
+
+def _resolve(future: asyncio.Future[None]) -> None:
+    if not future.done():
+        future.set_result(None)
+
+
+class Feed(Protocol):
+    """What a receiver reads: the items of a source, which it can stop from another thread."""
+
+    def __iter__(self) -> Iterator[Any]: ...
+
+    def abort(self) -> None:
+        """Wake a read blocked on the source and end the iteration (from another thread)."""
+        ...
+
+    def close(self) -> None: ...
+
+
+class Receiver:
+    """A thread that puts the items of ``feed`` into ``channel``, then its end or its error.
+
+    ``size`` gives each item's size in bytes for the channel's bound.
+    """
+
+    def __init__(
+        self, feed: Feed, channel: Channel, size: Callable[[Any], int], name: str = "receiver"
+    ) -> None:
+        self.feed = feed
+        self.channel = channel
+        self._thread = threading.Thread(
+            target=_receive, args=(feed, channel, size), name=f"binlogkit-{name}", daemon=True
+        )
+
+    def start(self) -> None:
+        self._thread.start()
+
+    @property
+    def alive(self) -> bool:
+        return self._thread.is_alive()
+
+    def stop(self, timeout: float | None = 10.0) -> bool:
+        """Stop the thread and wait for it; False when it is still blocked after ``timeout``."""
+        self.channel.close()
+        self.feed.abort()
+        if self._thread is threading.current_thread() or not self._thread.ident:
+            return True
+        self._thread.join(timeout)
+        if self._thread.is_alive():
+            log.warning("%s still blocked %s s after it was stopped", self._thread.name, timeout)
+            return False
+        return True
+
+
+def _receive(feed: Feed, channel: Channel, size: Callable[[Any], int]) -> None:
+    error: BaseException | None = None
+    try:
+        put = channel.put
+        for item in feed:
+            if not put(item, size(item)):
+                break
+    except BaseException as err:  # the consumer gets it, in order
+        error = err
+    finally:
+        try:
+            feed.close()
+        finally:
+            channel.finish(error)
