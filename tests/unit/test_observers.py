@@ -167,15 +167,23 @@ def test_an_error_stops_the_stream_with_it_and_leaving_early_stops_it_too() -> N
     assert log.lines[-2:] == ["rollback @4..None incomplete", "stop src"]
 
 
-def test_observers_added_midway_see_from_there_and_the_state_is_kept() -> None:
-    observers = Observers()
+def test_observers_added_midway() -> None:
     events = placed([gtid(1), query(b"BEGIN"), xid(), gtid(2), xid()])
-    late = Log()
+    first, late = Log(), Log()
+    observers = Observers()
     for event in events:
         if event.header.offset == 84:
-            observers.append(late)
+            observers.append(first)  # to observers that had none: from the next transaction
         observers.see(event)
-    # it joined inside the first transaction: it is told of its end, then of the second
+    assert [line for line in first.lines if not line.startswith("event")] == [
+        "begin @124",
+        "commit @124..164 committed",
+    ]
+    observers = Observers([Log()])
+    for event in events:
+        if event.header.offset == 84:
+            observers.append(late)  # beside another: the state is kept, the end is told
+        observers.see(event)
     assert [line for line in late.lines if not line.startswith("event")] == [
         "commit @4..84 committed",
         "begin @124",

@@ -122,10 +122,8 @@ class HandlerChain(Roster[ContentHandler]):
 
     def take_injected(self) -> Event | None:
         """The next injected event, or None when the queue is empty."""
-        try:
-            return self._injected.popleft()
-        except IndexError:
-            return None
+        injected = self._injected
+        return injected.popleft() if injected else None
 
     def process(self, event: Event) -> Event | None:
         """``event`` through the handlers of the chain as it is now; None when one consumed it."""

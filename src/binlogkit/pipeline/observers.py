@@ -71,7 +71,11 @@ _INCOMPLETE = Outcome.INCOMPLETE
 
 
 class Observers(Roster[Observer]):
-    """Observers in order, and the transaction state of the events they were shown."""
+    """Observers in order, and the transaction state of the events they were shown.
+
+    While it has none, it follows nothing: observers added then are told of
+    transactions from the next one that begins.
+    """
 
     def __init__(self, observers: Iterable[Observer] = ()) -> None:
         super().__init__(observers)
@@ -91,8 +95,13 @@ class Observers(Roster[Observer]):
 
     def see(self, event: Event) -> None:
         """Tell of ``event``, the next event of the stream."""
-        step = self._state.step(event)
         members = self.members
+        if not members:  # nobody to tell: an observer added later starts afresh
+            if self._first is not None or self._state.open:
+                self._state = TransactionState()
+                self._first = None
+            return
+        step = self._state.step(event)
         if step & Step.CUT:
             self._cut()
         if step & Step.BEGINS:

@@ -43,7 +43,7 @@ import time
 import weakref
 from collections.abc import AsyncIterator, Generator, Iterable, Iterator
 from types import TracebackType
-from typing import Any, Self
+from typing import Any, Final, Self
 
 from binlogkit.binlog.events import Event
 from binlogkit.errors import BinlogError
@@ -52,7 +52,7 @@ from binlogkit.pipeline.handlers import ContentHandler, HandlerChain
 from binlogkit.pipeline.observers import Observer, Observers
 from binlogkit.protocol.replication import BINLOG_HEADER_SIZE, ResumePoint
 from binlogkit.services.receiver import EMPTY, Channel, Finished, Receiver
-from binlogkit.services.replica_stream import Start, check_start
+from binlogkit.services.replica_stream import PointFields, Start, check_start
 from binlogkit.services.transports import Item, Transport, create_transport
 
 __all__ = ["AsyncBinaryLog", "BinaryLog"]
@@ -65,7 +65,8 @@ class _Signal(enum.Enum):
     """Nothing to take yet: wait for the receiver."""
 
 
-_END, _NEED = _Signal.END, _Signal.NEED
+_END: Final = _Signal.END
+_NEED: Final = _Signal.NEED
 
 _Wait = tuple[Channel, float | None]
 """A wait the consumer must do: on this channel, at most so many seconds."""
@@ -101,13 +102,16 @@ class _BinaryLogCore:
         self.observers = Observers(observers)
         """The observers (append or remove them at any time)."""
         self._start = None if start is None else check_start(start)
-        self._point: ResumePoint | None = None
+        self._point: ResumePoint | PointFields | None = None
         self._bounds = (max_events, max_bytes)
         self._receiver: Receiver | None = None
         self._ever_connected = False
         self._lock = threading.Lock()
-        self._delivering = False  # an event is going through the handlers and observers
-        self._stop_pending = False  # disconnected meanwhile: tell the observers after it
+        # Telling the observers of a disconnect that came while an event was on its way to them
+        # waits for that event: the consumer says it is delivering before it takes the event,
+        # a disconnect says the stop is pending before it looks at that (see _tell_stopped).
+        self._delivering = False
+        self._stop_pending = False
         self._running: list[Receiver] = []
         weakref.finalize(self, _stop_all, self._running)
 
@@ -119,7 +123,10 @@ class _BinaryLogCore:
     def position(self) -> ResumePoint | None:
         """The resume point after the last event taken; else where :meth:`set_position` (or
         ``start``) put the log, when that is a place (None for ``"oldest"`` / ``"now"``)."""
-        return self._point or _point_at(self._start)
+        point = self._point
+        if isinstance(point, tuple):  # kept as its fields until asked for
+            point = self._point = ResumePoint(*point)
+        return point or _point_at(self._start)
 
     @property
     def queue(self) -> Channel | None:
@@ -129,10 +136,11 @@ class _BinaryLogCore:
 
     def connect(self) -> None:
         """Start reading (at :attr:`position` when the log was connected before)."""
+        self._tell_stopped()  # of a disconnect whose consumer never came back
         with self._lock:
             if self._receiver is not None:
                 raise BinlogError("the binary log is connected already")
-            self._launch(self._point or self._start)
+            self._launch(self.position if self._ever_connected else self._start)
             self._ever_connected = True
         self.observers.start(self.transport.name)
 
@@ -140,13 +148,12 @@ class _BinaryLogCore:
         """Stop reading and stop the receiver thread (from any thread; see the module doc)."""
         with self._lock:
             receiver, self._receiver = self._receiver, None
-            tell_later = self._delivering
-            self._stop_pending |= tell_later and receiver is not None
         if receiver is None:
             return
         self._halt(receiver)
-        if not tell_later:
-            self.observers.stop(self.transport.name)
+        self._stop_pending = True
+        if not self._delivering:
+            self._tell_stopped()
 
     def set_position(self, where: Start) -> None:
         """Go on at ``where``: ``(file, offset)``, a GTID set (or its text), a resume point,
@@ -172,47 +179,41 @@ class _BinaryLogCore:
         if receiver in self._running:
             self._running.remove(receiver)
 
+    def _tell_stopped(self) -> None:
+        """Tell the observers of a pending stop, once."""
+        with self._lock:
+            pending, self._stop_pending = self._stop_pending, False
+        if pending:
+            self.observers.stop(self.transport.name)
+
     # -- taking events ------------------------------------------------------------------------
 
     def _poll(self) -> Event | _Signal:
         """The next event out of the handlers without waiting, or why there is none."""
+        handlers = self.handlers
         while True:
-            finished: Finished | None = None
-            with self._lock:
-                event = self.handlers.take_injected()
-                receiver = self._receiver
+            self._delivering = True
+            try:
+                event = handlers.take_injected()
                 if event is None:
+                    receiver = self._receiver
                     if receiver is None:
                         return _END
                     item = receiver.channel.get_nowait()
                     if item is EMPTY:
                         return _NEED
-                    if isinstance(item, Finished):
-                        finished = item
-                    else:
-                        event, self._point = item
-                self._delivering = event is not None
-            if event is None:
-                assert receiver is not None and finished is not None
-                self._finished(receiver, finished.error)
-                continue
-            out = self._deliver(event)
-            if out is not None:
-                return out
-
-    def _deliver(self, event: Event) -> Event | None:
-        """``event`` through the handlers, and told to the observers if one comes out."""
-        try:
-            out = self.handlers.process(event)
-            if out is not None:
-                self.observers.see(out)
-        finally:
-            with self._lock:
+                    if type(item) is Finished:
+                        self._finished(receiver, item.error)
+                        continue
+                    event, self._point = item
+                out = handlers.process(event)
+                if out is not None:
+                    self.observers.see(out)
+                    return out
+            finally:
                 self._delivering = False
-                stopped, self._stop_pending = self._stop_pending, False
-            if stopped:
-                self.observers.stop(self.transport.name)
-        return out
+                if self._stop_pending:
+                    self._tell_stopped()
 
     def _finished(self, receiver: Receiver, error: BaseException | None) -> None:
         """The receiver's feed ended (or failed with ``error``, raised here, once)."""
@@ -225,24 +226,23 @@ class _BinaryLogCore:
         if error is not None:
             raise error
 
-    def _next(self, timeout: float | None) -> Generator[_Wait, bool, Event | None]:
-        """Takes the next event, asking its driver to wait for the receiver when needed:
-        sends ``(channel, seconds)``, is sent whether the channel got ready."""
+    def _waits(self, timeout: float | None) -> Generator[_Wait, bool, Event | None]:
+        """The next event once a poll found none yet: asks its driver to wait for the receiver
+        (sends ``(channel, seconds)``, is sent whether the channel got ready)."""
         deadline = None if timeout is None else time.monotonic() + timeout
         while True:
+            receiver = self._receiver
+            if receiver is not None:
+                left = None if deadline is None else deadline - time.monotonic()
+                if left is not None and left <= 0:
+                    return None
+                if not (yield receiver.channel, left):
+                    return None
             got = self._poll()
             if got is _END:
                 return None
-            if not isinstance(got, _Signal):
+            if got is not _NEED:
                 return got
-            receiver = self._receiver
-            if receiver is None:
-                continue
-            left = None if deadline is None else deadline - time.monotonic()
-            if left is not None and left <= 0:
-                return None
-            if not (yield receiver.channel, left):
-                return None
 
     def _should_connect(self) -> bool:
         return self._receiver is None and not self._ever_connected
@@ -273,7 +273,10 @@ class BinaryLog(_BinaryLogCore):
     def wait_for_next_event(self, timeout: float | None = None) -> Event | None:
         """The next event; None when ``timeout`` seconds pass first or the stream ended
         (:attr:`connected` then False). Raises the receiver's error, once."""
-        steps = self._next(timeout)
+        got = self._poll()
+        if got is not _NEED:
+            return None if got is _END else got
+        steps = self._waits(timeout)
         try:
             channel, seconds = next(steps)
             while True:
@@ -285,8 +288,18 @@ class BinaryLog(_BinaryLogCore):
     def __iter__(self) -> Iterator[Event]:
         if self._should_connect():
             self.connect()
-        while (event := self.wait_for_next_event()) is not None:
-            yield event
+        poll = self._poll
+        while True:
+            got = poll()
+            if got is _END:
+                return
+            if got is _NEED:
+                event = self.wait_for_next_event()
+                if event is None:
+                    return
+                yield event
+            else:
+                yield got
 
     def __enter__(self) -> Self:
         self.connect()
@@ -306,7 +319,10 @@ class AsyncBinaryLog(_BinaryLogCore):
 
     async def wait_for_next_event(self, timeout: float | None = None) -> Event | None:
         """As :meth:`BinaryLog.wait_for_next_event`, awaited."""
-        steps = self._next(timeout)
+        got = self._poll()
+        if got is not _NEED:
+            return None if got is _END else got
+        steps = self._waits(timeout)
         try:
             channel, seconds = next(steps)
             while True:
@@ -318,8 +334,18 @@ class AsyncBinaryLog(_BinaryLogCore):
     async def __aiter__(self) -> AsyncIterator[Event]:
         if self._should_connect():
             self.connect()
-        while (event := await self.wait_for_next_event()) is not None:
-            yield event
+        poll = self._poll
+        while True:
+            got = poll()
+            if got is _END:
+                return
+            if got is _NEED:
+                event = await self.wait_for_next_event()
+                if event is None:
+                    return
+                yield event
+            else:
+                yield got
 
     async def __aenter__(self) -> Self:
         self.connect()

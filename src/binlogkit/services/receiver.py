@@ -56,8 +56,15 @@ class Channel:
 
     :meth:`put` waits while the queue holds ``max_items`` items or
     ``max_bytes`` bytes (an item larger than ``max_bytes`` still goes into
-    an empty queue). ``high_water`` and ``high_water_bytes`` are the most it
-    ever held.
+    an empty queue), and then until the consumer took it down to half of
+    both, so that the two sides take turns in runs rather than item by item.
+    ``high_water`` and ``high_water_bytes`` are the most it ever held.
+
+    The items pass through a deque without a lock (its ``append`` and
+    ``popleft`` are atomic; each byte count has one writer): the lock only
+    serves the side that waits. A waiting side first says so, then looks
+    again, and the other side looks at that flag after its change, so no
+    wake-up is lost.
     """
 
     def __init__(self, max_items: int = 1024, max_bytes: int = 64 << 20) -> None:
@@ -67,8 +74,11 @@ class Channel:
         self.max_bytes = max_bytes
         self.high_water = 0
         self.high_water_bytes = 0
+        self._low_items = max_items // 2
+        self._low_bytes = max_bytes // 2
         self._items: deque[tuple[Any, int]] = deque()
-        self._bytes = 0
+        self._put_bytes = 0  # by the producer
+        self._taken_bytes = 0  # by the consumer
         self._closed = False
         self._lock = threading.Lock()
         self._readable = threading.Condition(self._lock)
@@ -83,7 +93,7 @@ class Channel:
     @property
     def size(self) -> int:
         """The bytes the queued items take."""
-        return self._bytes
+        return self._put_bytes - self._taken_bytes
 
     @property
     def closed(self) -> bool:
@@ -92,37 +102,41 @@ class Channel:
     def put(self, item: Any, size: int) -> bool:
         """Queue ``item`` of ``size`` bytes, waiting for room; False once the channel is closed."""
         items = self._items
-        with self._lock:
-            if not self._room(size):
+        held = len(items)
+        if held and (held >= self.max_items or self.size + size > self.max_bytes):
+            with self._lock:
                 self._writing = True
                 self._writable.wait_for(lambda: self._closed or self._room(size))
                 self._writing = False
-            if self._closed:
-                return False
-            items.append((item, size))
-            self._bytes += size
-            if len(items) > self.high_water:
-                self.high_water = len(items)
-            if self._bytes > self.high_water_bytes:
-                self.high_water_bytes = self._bytes
-            waker = self._wake_consumer()
-        if waker is not None:
-            waker()
+        if self._closed:
+            return False
+        items.append((item, size))
+        self._put_bytes += size
+        held = len(items)
+        if held > self.high_water:
+            self.high_water = held
+        held_bytes = self._put_bytes - self._taken_bytes
+        if held_bytes > self.high_water_bytes:
+            self.high_water_bytes = held_bytes
+        if self._reading or self._waker is not None:
+            self._wake_consumer()
         return True
 
     def _room(self, size: int) -> bool:
-        items = self._items
-        return not items or (len(items) < self.max_items and self._bytes + size <= self.max_bytes)
+        """Whether a producer held back may go on: the queue is down to its low-water mark."""
+        if not self._items:
+            return True
+        held = self.size
+        return self._low(held) and held + size <= self.max_bytes
+
+    def _low(self, held: int) -> bool:
+        return len(self._items) <= self._low_items and held <= self._low_bytes
 
     def finish(self, error: BaseException | None = None) -> None:
         """Queue the end of the feed (whatever room is left): nothing comes after it."""
-        with self._lock:
-            if self._closed:
-                return
+        if not self._closed:
             self._items.append((Finished(error), 0))
-            waker = self._wake_consumer()
-        if waker is not None:
-            waker()
+            self._wake_consumer()
 
     def close(self) -> None:
         """Drop what is queued and stop both sides: :meth:`put` gives False from now on, the
@@ -130,7 +144,6 @@ class Channel:
         with self._lock:
             self._closed = True
             self._items.clear()
-            self._bytes = 0
             self._readable.notify_all()
             self._writable.notify_all()
             waker, self._waker = self._waker, None
@@ -139,15 +152,17 @@ class Channel:
 
     def get_nowait(self) -> Any:
         """The next item, :data:`EMPTY` when none is queued, a :class:`Finished` once closed."""
-        with self._lock:
-            items = self._items
-            if not items:
-                return _CLOSED if self._closed else EMPTY
-            item, size = items.popleft()
-            self._bytes -= size
-            if self._writing:
+        items = self._items
+        if self._closed:
+            return _CLOSED
+        if not items:
+            return EMPTY
+        item, size = items.popleft()
+        self._taken_bytes += size
+        if self._writing and self._low(self.size):
+            with self._lock:
                 self._writable.notify()
-            return item
+        return item
 
     def wait(self, timeout: float | None = None) -> bool:
         """Wait until there is something to take (or the channel is closed); False when
@@ -168,9 +183,10 @@ class Channel:
                 loop.call_soon_threadsafe(_resolve, ready)
 
         with self._lock:
-            if self._items or self._closed:
-                return True
             self._waker = wake
+            if self._items or self._closed:
+                self._waker = None
+                return True
         try:
             await asyncio.wait_for(ready, timeout)
         except TimeoutError:
@@ -181,13 +197,13 @@ class Channel:
                     self._waker = None
         return True
 
-    def _wake_consumer(self) -> Callable[[], None] | None:
-        """Under the lock: wake a waiting consumer; an asyncio one's wake-up is given back, to
-        call once the lock is released."""
-        if self._reading:
-            self._readable.notify()
-        waker, self._waker = self._waker, None
-        return waker
+    def _wake_consumer(self) -> None:
+        with self._lock:
+            if self._reading:
+                self._readable.notify()
+            waker, self._waker = self._waker, None
+        if waker is not None:
+            waker()
 
 
 def _resolve(future: asyncio.Future[None]) -> None:

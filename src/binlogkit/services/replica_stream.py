@@ -60,6 +60,7 @@ log = logging.getLogger(__name__)
 __all__ = [
     "Backoff",
     "BinlogStream",
+    "PointFields",
     "ReplicaStream",
     "Start",
     "StreamStateError",
@@ -78,8 +79,9 @@ _EVENT_PACKET = 0x00
 """The first byte of an event packet of the binlog stream (before the event's own bytes)."""
 _U32_MAX = (1 << 32) - 1
 _new_point = fast_constructor(ResumePoint)
-_PointFields = tuple[str, int, ExecutedGtids | None, bool]
-"""A resume point's fields, kept by :class:`BinlogStream` until it is asked for."""
+PointFields = tuple[str, int, ExecutedGtids | None, bool]
+"""A resume point's fields, kept by :class:`BinlogStream` until it is asked for
+(``ResumePoint(*fields)`` makes it)."""
 _MARIA_GTID_TEXT = re.compile(r"\s*\d+-\d+-\d+\s*(,\s*\d+-\d+-\d+\s*)*\Z")
 
 # Server errors after which a new connection may succeed: the dump thread was
@@ -570,7 +572,7 @@ class BinlogStream:
         self.options = options or DecodeOptions()
         self._connect = connect
         self._sleep = sleep
-        self._point: ResumePoint | _PointFields | None = None
+        self._point: ResumePoint | PointFields | None = None
         self.reconnects = 0
         """How many times the stream reconnected."""
         self._stream: ReplicaStream | None = None
@@ -604,6 +606,14 @@ class BinlogStream:
         """The events, each with the resume point after it."""
         for event in self:
             point = self.resume_point
+            assert point is not None  # set before each event is given
+            yield event, point
+
+    def located(self) -> Iterator[tuple[Event, ResumePoint | PointFields]]:
+        """:meth:`pairs`, each resume point given as its fields while it is not made yet
+        (for readers that seldom need one)."""
+        for event in self:
+            point = self._point
             assert point is not None  # set before each event is given
             yield event, point
 

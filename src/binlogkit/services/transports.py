@@ -40,12 +40,12 @@ from binlogkit.protocol.replication import (
 )
 from binlogkit.protocol.spec import ConnectionSpec
 from binlogkit.services.receiver import Feed
-from binlogkit.services.replica_stream import BinlogStream, Start
+from binlogkit.services.replica_stream import BinlogStream, PointFields, Start
 from binlogkit.sources import open_binlog
 
 __all__ = ["FileTransport", "ServerTransport", "Transport", "create_transport"]
 
-Item = tuple[Event, ResumePoint]
+Item = tuple[Event, ResumePoint | PointFields]
 _PAYLOAD = int(EventType.TRANSACTION_PAYLOAD)
 
 
@@ -98,7 +98,7 @@ class _StreamFeed:
         self.stream = stream
 
     def __iter__(self) -> Iterator[Item]:
-        return self.stream.pairs()
+        return self.stream.located()
 
     def abort(self) -> None:
         self.stream.abort()
@@ -170,15 +170,19 @@ class _FileFeed:
         if self.skip is not None:
             events = _unexecuted(events, self.skip)
         tracker = self.tracker
+        path = name = ""
         for event in events:
             header = event.header
             code = header.type_code
             if header.log_pos or header.offset != self._payload_end:  # not inside a payload
                 if code == _PAYLOAD:
                     self._payload_end = header.end
-                tracker.file = _name(header.file or "")
+                if header.file != path:
+                    path = header.file or ""
+                    name = tracker.file = _name(path)
                 tracker.position = header.end
-            yield event, tracker.settle(event, code)
+            tracker.take(event, code)
+            yield event, (name, tracker.position, tracker.gtids, not tracker.open)
 
     def abort(self) -> None:
         self.reader.abort()
