@@ -5,12 +5,12 @@ stopping while it waits."""
 from __future__ import annotations
 
 import shutil
-import threading
 import time
 from pathlib import Path
 
 import pytest
 from corpus_files import CORPUS
+from receiver_threads import receiver_threads
 
 import binlogkit
 from binlogkit.binlog.constants import EventType
@@ -127,7 +127,7 @@ def test_following_a_file_waits_for_more_and_stops_at_once(tmp_path: Path) -> No
     start = time.monotonic()
     binlog.disconnect()
     assert time.monotonic() - start < 2
-    assert not [t for t in threading.enumerate() if t.name.startswith("binlogkit-")]
+    assert not receiver_threads()
 
 
 def test_now_starts_at_the_end_of_the_last_file(tmp_path: Path) -> None:

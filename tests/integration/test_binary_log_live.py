@@ -24,6 +24,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from receiver_threads import receiver_threads, receivers_left
 from time_limit import time_limit
 
 import binlogkit
@@ -52,10 +53,6 @@ WORKLOAD = [
 
 def url(server: MariaDBSandbox) -> str:
     return f"mariadb://root@127.0.0.1:{server.port}"
-
-
-def receivers() -> list[threading.Thread]:
-    return [t for t in threading.enumerate() if t.name.startswith("binlogkit-")]
 
 
 def key(event: Event) -> tuple[str, int, int]:
@@ -248,21 +245,15 @@ def test_disconnect_while_the_receiver_waits_on_the_server(server: MariaDBSandbo
     assert binlog.wait_for_next_event() is None  # blocked until the disconnect
     assert time.monotonic() - start < 5
     assert not binlog.connected
-    deadline = time.monotonic() + 5
-    while receivers() and time.monotonic() < deadline:
-        time.sleep(0.01)
-    assert not receivers()
+    assert not receivers_left()
     # and dropped while it waits: the garbage collector stops it
     dropped = BinaryLog(url(server), server_id=307, start="now")
     dropped.connect()
     dropped.wait_for_next_event(0.3)
-    assert receivers()
+    assert receiver_threads()
     del dropped
     gc.collect()
-    deadline = time.monotonic() + 5
-    while receivers() and time.monotonic() < deadline:
-        time.sleep(0.01)
-    assert not receivers()
+    assert not receivers_left()
 
 
 def test_a_server_error_reaches_the_consumer_once(server: MariaDBSandbox) -> None:

@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
+from observer_log import ObserverLog
+from receiver_threads import receiver_threads, receivers_left
 from tx_events import gtid, head, placed, query, xid
 
 from binlogkit.binlog.constants import EventType
@@ -20,8 +22,6 @@ from binlogkit.binlog.events import Event, XidEvent
 from binlogkit.binlog.events.statement_context import UserVarEvent
 from binlogkit.errors import BinlogError
 from binlogkit.pipeline.handlers import ContentHandler
-from binlogkit.pipeline.observers import Observer
-from binlogkit.pipeline.transactions import Ending
 from binlogkit.protocol.replication import ResumePoint
 from binlogkit.services.binary_log import AsyncBinaryLog, BinaryLog
 from binlogkit.services.replica_stream import Start
@@ -30,18 +30,11 @@ from binlogkit.services.transports import Transport
 Item = tuple[Event, ResumePoint]
 
 
-def receivers() -> list[threading.Thread]:
-    return [t for t in threading.enumerate() if t.name.startswith("binlogkit-")]
-
-
 @pytest.fixture(autouse=True)
 def _no_thread_left_behind() -> Iterator[None]:
     yield
     gc.collect()
-    deadline = time.monotonic() + 5
-    while receivers() and time.monotonic() < deadline:
-        time.sleep(0.01)
-    assert not receivers(), "a receiver thread outlived its test"
+    assert not receivers_left(), "a receiver thread outlived its test"
 
 
 def transactions(count: int) -> list[Event]:
@@ -97,30 +90,13 @@ class ScriptFeed:
         pass
 
 
-class Log(Observer):
-    def __init__(self) -> None:
-        self.lines: list[str] = []
-
-    def stream_start(self, source: str) -> None:
-        self.lines.append(f"start {source}")
-
-    def stream_stop(self, source: str, error: BaseException | None) -> None:
-        self.lines.append(f"stop {error}" if error else "stop")
-
-    def transaction_commit(self, first: Event, ending: Ending) -> None:
-        self.lines.append(f"commit {first.header.offset}")
-
-    def each_event(self, event: Event) -> None:
-        self.lines.append(f"event {event.header.offset}")
-
-
 def offsets(events: list[Event]) -> list[int]:
     return [e.header.offset for e in events]
 
 
 def test_events_come_through_in_order_with_their_positions() -> None:
     events = transactions(5)
-    log = Log()
+    log = ObserverLog()
     binlog = BinaryLog(Script(events), observers=[log])
     assert binlog.position is None and not binlog.connected
     seen = []
@@ -131,8 +107,9 @@ def test_events_come_through_in_order_with_their_positions() -> None:
             assert binlog.position == ResumePoint("binlog.000001", event.header.end)
         assert not binlog.connected  # the end disconnects
     assert seen == events
-    assert log.lines[0] == "start script" and log.lines[-1] == "stop"
-    assert log.lines.count("commit 4") == 1 and len(log.lines) == 2 + 15 + 5
+    assert log.lines[0] == "start script" and log.lines[-1] == "stop script"
+    assert "commit @4..84 committed" in log.lines
+    assert len(log.lines) == 2 + 15 + 5 + 5  # start, events, begins, commits, stop
 
 
 def test_a_slow_consumer_holds_the_receiver_back() -> None:
@@ -154,7 +131,7 @@ def test_a_slow_consumer_holds_the_receiver_back() -> None:
 
 def test_an_error_reaches_the_consumer_once_after_the_events_before_it() -> None:
     events = transactions(3)
-    log = Log()
+    log = ObserverLog()
     binlog = BinaryLog(Script(events, fail=BinlogError("the source broke")), observers=[log])
     binlog.connect()
     got = []
@@ -166,7 +143,7 @@ def test_an_error_reaches_the_consumer_once_after_the_events_before_it() -> None
     assert got == events
     assert not binlog.connected
     assert binlog.wait_for_next_event(0.1) is None  # once: then the end
-    assert log.lines[-1] == "stop the source broke"
+    assert log.lines[-1] == "stop script BinlogError"
     assert list(binlog) == []  # iterating does not start it again
 
 
@@ -203,31 +180,25 @@ class DisconnectAt(ContentHandler):
 
 
 def test_disconnect_from_inside_a_handler_lets_that_event_out_and_nothing_after() -> None:
-    log = Log()
+    log = ObserverLog()
     binlog = BinaryLog(Script(transactions(10)), observers=[log])
     binlog.handlers.append(DisconnectAt(binlog, 3))
     got = list(binlog)
     assert [e.xid for e in got if isinstance(e, XidEvent)] == [0, 1, 2, 3]
     assert not binlog.connected
     # the observers heard of the event, its commit, and then of the stop
-    assert log.lines[-3:] == [
-        f"event {got[-1].header.offset}",
-        f"commit {got[-3].header.offset}",
-        "stop",
-    ]
+    first, last = got[-3].header.offset, got[-1].header.offset
+    assert log.lines[-3:] == [f"event @{last}", f"commit @{first}..{last} committed", "stop script"]
 
 
 def test_garbage_collection_stops_the_receiver() -> None:
     binlog = BinaryLog(Script(transactions(5000)), max_events=4)
     binlog.connect()
     assert binlog.wait_for_next_event(5) is not None
-    assert receivers()
+    assert receiver_threads()
     del binlog
     gc.collect()
-    deadline = time.monotonic() + 5
-    while receivers() and time.monotonic() < deadline:
-        time.sleep(0.01)
-    assert not receivers()
+    assert not receivers_left()
 
 
 def test_a_handler_that_holds_the_log_does_not_keep_the_thread_alive() -> None:

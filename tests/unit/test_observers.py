@@ -4,6 +4,7 @@ transaction's begin and end (from the transaction model), rotates and every even
 from __future__ import annotations
 
 import pytest
+from observer_log import ObserverLog
 from tx_events import (
     COMPLETED_XA,
     PREPARED_XA,
@@ -30,43 +31,8 @@ from binlogkit.pipeline.transactions import Ending, Outcome
 XID = Xid(1, b"x")
 
 
-class Log(Observer):
-    """Writes down every callout as a short line."""
-
-    def __init__(self) -> None:
-        self.lines: list[str] = []
-
-    def stream_start(self, source: str) -> None:
-        self.lines.append(f"start {source}")
-
-    def stream_stop(self, source: str, error: BaseException | None) -> None:
-        self.lines.append(f"stop {source} {type(error).__name__ if error else ''}".rstrip())
-
-    def transaction_begin(self, first: Event) -> None:
-        self.lines.append(f"begin @{first.header.offset}")
-
-    def _end(self, word: str, first: Event, ending: Ending) -> None:
-        last = None if ending.last is None else ending.last.header.offset
-        self.lines.append(f"{word} @{first.header.offset}..{last} {ending.outcome.value}")
-
-    def transaction_commit(self, first: Event, ending: Ending) -> None:
-        self._end("commit", first, ending)
-
-    def transaction_prepare(self, first: Event, ending: Ending) -> None:
-        self._end("prepare", first, ending)
-
-    def transaction_rollback(self, first: Event, ending: Ending) -> None:
-        self._end("rollback", first, ending)
-
-    def rotate(self, event: RotateEvent) -> None:
-        self.lines.append(f"rotate {event.next_file}")
-
-    def each_event(self, event: Event) -> None:
-        self.lines.append(f"event @{event.header.offset}")
-
-
 def watched(events: list[Event]) -> list[str]:
-    log = Log()
+    log = ObserverLog()
     observers = Observers([log])
     assert list(observers.watch(events, "src")) == events
     return [line for line in log.lines if not line.startswith("event")]
@@ -89,7 +55,7 @@ def test_callouts_of_a_stream() -> None:
             rotate,  # 404
         ]
     )
-    log = Log()
+    log = ObserverLog()
     assert list(Observers([log]).watch(events, "src")) == events
     assert log.lines == [
         "start src",
@@ -155,13 +121,13 @@ def test_an_error_stops_the_stream_with_it_and_leaving_early_stops_it_too() -> N
         yield from placed([gtid(1), query(b"BEGIN")])
         raise BinlogError("broken")
 
-    log = Log()
+    log = ObserverLog()
     with pytest.raises(BinlogError):
         for _ in Observers([log]).watch(failing(), "src"):  # type: ignore[arg-type]
             pass
     assert log.lines[-2:] == ["rollback @4..None incomplete", "stop src BinlogError"]
 
-    log = Log()
+    log = ObserverLog()
     for _ in Observers([log]).watch(placed([gtid(1), xid(), gtid(2), xid()]), "src"):
         break
     assert log.lines[-2:] == ["rollback @4..None incomplete", "stop src"]
@@ -169,7 +135,7 @@ def test_an_error_stops_the_stream_with_it_and_leaving_early_stops_it_too() -> N
 
 def test_observers_added_midway() -> None:
     events = placed([gtid(1), query(b"BEGIN"), xid(), gtid(2), xid()])
-    first, late = Log(), Log()
+    first, late = ObserverLog(), ObserverLog()
     observers = Observers()
     for event in events:
         if event.header.offset == 84:
@@ -179,7 +145,7 @@ def test_observers_added_midway() -> None:
         "begin @124",
         "commit @124..164 committed",
     ]
-    observers = Observers([Log()])
+    observers = Observers([ObserverLog()])
     for event in events:
         if event.header.offset == 84:
             observers.append(late)  # beside another: the state is kept, the end is told

@@ -288,18 +288,8 @@ class BinaryLog(_BinaryLogCore):
     def __iter__(self) -> Iterator[Event]:
         if self._should_connect():
             self.connect()
-        poll = self._poll
-        while True:
-            got = poll()
-            if got is _END:
-                return
-            if got is _NEED:
-                event = self.wait_for_next_event()
-                if event is None:
-                    return
-                yield event
-            else:
-                yield got
+        while (event := self.wait_for_next_event()) is not None:
+            yield event
 
     def __enter__(self) -> Self:
         self.connect()
@@ -334,18 +324,8 @@ class AsyncBinaryLog(_BinaryLogCore):
     async def __aiter__(self) -> AsyncIterator[Event]:
         if self._should_connect():
             self.connect()
-        poll = self._poll
-        while True:
-            got = poll()
-            if got is _END:
-                return
-            if got is _NEED:
-                event = await self.wait_for_next_event()
-                if event is None:
-                    return
-                yield event
-            else:
-                yield got
+        while (event := await self.wait_for_next_event()) is not None:
+            yield event
 
     async def __aenter__(self) -> Self:
         self.connect()
