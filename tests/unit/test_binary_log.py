@@ -240,6 +240,10 @@ def test_connect_again_goes_on_at_the_position() -> None:
     assert script.starts == [None, ResumePoint("binlog.000001", events[5].header.end)]
     with binlog, pytest.raises(BinlogError, match="connected already"):
         binlog.connect()
+    binlog.set_position("oldest")  # not a place: connecting starts there, not at the old one
+    with binlog:
+        assert list(binlog) == events
+    assert script.starts[-1] == "oldest"
 
 
 class Inject(ContentHandler):

@@ -140,7 +140,7 @@ class _BinaryLogCore:
         with self._lock:
             if self._receiver is not None:
                 raise BinlogError("the binary log is connected already")
-            self._launch(self.position if self._ever_connected else self._start)
+            self._launch(self._start if self._point is None else self.position)
             self._ever_connected = True
         self.observers.start(self.transport.name)
 
