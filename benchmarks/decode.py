@@ -11,6 +11,11 @@ is that process's own (wait4), and binlogkit's time excludes interpreter start-u
     .venv/bin/python benchmarks/decode.py [--scale 1.0] [--keep DIR]
 
 A second, smaller bulk file shows whether peak memory grows with file size.
+Last, the cost of the schema history: the sysbench run again on a server that
+logs ``binlog_row_metadata=NO_LOG`` (MariaDB's default), decoded with the
+history that ``binlogkit.open`` keeps by default (names and types from the
+binlog's CREATE TABLEs), against the FULL-metadata file decoded without one
+(best of three runs each).
 """
 
 from __future__ import annotations
@@ -30,13 +35,16 @@ from typing import Any
 SYSBENCH_TABLES = 4
 
 
-def measure_binlogkit(path: str) -> dict[str, float]:
-    """Decode every event and every row value of ``path``; runs in a child process."""
+def measure_binlogkit(path: str, schema: str = "auto") -> dict[str, float]:
+    """Decode every event and every row value of ``path``; runs in a child process.
+
+    ``schema``: "auto" (the default schema history) or "none" (the binlog's own columns).
+    """
     import binlogkit
 
     events = rows = 0
     start = time.perf_counter()
-    with binlogkit.open(path) as reader:
+    with binlogkit.open(path, schema=None if schema == "none" else "auto") as reader:
         for event in reader:
             events += 1
             changes = getattr(event, "rows", None)
@@ -47,6 +55,16 @@ def measure_binlogkit(path: str) -> dict[str, float]:
     seconds = time.perf_counter() - start
     peak_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     return {"events": events, "rows": rows, "seconds": seconds, "peak_mib": peak_kib / 1024}
+
+
+def best_rows_per_second(path: Path, schema: str, runs: int = 3) -> float:
+    """The best rows/s of ``runs`` binlogkit decodes of ``path`` (each in its own process)."""
+    best = 0.0
+    for _ in range(runs):
+        command = [sys.executable, __file__, "--measure", str(path), "--schema", schema]
+        result = json.loads(run_child(command, capture=True)[2])
+        best = max(best, result["rows"] / result["seconds"])
+    return best
 
 
 def run_child(args: list[str], *, capture: bool) -> tuple[float, float, bytes]:
@@ -85,13 +103,26 @@ def run_oltp(server: Any, table_size: int, events: int) -> None:
     subprocess.run(run, check=True, capture_output=True)
 
 
+def generate_oltp_no_metadata(base: Path, scale: float) -> Path:
+    """The sysbench binlog of :func:`generate` from a server with ``binlog_row_metadata=NO_LOG``."""
+    from binlogkit.sandbox import MariaDBSandbox
+
+    options = {**_SERVER_OPTIONS, "binlog_row_metadata": "NO_LOG"}
+    with MariaDBSandbox(base / "server-nolog", options=options) as server:
+        server.execute("CREATE DATABASE sbtest")
+        run_oltp(server, int(20000 * scale), int(20000 * scale))
+        return server.flush_binlogs()[-2]
+
+
+_SERVER_OPTIONS = {"max_binlog_size": "1G", "innodb_buffer_pool_size": "256M"}
+
+
 def generate(base: Path, scale: float) -> list[Path]:
     """Write the benchmark binlogs with a throwaway MariaDB; returns the files."""
     from binlogkit.sandbox import MariaDBSandbox
 
-    options = {"max_binlog_size": "1G", "innodb_buffer_pool_size": "256M"}
     files: list[Path] = []
-    with MariaDBSandbox(base / "server", options=options) as server:
+    with MariaDBSandbox(base / "server", options=_SERVER_OPTIONS) as server:
         server.execute("CREATE DATABASE sbtest")
         run_oltp(server, int(20000 * scale), int(20000 * scale))
         files.append(server.flush_binlogs()[-2])
@@ -115,9 +146,10 @@ def main() -> None:
     parser.add_argument("--scale", type=float, default=1.0, help="workload size factor")
     parser.add_argument("--keep", type=Path, help="keep the generated binlogs in this folder")
     parser.add_argument("--measure", help=argparse.SUPPRESS)
+    parser.add_argument("--schema", default="auto", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.measure:
-        print(json.dumps(measure_binlogkit(args.measure)))
+        print(json.dumps(measure_binlogkit(args.measure, args.schema)))
         return
 
     base = Path(tempfile.mkdtemp(prefix="bk-bench-"))
@@ -151,6 +183,13 @@ def main() -> None:
             ratios.append((label, theirs_s / ours["seconds"]))
         for label, ratio in ratios:
             print(f"{label}: binlogkit rows/s = {ratio:.2f} x mariadb-binlog (target 0.20)")
+        no_log = generate_oltp_no_metadata(base, args.scale)
+        full = best_rows_per_second(files[0], "none")
+        history = best_rows_per_second(no_log, "auto")
+        print(
+            f"schema history: {history:.0f} rows/s on NO_LOG, {full:.0f} rows/s on FULL metadata"
+            f" without it: {history / full:.3f} x (target 0.95)"
+        )
         if args.keep:
             args.keep.mkdir(parents=True, exist_ok=True)
             for path in files:

@@ -41,8 +41,10 @@ def open_binlog(
     ``schema`` completes the columns of tables logged without
     ``binlog_row_metadata=FULL``: by default a
     :class:`~binlogkit.schema.history.SchemaHistory` that learns the tables
-    from the DDL in the files; a schema source of your own (a history seeded
-    from a server or a file); or None for the binlog's own columns alone.
+    from the DDL in the files (for a server stream that starts now: seeded from
+    the server at that position, see :mod:`binlogkit.services.live_schema`);
+    a schema source of your own (a history seeded from a server or a file); or
+    None for the binlog's own columns alone.
     A ``mysql://`` or ``mariadb://`` URL reads a live server's stream instead
     (:class:`~binlogkit.services.replica_stream.BinlogStream`: ``start``,
     ``server_id``, ``blocking`` and its other options).
@@ -52,12 +54,17 @@ def open_binlog(
 
         if start_position is not None or follow:
             raise BinlogError("a server stream takes start=..., not start_position or follow")
+        if schema == "auto":
+            from binlogkit.services.live_schema import stream_schema
+
+            schema, kwargs["start"] = stream_schema(source, kwargs.get("start", "now"))  # type: ignore[arg-type]
         return open_stream(
             source,
             verify_checksum=verify_checksum,
             on_unknown=on_unknown,
             on_corrupt=on_corrupt,
             raw_values=raw_values,
+            schema=schema,
             **kwargs,
         )
     options = DecodeOptions(

@@ -51,7 +51,7 @@ def clean_corpus_files(corpus_dir: Path) -> tuple[Path, ...]:
         if path.stat().st_size > 300_000:
             continue
         try:
-            with binlogkit.open(str(path)) as reader:
+            with binlogkit.open(str(path), schema=None) as reader:
                 for change in row_changes(reader):
                     change.to_dict()
         except BinlogError:

@@ -61,11 +61,11 @@ def _plain_images(path: Path, table: str) -> tuple[list[tuple[Any, ...]], dict[s
     db, name = table.split(".")
     out: list[tuple[Any, ...]] = []
     columns: dict[str, ColumnInfo] = {}
-    with binlogkit.open(str(path), tables=lambda d, t: (d, t) == (db, name)) as reader:
+    with binlogkit.open(str(path), tables=lambda d, t: (d, t) == (db, name), schema=None) as reader:
         for change in row_changes(reader):
             src = change.source
             out.append((src.pos, src.row, change.op, change.before, change.after))
-    with binlogkit.open(str(path)) as reader:
+    with binlogkit.open(str(path), schema=None) as reader:
         for event in reader:
             if getattr(event, "qualified_name", None) == f"`{db}`.`{name}`":
                 columns = {c.key: c for c in event.columns}
@@ -167,7 +167,7 @@ def test_typed_columns_equal_the_plain_readers_values(
 
 def test_typed_columns_need_the_metadata(spark: Any, corpus_dir: Path) -> None:
     path = corpus_dir / "local-mariadb-10.11/mariadb-defaults/mysql-bin.000002"
-    with binlogkit.open(str(path)) as reader:
+    with binlogkit.open(str(path), schema=None) as reader:
         change = next(iter(row_changes(reader)))
     table = f"{change.source.db}.{change.source.table}"
     with pytest.raises(Exception, match="carries no column names") as err:

@@ -25,7 +25,7 @@ from binlogkit.binlog.events.table_map import TableMapEvent
 from binlogkit.binlog.header import EventHeader
 from binlogkit.errors import BinlogError
 from binlogkit.pipeline.filters import ReplicationFilter, like_pattern, parse_rewrite_db
-from binlogkit.pipeline.statements import database_statement
+from binlogkit.schema.ddl import named_database
 
 F = ReplicationFilter
 
@@ -113,7 +113,10 @@ STATEMENT_CASES: list[tuple[str, dict[str, Any], str, bytes, Tables, bool]] = [
     ("rewrite before db rules", {"rewrite_db": {"a": "b"}, "do_db": ["b"]}, "a", b"INSERT INTO t VALUES (1)", None, True),
     # Table rules only with the changed tables given; unqualified ones are in the
     # (rewritten) default database, qualified ones are not rewritten.
-    ("tables unknown: table rules not checked", {"do_table": ["db1.t1"]}, "db1", b"INSERT INTO t2 VALUES (1)", None, True),
+    ("tables read by the parser", {"do_table": ["db1.t1"]}, "db1", b"INSERT INTO t2 VALUES (1)", None, False),
+    ("parser: the updated table", {"do_table": ["db1.t1"]}, "x", b"UPDATE db1.t1 SET a = 1", None, True),
+    ("parser: DDL names the table", {"ignore_table": ["db1.t1"]}, "db1", b"ALTER TABLE t1 ADD c INT", None, False),
+    ("tables unknown: table rules not checked", {"do_table": ["db1.t1"]}, "db1", b"REPLACE INTO t2 VALUES (1)", None, True),
     ("unqualified table in default db", {"do_table": ["db1.t1"]}, "db1", b"", [(None, "t1")], True),
     ("unqualified table, rewritten db", {"rewrite_db": {"a": "b"}, "do_table": ["b.t"]}, "a", b"", [(None, "t")], True),
     ("qualified table not rewritten", {"rewrite_db": {"a": "b"}, "do_table": ["b.t"]}, "a", b"", [("a", "t")], False),
@@ -157,7 +160,7 @@ def test_statement(
     ],
 )
 def test_database_statement(query: bytes, name: str | None) -> None:
-    assert database_statement(query) == name
+    assert named_database(query.decode()) == name
 
 
 def test_like_pattern() -> None:

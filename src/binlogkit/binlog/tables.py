@@ -45,6 +45,10 @@ class SchemaSource(Protocol):
     observes: frozenset[int]
     """The event type codes the decoder shows to :meth:`observe`."""
 
+    version: int
+    """Changes whenever :meth:`table_schema` may answer differently (after DDL): until it
+    does, a table map logged again keeps the table it had."""
+
     def observe(self, event: Event) -> None:
         """Take in an event of a type in :attr:`observes`, in binlog order."""
         ...
@@ -62,15 +66,29 @@ class Table:
     source gave one. Compares by identity.
     """
 
-    __slots__ = ("_columns", "_last_plan", "_plans", "body", "definition", "map")
+    __slots__ = (
+        "_columns",
+        "_last_plan",
+        "_plans",
+        "body",
+        "definition",
+        "map",
+        "schema_version",
+    )
 
     def __init__(
-        self, map: TableMapEvent, body: bytes = b"", definition: TableSchema | None = None
+        self,
+        map: TableMapEvent,
+        body: bytes = b"",
+        definition: TableSchema | None = None,
+        schema_version: int = 0,
     ) -> None:
         self.map = map
         self.body = body
         """The map's body bytes, to recognise the same map logged again."""
         self.definition = definition
+        self.schema_version = schema_version
+        """The schema source's :attr:`~SchemaSource.version` the definition was taken at."""
         self._columns: tuple[ColumnInfo, ...] | None = None
         self._plans: dict[DecodeOptions, RowPlan] = {}
         self._last_plan: tuple[DecodeOptions, RowPlan] | None = None
@@ -161,16 +179,24 @@ class TableCache:
         table_id = event.table_id
         previous = self.get(table_id)
         source = self.source
-        definition = None if source is None else source.table_schema(event)
+        version = 0 if source is None else source.version
+        definition = None
         if (
             previous is not None
-            and previous.definition is definition
             and previous.body == body
             and previous.map.server_version == event.server_version
         ):
-            table = previous
-        else:
-            table = Table(event, bytes(body), definition)
+            if previous.schema_version == version:
+                self._tables[table_id] = previous
+                return previous
+            definition = None if source is None else source.table_schema(event)
+            if previous.definition is definition:
+                previous.schema_version = version
+                self._tables[table_id] = previous
+                return previous
+        elif source is not None:
+            definition = source.table_schema(event)
+        table = Table(event, bytes(body), definition, version)
         self._tables[table_id] = table
         return table
 

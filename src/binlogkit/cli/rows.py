@@ -7,8 +7,11 @@ import click
 from binlogkit.cli.filtering import replication_filter
 from binlogkit.cli.main import binlog_files, command, emit, open_files, reading_errors
 from binlogkit.cli.render import ROW_FORMATS
+from binlogkit.cli.schema_source import SchemaChoice, schema_options
+from binlogkit.io.binlog_index import resolve_sources
 from binlogkit.pipeline.changes import row_changes
 from binlogkit.pipeline.filters import ReplicationFilter
+from binlogkit.schema.store import Position
 
 
 @command("rows")
@@ -23,23 +26,28 @@ from binlogkit.pipeline.filters import ReplicationFilter
 @binlog_files
 @click.option("--raw", is_flag=True, help="Values as stored (ints and bytes), not converted.")
 @replication_filter
+@schema_options
 def rows_command(
     fmt: str,
     start_position: int | None,
     no_verify_checksum: bool,
     raw: bool,
     rules: ReplicationFilter,
+    schema: SchemaChoice,
     files: tuple[str, ...],
 ) -> None:
     """Print the row changes of binlog FILES (paths, an index file, a directory, a glob or -).
 
     Each change is {"op": c|u|d, "before", "after", "source": {file, pos, row,
     gtid, server_id, db, table, ts_ms}}. The --replicate-* options (each repeatable) keep what a
-    replica with those options would apply (rows of other tables are never decoded).
+    replica with those options would apply (rows of other tables are never decoded). Column
+    names and types come from the binlog's metadata and the schema history (--schema).
     """
     render = ROW_FORMATS[fmt]
-    options = {"raw_values": raw, "tables": rules.table_predicate}
     with reading_errors():
+        first = files[0] if files[0] == "-" else resolve_sources(list(files))[0]
+        history = schema.history(Position(first, start_position or 4))
+        options = {"raw_values": raw, "tables": rules.table_predicate, "schema": history}
         reader = open_files(files, start_position, no_verify_checksum, **options)
         with reader:
             for change in row_changes(rules.filter(reader)):

@@ -14,9 +14,12 @@ from binlogkit.binlog.info import list_events
 from binlogkit.cli.filtering import replication_filter
 from binlogkit.cli.main import command, emit, reading_errors
 from binlogkit.cli.render import EVENT_FORMATS, ROW_FORMATS
+from binlogkit.cli.schema_source import SchemaChoice, schema_options
 from binlogkit.pipeline.changes import row_changes
 from binlogkit.pipeline.filters import ReplicationFilter
 from binlogkit.protocol.replication import is_stream_only
+from binlogkit.schema.store import Position
+from binlogkit.services.live_schema import stream_schema
 from binlogkit.services.replica_stream import BinlogStream, Start, parse_gtids
 
 
@@ -101,6 +104,7 @@ def _binlog_events(events: Iterator[Event]) -> Iterator[Event]:
 )
 @click.option("--raw", is_flag=True, help="Row values as stored (ints and bytes).")
 @replication_filter
+@schema_options
 def tail_command(
     url: str,
     fmt: str,
@@ -115,15 +119,22 @@ def tail_command(
     heartbeat: float,
     raw: bool,
     rules: ReplicationFilter,
+    schema: SchemaChoice,
 ) -> None:
     """Follow the binlog of the server at URL (mysql://user:pw@host:port or mariadb://...).
 
     Reconnects by itself after a broken connection and goes on exactly after
     the last complete transaction. The --replicate-* options (each repeatable) keep what a
-    replica with those options would apply.
+    replica with those options would apply. Started from now, the tables' definitions are
+    read from the server at that very position (lock-free), and followed through its DDL.
     """
     start = _start(start_file, start_position, start_gtid, oldest)
     with reading_errors():
+        if schema.source is None and schema.history_path is None:
+            history, start = stream_schema(url, start)
+        else:  # a history file gives the definitions as of a (file, position) start
+            at = Position(*start) if isinstance(start, tuple) else None
+            history = schema.history(at)
         try:
             stream = BinlogStream(
                 url,
@@ -133,6 +144,7 @@ def tail_command(
                 heartbeat=heartbeat,
                 include_stream_only=True,
                 options=DecodeOptions(raw_values=raw, tables=rules.table_predicate),
+                schema=history,
             )
         except ValueError as err:
             raise click.UsageError(str(err)) from None

@@ -36,11 +36,11 @@ Statements (QUERY events):
 - CREATE/ALTER/DROP DATABASE also checks the database it names against the
   database rules and against the wild table rules as ``db.`` (so that
   ``db1.%`` covers DROP DATABASE db1), as the servers do.
-- MySQL checks the table rules on the tables a statement updates. Finding
-  them needs a SQL parser, which this module does not have: the table rules
-  and regexes are checked only when the caller passes those tables
-  (``tables=``); otherwise a statement the database rules keep is kept
-  (so is DDL such as CREATE TABLE db1.t1, whatever the table rules).
+- The table rules and regexes are checked on the tables a statement changes,
+  as the servers do: the caller's ``tables=``, else what the SQL parser
+  reads (:func:`binlogkit.schema.statements.changed_tables`: the targets of
+  INSERT, UPDATE and DELETE, the tables DDL names). A statement it cannot
+  read (REPLACE, LOAD DATA, CALL, ...) is judged by the database rules alone.
 
 Case: MariaDB compares database names (``do_db``, ``ignore_db``,
 ``rewrite_db``) exactly and table names (``do_table``, ``wild_*``)
@@ -57,6 +57,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from binlogkit.binlog import utf8
 from binlogkit.binlog.constants import Flavor
 from binlogkit.binlog.events import Event
 from binlogkit.binlog.events.query import QueryEvent
@@ -65,7 +66,8 @@ from binlogkit.binlog.events.table_map import TableMapEvent
 from binlogkit.binlog.transactions import control
 from binlogkit.errors import BinlogError
 from binlogkit.pipeline.gate import TableGate
-from binlogkit.pipeline.statements import database_statement
+from binlogkit.schema.ddl import named_database
+from binlogkit.schema.statements import changed_tables
 
 __all__ = [
     "ReplicationFilter",
@@ -259,10 +261,12 @@ class ReplicationFilter:
         current = rules.target(db) if db else None
         if current is not None and not rules.db_ok(current):
             return False
-        named = database_statement(query)
+        named = named_database(utf8.decode(query))
         if named is not None:
             name = rules.fold(named) if named else current
             return name is None or (rules.db_ok(name) and rules.db_ok_with_wild_table(name))
+        if tables is None and (rules.table_rules or rules.include or rules.exclude):
+            tables = changed_tables(utf8.decode(query))
         names = [(rules.fold(d) if d else current or "", rules.fold(t)) for d, t in tables or ()]
         if not names:
             return True

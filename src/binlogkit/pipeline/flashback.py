@@ -208,7 +208,7 @@ class _Transaction:
     def add(self, event: RowsEvent) -> None:
         self.fde = _need_format(self.fde, event)
         if event.table is not None:
-            self.maps.setdefault(event.table_id, event.table)
+            self.maps.setdefault(event.table_id, event.table.map)
         self.open.append(event)
         if event.flags & RowsFlag.STMT_END:
             self.statements.append(self.open)

@@ -28,6 +28,7 @@ from binlogkit.binlog.events import Event
 from binlogkit.binlog.framing import Signal
 from binlogkit.binlog.frozen import fast_constructor
 from binlogkit.binlog.header import V4_HEADER
+from binlogkit.binlog.tables import SchemaSource
 from binlogkit.binlog.transactions import (
     GTID_CODES,
     ROLE_CODES,
@@ -544,10 +545,13 @@ class StreamDecoder:
         *,
         checksum: bool = True,
         options: DecodeOptions | None = None,
+        schema: SchemaSource | None = None,
     ) -> None:
         self.tracker = ResumeTracker(file, position, gtids)
         fmt = FormatContext(checksum=ChecksumAlg.CRC32 if checksum else ChecksumAlg.OFF)
-        self.decoder = BinlogDecoder(file=file, options=options, expect_magic=False, fmt=fmt)
+        self.decoder = BinlogDecoder(
+            file=file, options=options, expect_magic=False, fmt=fmt, schema=schema
+        )
 
     def feed(self, raw: bytes) -> list[tuple[Event, ResumePoint]]:
         """Decode one whole event; raises :class:`DecodeError` (located) for bad bytes."""

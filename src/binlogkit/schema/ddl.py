@@ -206,18 +206,50 @@ def _statement_tokens(sql: str, session: Session) -> list[Token]:
     return tokens
 
 
-def plainly_not_ddl(sql: str) -> bool:
-    """Whether ``sql`` plainly is no DDL: it starts with a word that starts none.
-
-    Binlogs hold a QUERY event per transaction (BEGIN) and, in statement format,
-    per statement; this spares them the tokenizer. A statement that starts
-    with a comment (a versioned one may hold DDL) or a quote is left to it.
-    """
+def first_word(sql: str) -> str | None:
+    """The word a statement starts with, upper-cased; None when it starts with a comment
+    (a versioned one may hold the statement), a quote or anything else the tokenizer must read."""
     text = sql.lstrip()
     end = 0
     while end < len(text) and (text[end].isalnum() or text[end] == "_"):
         end += 1
-    return end > 0 and text[:end].upper() not in _DDL_WORDS
+    return text[:end].upper() if end else None
+
+
+def plainly_not_ddl(sql: str) -> bool:
+    """Whether ``sql`` plainly is no DDL: it starts with a word that starts none.
+
+    Binlogs hold a QUERY event per transaction (BEGIN) and, in statement format,
+    per statement; this spares them the tokenizer.
+    """
+    word = first_word(sql)
+    return word is not None and word not in _DDL_WORDS
+
+
+def parse_ddl(sql: str, session: Session = _DEFAULT_SESSION) -> exp.Expr | None:
+    """The parsed DDL statement (CREATE, ALTER, DROP, RENAME, TRUNCATE); None for any other
+    statement and for what cannot be read."""
+    if plainly_not_ddl(sql):
+        return None
+    try:
+        tokens = _statement_tokens(sql, session)
+        if not tokens or tokens[0].token_type not in _DDL_STARTS:
+            return None
+        node: exp.Expr | None = session.dialect.parser().parse_statement(tokens, sql)
+    except (TokenError, ParseError):
+        return None
+    return node
+
+
+_DATABASE_NODES = (nodes.CreateDatabase, nodes.AlterDatabase, nodes.DropDatabase)
+
+
+def named_database(sql: str, session: Session = _DEFAULT_SESSION) -> str | None:
+    """The database a CREATE, ALTER or DROP DATABASE (or SCHEMA) statement names; ``""`` for
+    an ALTER DATABASE that names none (it alters the default one); None for other statements
+    and for what cannot be read."""
+    node = parse_ddl(sql, session)
+    return (node.this or "") if isinstance(node, _DATABASE_NODES) else None
 
 
 def apply_ddl(catalog: Catalog, sql: str, session: Session = _DEFAULT_SESSION) -> DdlResult:

@@ -21,6 +21,7 @@ with the definitions of that position (:meth:`SchemaHistory.load`).
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -28,9 +29,10 @@ from binlogkit.binlog.constants import EventType
 from binlogkit.binlog.events import Event, FormatDescriptionEvent
 from binlogkit.binlog.events.query import QueryEvent
 from binlogkit.binlog.events.table_map import TableMapEvent
+from binlogkit.binlog.transactions import GTID_CODES
 from binlogkit.schema.completion import DefinedTable
 from binlogkit.schema.ddl import apply_ddl, plainly_not_ddl
-from binlogkit.schema.model import Catalog
+from binlogkit.schema.model import Catalog, TableName
 from binlogkit.schema.session import Session
 from binlogkit.schema.store import HistoryStore, Position
 
@@ -38,14 +40,8 @@ log = logging.getLogger(__name__)
 
 __all__ = ["SchemaHistory", "SchemaWarning"]
 
-_GTID_TYPES = frozenset(
-    {
-        EventType.GTID,
-        EventType.ANONYMOUS_GTID,
-        EventType.GTID_TAGGED,
-        EventType.MARIADB_GTID,
-    }
-)
+_STATEMENT_TYPES = frozenset({EventType.QUERY, EventType.MARIADB_QUERY_COMPRESSED})
+"""The events that may hold DDL (MariaDB compresses them with log_bin_compress)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,16 +60,32 @@ class SchemaHistory:
 
     ``catalog`` is what is known where reading starts (empty by default: the
     binlog's own CREATE TABLEs define the tables from there on); ``path`` keeps
-    the history in a file as it grows.
+    the history in a file as it grows, and with ``at`` (where ``catalog`` holds,
+    e.g. a server seed's position) the catalog is recorded there first.
+    ``reread(catalog, names)`` gives the catalog with the named tables' definitions
+    read again from their source, for the tables a statement left unknown (a live
+    server's definitions as they are now: exact when the reader keeps up).
     """
 
-    observes = frozenset({EventType.FORMAT_DESCRIPTION, EventType.QUERY, *_GTID_TYPES})
+    observes = frozenset({EventType.FORMAT_DESCRIPTION, *_STATEMENT_TYPES, *GTID_CODES})
 
-    def __init__(self, catalog: Catalog | None = None, *, path: str | Path | None = None) -> None:
+    def __init__(
+        self,
+        catalog: Catalog | None = None,
+        *,
+        path: str | Path | None = None,
+        at: Position | None = None,
+        reread: Callable[[Catalog, tuple[TableName, ...]], Catalog] | None = None,
+    ) -> None:
         self.catalog = catalog or Catalog()
+        self._reread = reread
         self.warnings: list[SchemaWarning] = []
         self._store = None if path is None else HistoryStore(path)
-        self._gtid: str | None = None
+        if self._store is not None and at is not None:
+            self._store.record(at, Catalog(), self.catalog)
+        self.version = 0
+        """Counts the changes of :attr:`catalog` (see SchemaSource.version)."""
+        self._gtid: object = None
         self._server_version = ""
         self._defined: dict[tuple[str, str], DefinedTable] = {}
         self._warned: set[tuple[str, str, str]] = set()
@@ -81,16 +93,16 @@ class SchemaHistory:
     @classmethod
     def load(cls, path: str | Path, *, at: Position | None = None) -> SchemaHistory:
         """The history kept in ``path``, with its catalog as of ``at`` (default: its end)."""
-        history = cls(HistoryStore(path).catalog_at(at))
-        history._store = HistoryStore(path)
+        store = HistoryStore(path)
+        history = cls(store.catalog_at(at))
+        history._store = store  # appends what the reading after ``at`` changes
         return history
 
     # --- SchemaSource -----------------------------------------------------------------------
 
     def observe(self, event: Event) -> None:
-        if event.header.type_code in _GTID_TYPES:
-            gtid = getattr(event, "gtid", None)
-            self._gtid = None if gtid is None else str(gtid)
+        if event.header.type_code in GTID_CODES:
+            self._gtid = getattr(event, "gtid", None)  # made text only where a change is kept
         elif isinstance(event, QueryEvent):
             self._query(event)
         elif isinstance(event, FormatDescriptionEvent):
@@ -115,14 +127,20 @@ class SchemaHistory:
         if plainly_not_ddl(text):
             return
         header = event.header
-        position = Position(header.file, header.end, self._gtid)
+        position = Position(header.file, header.end, self._gtid_text())
         result = apply_ddl(self.catalog, text, Session.for_query(event, self._server_version))
+        catalog = result.catalog
         if result.warning is not None:
-            self._warn(position, str(result.warning))
-        if result.catalog is self.catalog:
+            again = ""
+            if self._reread is not None and result.unknown:
+                catalog = self._reread(catalog, result.unknown)
+                again = f"; read {', '.join(map(str, result.unknown))} again from the server"
+            self._warn(position, f"{result.warning}{again}")
+        if catalog is self.catalog:
             return
         before = self.catalog
-        self.catalog = result.catalog
+        self.catalog = catalog
+        self.version += 1
         if self._store is not None:
             self._store.record(position, before, result.catalog)
 
@@ -136,9 +154,12 @@ class SchemaHistory:
         self._warned.add(key)
         header = table.header
         self._warn(
-            Position(header.file, header.offset, self._gtid),
+            Position(header.file, header.offset, self._gtid_text()),
             f"table {table.qualified_name}: {message}",
         )
+
+    def _gtid_text(self) -> str | None:
+        return None if self._gtid is None else str(self._gtid)
 
     def _warn(self, position: Position, message: str) -> None:
         warning = SchemaWarning(position, message)

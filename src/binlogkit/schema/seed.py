@@ -13,20 +13,22 @@ done again. No lock is taken.
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Protocol
 
 from binlogkit.binlog.context import flavor_of, parse_version
-from binlogkit.errors import BinlogError
+from binlogkit.errors import BinlogError, ServerError
+from binlogkit.pipeline.sql import quote_name
 from binlogkit.protocol.client import ResultSet
-from binlogkit.schema.model import Catalog
+from binlogkit.schema.model import Catalog, TableName
 from binlogkit.schema.script import apply_script
 from binlogkit.schema.session import Session
 from binlogkit.schema.store import Position
 
 log = logging.getLogger(__name__)
 
-__all__ = ["SYSTEM_DATABASES", "seed_from_file", "seed_from_server"]
+__all__ = ["SYSTEM_DATABASES", "reread_tables", "seed_from_file", "seed_from_server"]
 
 SYSTEM_DATABASES = frozenset({"mysql", "information_schema", "performance_schema", "sys"})
 """Databases whose tables a seed leaves out: the server's own."""
@@ -55,16 +57,10 @@ def seed_from_server(
 ) -> tuple[Catalog, Position]:
     """Every table's definition (of ``databases``, else of all but the system ones) and
     the binlog position they hold at."""
-    version, collation, case = server.query(
-        "SELECT @@version, @@collation_server, @@lower_case_table_names"
-    ).rows[0]
-    assert version is not None
-    session = Session(
-        server_collation=collation, flavor=flavor_of(version), version=parse_version(version)
-    )
+    session, case = _session(server)
     for _ in range(attempts):
         start = _binlog_position(server)
-        empty = Catalog(lower_case_table_names=int(case or 0))
+        empty = Catalog(lower_case_table_names=case)
         catalog = _read_definitions(server, empty, session, databases)
         end = _binlog_position(server)
         if start == end or not _ddl_between(server, session, start, end):
@@ -76,6 +72,42 @@ def seed_from_server(
     )
 
 
+def reread_tables(server: Queries, catalog: Catalog, names: Iterable[TableName]) -> Catalog:
+    """``catalog`` with the server's definitions of ``names`` as they are now (a table the
+    server no longer has is dropped): for tables a statement left unknown."""
+    session, _ = _session(server)
+    statements = []
+    for name in names:
+        try:
+            create = _show_create(
+                server, f"SHOW CREATE TABLE {quote_name(name.db)}.{quote_name(name.name)}"
+            )
+        except ServerError:  # gone since (or never there): nothing to know of it
+            catalog = catalog.without_table(name.db, name.name)
+            continue
+        statements += [
+            f"USE {quote_name(name.db)}",
+            f"DROP TABLE IF EXISTS {quote_name(name.name)}",
+            create,
+        ]
+    if statements:
+        catalog = _applied(catalog, statements, session)
+    return catalog
+
+
+def _session(server: Queries) -> tuple[Session, int]:
+    """The session the server's SHOW CREATE statements read in, and lower_case_table_names."""
+    server.query("SET NAMES utf8mb4")  # names and ENUM members as they are, emoji included
+    version, collation, case = server.query(
+        "SELECT @@version, @@collation_server, @@lower_case_table_names"
+    ).rows[0]
+    assert version is not None
+    session = Session(
+        server_collation=collation, flavor=flavor_of(version), version=parse_version(version)
+    )
+    return session, int(case or 0)
+
+
 def _read_definitions(
     server: Queries, catalog: Catalog, session: Session, databases: frozenset[str] | None
 ) -> Catalog:
@@ -84,17 +116,35 @@ def _read_definitions(
         assert db is not None
         if db in SYSTEM_DATABASES or (databases is not None and db not in databases):
             continue
-        statements.append(_show_create(server, f"SHOW CREATE DATABASE {_quote(db)}"))
-        tables = server.query(f"SHOW FULL TABLES FROM {_quote(db)} WHERE Table_type = 'BASE TABLE'")
+        statements.append(_show_create(server, f"SHOW CREATE DATABASE {quote_name(db)}"))
+        tables = server.query(
+            f"SHOW FULL TABLES FROM {quote_name(db)} WHERE Table_type = 'BASE TABLE'"
+        )
         for name, _ in tables.rows:
             assert name is not None
-            statements.append(f"USE {_quote(db)}")
+            statements.append(f"USE {quote_name(db)}")
             statements.append(
-                _show_create(server, f"SHOW CREATE TABLE {_quote(db)}.{_quote(name)}")
+                _show_create(server, f"SHOW CREATE TABLE {quote_name(db)}.{quote_name(name)}")
             )
+    return _applied(catalog, statements, session)
+
+
+def _applied(catalog: Catalog, statements: list[str], session: Session) -> Catalog:
+    """``catalog`` with the server's CREATE statements applied (odd ENUM members warned)."""
     result = apply_script(catalog, ";\n".join(statements), session)
     for warning in result.warnings:
         log.warning("schema seed: %s", warning)
+    for table in result.catalog.tables():
+        for col in table.columns:
+            if col.values is not None and any("?" in value for value in col.values):
+                log.warning(
+                    "schema seed: %s.%s column %s: an ENUM/SET member has a '?', which is how "
+                    "SHOW CREATE TABLE shows characters beyond utf8mb3 (emoji): such members "
+                    "decode as '?' unless the binlog logs the table's metadata or its DDL",
+                    table.db,
+                    table.name,
+                    col.name,
+                )
     return result.catalog
 
 
@@ -134,7 +184,3 @@ def _show_create(server: Queries, sql: str) -> str:
     if not rows or rows[0][1] is None:
         raise BinlogError(f"{sql} gave no statement")
     return rows[0][1]
-
-
-def _quote(name: str) -> str:
-    return "`" + name.replace("`", "``") + "`"

@@ -35,6 +35,7 @@ from typing import Literal
 from binlogkit.binlog.context import DecodeOptions
 from binlogkit.binlog.events import Event
 from binlogkit.binlog.frozen import fast_constructor
+from binlogkit.binlog.tables import SchemaSource
 from binlogkit.errors import BinlogError, ConnectionLost, ServerError
 from binlogkit.gtid import GtidSet, MariaGtidList
 from binlogkit.io.binlog_index import binlog_order
@@ -536,7 +537,9 @@ class BinlogStream:
     connection breaks, the dump thread is killed or the server restarts, a
     new dump starts at the last complete transaction (by GTIDs when the
     stream started by GTIDs, else by file and position) and events already
-    given are skipped, so none is lost or repeated. ``connect`` makes the
+    given are skipped, so none is lost or repeated. ``schema`` completes the
+    columns of table maps (see :class:`~binlogkit.binlog.decoder.BinlogDecoder`),
+    across reconnections. ``connect`` makes the
     connections (tests put a proxy there); ``sleep`` waits between attempts.
     """
 
@@ -555,6 +558,7 @@ class BinlogStream:
         include_stream_only: bool = False,
         annotate_rows: bool = True,
         options: DecodeOptions | None = None,
+        schema: SchemaSource | None = None,
         connect: Callable[[ConnectionSpec], MySQLConnection] = MySQLConnection.connect,
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
@@ -570,6 +574,7 @@ class BinlogStream:
         self.include_stream_only = include_stream_only
         self.annotate_rows = annotate_rows
         self.options = options or DecodeOptions()
+        self.schema = schema
         self._connect = connect
         self._sleep = sleep
         self._point: ResumePoint | PointFields | None = None
@@ -673,6 +678,7 @@ class BinlogStream:
                     request.gtids,
                     checksum=stream.checksum,
                     options=self.options,
+                    schema=self.schema,
                 )
                 decode = decoder.decode
                 tracker = decoder.tracker

@@ -1,0 +1,85 @@
+"""``binlogkit schema``: the tables as of a position of a binlog, from its schema history."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict
+
+import click
+
+from binlogkit.cli.main import command, emit, open_files, reading_errors
+from binlogkit.cli.schema_source import (
+    SchemaChoice,
+    is_history_file,
+    load_catalog,
+    schema_options,
+)
+from binlogkit.io.binlog_index import resolve_sources
+from binlogkit.schema.model import Catalog
+from binlogkit.schema.render import create_database_sql, create_table_sql
+from binlogkit.schema.store import Position
+
+
+def _position(text: str | None) -> Position | None:
+    if text is None:
+        return None
+    file, sep, pos = text.rpartition(":")
+    if not sep or not file or not pos.isdigit():
+        raise click.BadParameter(f"{text!r} is not FILE:POSITION", param_hint="--at")
+    return Position(file, int(pos))
+
+
+@command("schema")
+@click.argument("sources", nargs=-1, required=True)
+@click.option("--at", "at_text", metavar="FILE:POS", help="The tables as of this position.")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["sql", "json"]),
+    default="sql",
+    show_default=True,
+    help="sql: CREATE statements; json: one definition per line.",
+)
+@schema_options
+def schema_command(
+    sources: tuple[str, ...], at_text: str | None, fmt: str, schema: SchemaChoice
+) -> None:
+    """Print the tables that SOURCES define as of a position (default: their end).
+
+    SOURCES are binlog files (their DDL is applied to the --schema seed, up to --at;
+    --history writes what they change), a schema history file, or a server URL (its
+    tables now). Tables a statement could not be read for are listed as unknown.
+    """
+    at = _position(at_text)
+    with reading_errors():
+        if len(sources) == 1 and (
+            sources[0].startswith(("mysql://", "mariadb://")) or is_history_file(sources[0])
+        ):
+            catalog, _ = load_catalog(sources[0], at)
+        else:
+            catalog = _from_binlogs(sources, at, schema)
+    for line in _render(catalog, fmt):
+        emit(line)
+
+
+def _from_binlogs(files: tuple[str, ...], at: Position | None, schema: SchemaChoice) -> Catalog:
+    first = files[0] if files[0] == "-" else resolve_sources(list(files))[0]
+    history = schema.history(Position(first, 4))
+    if history is None:
+        raise click.UsageError("binlogkit schema needs a schema history: drop --schema none")
+    stop = None if at is None else at.key()
+    with open_files(files, None, False, schema=history) as events:
+        for event in events:
+            header = event.header
+            if stop is not None and Position(header.file, header.offset).key() >= stop:
+                break
+    return history.catalog
+
+
+def _render(catalog: Catalog, fmt: str) -> list[str]:
+    if fmt == "json":
+        return [json.dumps(asdict(table), ensure_ascii=False) for table in catalog.tables()]
+    out = [f"{create_database_sql(db)};" for db in catalog.databases()]
+    out += [f"{create_table_sql(table)};" for table in catalog.tables()]
+    out += [f"-- unknown: {t.db}.{t.name}" for t in catalog.unknown_tables()]
+    return out

@@ -1,0 +1,104 @@
+"""The ``--schema`` and ``--history`` options: where a command's table definitions come from.
+
+``--schema`` takes a file of CREATE statements (``mariadb-dump --no-data``
+output), a history file written by ``--history``, a server URL (its tables as
+of now), or ``none`` (the binlog's own columns only). Without it the history
+starts empty and learns the tables from the DDL it reads.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+from binlogkit.errors import BinlogError
+from binlogkit.schema.history import SchemaHistory
+from binlogkit.schema.model import Catalog
+from binlogkit.schema.seed import seed_from_file
+from binlogkit.schema.store import HistoryStore, Position
+
+__all__ = ["SchemaChoice", "is_history_file", "load_catalog", "schema_options"]
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+class SchemaChoice:
+    """What ``--schema`` and ``--history`` asked for; :meth:`history` makes the source."""
+
+    def __init__(self, source: str | None, history: str | None) -> None:
+        self.source = source
+        self.history_path = history
+
+    @property
+    def off(self) -> bool:
+        return self.source == "none"
+
+    def history(self, at: Position | None = None) -> SchemaHistory | None:
+        """The schema source for reading from ``at`` (None with ``--schema none``); a seed
+        without a position of its own is recorded in ``--history`` at ``at``."""
+        if self.off:
+            if self.history_path is not None:
+                raise click.UsageError("--history needs a schema history: drop --schema none")
+            return None
+        if self.source is None:
+            return SchemaHistory(path=self.history_path)
+        seed, seeded_at = load_catalog(self.source, at)
+        return SchemaHistory(seed, path=self.history_path, at=seeded_at or at)
+
+
+def load_catalog(source: str, at: Position | None = None) -> tuple[Catalog, Position | None]:
+    """The tables ``source`` defines (as of ``at`` for a history file), and where they hold."""
+    if source.startswith(("mysql://", "mariadb://")):
+        from binlogkit.io.mysql import MySQLConnection
+        from binlogkit.protocol.spec import ConnectionSpec
+        from binlogkit.schema.seed import seed_from_server
+
+        with MySQLConnection.connect(ConnectionSpec.from_url(source)) as conn:
+            return seed_from_server(conn)
+    if not Path(source).is_file():
+        raise BinlogError(f"no schema file {source}", hint="give a .sql file, a history, or a URL")
+    if is_history_file(source):
+        return HistoryStore(source).catalog_at(at), None
+    return seed_from_file(source), None
+
+
+def is_history_file(source: str) -> bool:
+    """Whether ``source`` is a schema history file (JSON lines) rather than SQL or a binlog."""
+    path = Path(source)
+    if not path.is_file():
+        return False
+    with path.open("rb") as f:
+        first = f.readline(1 << 16).strip()
+    try:
+        return isinstance(json.loads(first), dict)
+    except ValueError:  # not JSON, or not UTF-8
+        return False
+
+
+def schema_options(command: F) -> F:
+    """Decorator: ``--schema`` and ``--history``, given to the command as ``schema``."""
+
+    @click.option(
+        "--schema",
+        "schema_source",
+        metavar="FILE|URL|none",
+        help="Table definitions to start from: CREATE statements (mariadb-dump --no-data), "
+        "a --history file, a server URL, or none (the binlog's own columns). "
+        "Default: learn them from the DDL read.",
+    )
+    @click.option(
+        "--history",
+        "history_path",
+        type=click.Path(dir_okay=False),
+        help="Append the schema history (each table's versions with positions) to this file.",
+    )
+    @functools.wraps(command)
+    def wrapper(*args: Any, schema_source: str | None, history_path: str | None, **kw: Any) -> Any:
+        return command(*args, schema=SchemaChoice(schema_source, history_path), **kw)
+
+    return wrapper  # type: ignore[return-value]
