@@ -139,7 +139,7 @@ class Feed:
 
 def test_a_receiver_stops_when_held_back_by_a_full_queue() -> None:
     feed = Feed(iter(range(10**9)))
-    receiver = Receiver(feed, Channel(max_items=3), lambda item: 1, "test")
+    receiver = Receiver(lambda: feed, Channel(max_items=3), lambda item: 1, "test")
     receiver.start()
     time.sleep(0.05)
     assert len(receiver.channel) == 3
@@ -155,7 +155,7 @@ def test_a_receiver_stops_when_its_source_blocks() -> None:
         feed.aborted.wait()  # a read blocked until the feed is aborted
 
     feed.items = blocking()
-    receiver = Receiver(feed, Channel(), lambda item: 1)
+    receiver = Receiver(lambda: feed, Channel(), lambda item: 1)
     receiver.start()
     assert receiver.channel.wait(5) and receiver.channel.get_nowait() == 1
     assert receiver.stop(5)
@@ -168,9 +168,42 @@ def test_a_receiver_passes_its_feeds_error_on() -> None:
         raise BinlogError("lost")
 
     feed = Feed(failing())
-    receiver = Receiver(feed, Channel(), lambda item: 1)
+    receiver = Receiver(lambda: feed, Channel(), lambda item: 1)
     receiver.start()
     out = drain(receiver.channel)
     assert out[0] == 1 and isinstance(out[1], Finished)
     assert str(out[1].error) == "lost"
     assert receiver.stop(5) and feed.closed
+
+
+def test_the_feed_is_opened_in_the_thread_and_its_failure_comes_as_the_end() -> None:
+    def refuse() -> Feed:
+        raise BinlogError("access denied")
+
+    receiver = Receiver(refuse, Channel(), lambda item: 1)
+    receiver.start()
+    (end,) = drain(receiver.channel)
+    assert isinstance(end, Finished) and str(end.error) == "access denied"
+    assert receiver.stop(5) and receiver.feed is None
+
+
+def test_stopped_while_opening_the_feed_is_closed_once_open() -> None:
+    opening = threading.Event()
+    go_on = threading.Event()
+    feed = Feed(iter(range(10)))
+
+    def slow_open() -> Feed:
+        opening.set()
+        go_on.wait(5)
+        return feed
+
+    receiver = Receiver(slow_open, Channel(), lambda item: 1)
+    receiver.start()
+    assert opening.wait(5)
+    stopper = threading.Thread(target=receiver.stop)
+    stopper.start()  # waits for the thread, which is still opening
+    time.sleep(0.05)
+    go_on.set()
+    stopper.join(5)
+    assert not receiver.alive and feed.closed
+    assert len(receiver.channel) == 0  # nothing was read

@@ -168,8 +168,8 @@ class _BinaryLogCore:
 
     def _launch(self, start: Start | None) -> None:
         """Under the lock: a receiver reading from ``start``."""
-        feed = self.transport.open(start)
-        receiver = Receiver(feed, Channel(*self._bounds), _size)
+        transport = self.transport
+        receiver = Receiver(lambda: transport.open(start), Channel(*self._bounds), _size)
         self._running.append(receiver)
         receiver.start()
         self._receiver = receiver

@@ -8,10 +8,12 @@ the consumer meets it once and in order. The consumer waits for items with
 :meth:`Channel.wait` (threads) or :meth:`Channel.wait_async` (asyncio); both
 take them with :meth:`Channel.get_nowait`.
 
-A :class:`Receiver` is the thread. It holds only its feed and its channel,
-so the reader that made it can be garbage collected (and stop it) while it
-runs; :meth:`Receiver.stop` closes the channel (waking a receiver held back
-by it), aborts the feed (waking a read blocked on the source) and joins.
+A :class:`Receiver` is the thread. It opens its feed itself (connecting to
+a server does not hold up the consumer) and holds only the feed and the
+channel, so the reader that made it can be garbage collected (and stop it)
+while it runs; :meth:`Receiver.stop` closes the channel (waking a receiver
+held back by it), aborts the feed (waking a read blocked on the source) and
+joins.
 """
 
 from __future__ import annotations
@@ -224,19 +226,25 @@ class Feed(Protocol):
 
 
 class Receiver:
-    """A thread that puts the items of ``feed`` into ``channel``, then its end or its error.
+    """A thread that opens a feed (``open_feed()``, in the thread: connecting may take a while)
+    and puts its items into ``channel``, then its end or its error (opening's too).
 
     ``size`` gives each item's size in bytes for the channel's bound.
     """
 
     def __init__(
-        self, feed: Feed, channel: Channel, size: Callable[[Any], int], name: str = "receiver"
+        self,
+        open_feed: Callable[[], Feed],
+        channel: Channel,
+        size: Callable[[Any], int],
+        name: str = "receiver",
     ) -> None:
-        self.feed = feed
         self.channel = channel
-        self._thread = threading.Thread(
-            target=_receive, args=(feed, channel, size), name=f"binlogkit-{name}", daemon=True
-        )
+        self.feed: Feed | None = None
+        """The feed, once the thread opened it."""
+        self._open_feed = open_feed
+        self._size = size
+        self._thread = threading.Thread(target=self._run, name=f"binlogkit-{name}", daemon=True)
 
     def start(self) -> None:
         self._thread.start()
@@ -246,9 +254,14 @@ class Receiver:
         return self._thread.is_alive()
 
     def stop(self, timeout: float | None = 10.0) -> bool:
-        """Stop the thread and wait for it; False when it is still blocked after ``timeout``."""
+        """Stop the thread and wait for it; False when it is still blocked after ``timeout``.
+
+        A feed still being opened is closed by the thread once it is open.
+        """
         self.channel.close()
-        self.feed.abort()
+        feed = self.feed
+        if feed is not None:
+            feed.abort()
         if self._thread is threading.current_thread() or not self._thread.ident:
             return True
         self._thread.join(timeout)
@@ -257,18 +270,23 @@ class Receiver:
             return False
         return True
 
-
-def _receive(feed: Feed, channel: Channel, size: Callable[[Any], int]) -> None:
-    error: BaseException | None = None
-    try:
-        put = channel.put
-        for item in feed:
-            if not put(item, size(item)):
-                break
-    except BaseException as err:  # the consumer gets it, in order
-        error = err
-    finally:
+    def _run(self) -> None:
+        channel = self.channel
+        error: BaseException | None = None
+        feed = None
         try:
-            feed.close()
+            feed = self.feed = self._open_feed()
+            if channel.closed:  # stopped while opening: stop() could not abort it
+                return
+            put, size = channel.put, self._size
+            for item in feed:
+                if not put(item, size(item)):
+                    break
+        except BaseException as err:  # the consumer gets it, in order
+            error = err
         finally:
-            channel.finish(error)
+            try:
+                if feed is not None:
+                    feed.close()
+            finally:
+                channel.finish(error)
