@@ -27,6 +27,12 @@ in its own process, pinned to one core (taskset), with the same decoding work
 (all rows, all columns).
 
     .venv/bin/python benchmarks/stream.py [--scale 1.0] [--lag-seconds 10] [--rate 200] [--repeat 3]
+
+``--receiver`` compares instead, on the same binlogs, what ``binlogkit tail``
+does to each row change (the jsonl line) when the stream is iterated directly
+(``binlogkit.open``) and when it comes through a ``BinaryLog``, whose receiver
+thread reads and decodes the stream into its queue while the consumer renders:
+rows/s of each, best of ``--repeat`` alternating runs, both pinned to core 0.
 """
 
 from __future__ import annotations
@@ -164,6 +170,81 @@ def _result(
 CONSUMERS = {"binlogkit": consume_binlogkit, "python-mysql-replication": consume_pymysqlreplication}
 
 
+def _tail_work(events: Any, end: tuple[str, int], begin: tuple[float, float]) -> dict[str, Any]:
+    """What ``binlogkit tail`` does with each row change: its jsonl line (not printed)."""
+    from binlogkit.cli.render import ROW_FORMATS
+    from binlogkit.pipeline.changes import row_changes
+
+    render = ROW_FORMATS["jsonl"]
+    counted = {"events": 0}
+
+    def until_end() -> Any:
+        for event in events:
+            counted["events"] += 1
+            header = event.header
+            if (header.file, header.log_pos) >= end:
+                return
+            yield event
+
+    rows = size = 0
+    for change in row_changes(until_end()):
+        rows += 1
+        size += sum(map(len, render(change)))
+    return _result(counted["events"], rows, begin, [])
+
+
+def tail_direct(
+    port: int, start: tuple[str, int] | None, lag: bool, end: tuple[str, int] | None
+) -> dict[str, Any]:
+    import binlogkit
+
+    assert end is not None
+    options = {"start": "oldest", "server_id": 9003, "annotate_rows": False}
+    with binlogkit.open(_url(port), **options) as stream:
+        print("ready", flush=True)
+        return _tail_work(stream, end, _now())
+
+
+def tail_receiver(
+    port: int, start: tuple[str, int] | None, lag: bool, end: tuple[str, int] | None
+) -> dict[str, Any]:
+    from binlogkit.services.binary_log import BinaryLog
+
+    assert end is not None
+    options = {"start": "oldest", "server_id": 9004, "annotate_rows": False}
+    with BinaryLog(_url(port), **options) as binlog:
+        print("ready", flush=True)
+        return _tail_work(binlog, end, _now())
+
+
+RECEIVER_MODES = {
+    "direct (binlogkit.open)": tail_direct,
+    "receiver thread (BinaryLog)": tail_receiver,
+}
+
+
+def receiver_comparison(port: int, end: tuple[str, int], repeat: int, mb: float) -> None:
+    """``binlogkit tail``'s work on the stream, iterated directly and through a BinaryLog."""
+    header = f"{'stream':<30}{'events':>8}{'rows':>8}{'s':>7}{'cpu s':>7}{'rows/s':>9}{'MB/s':>7}"
+    print(header)
+    print("-" * len(header))
+    runs: dict[str, list[dict[str, Any]]] = {name: [] for name in RECEIVER_MODES}
+    for _ in range(repeat):  # alternating, so that both see the same machine
+        for name in RECEIVER_MODES:
+            _, _, out = run_child(_consumer(name, port, None, False, end), capture=True)
+            runs[name].append(json.loads(out.splitlines()[-1]))
+    speed = {}
+    for name, results in runs.items():
+        r = min(results, key=lambda r: r["seconds"])
+        speed[name] = r["rows"] / r["seconds"]
+        print(
+            f"{name:<30}{r['events']:>8}{r['rows']:>8}{r['seconds']:>7.2f}"
+            f"{min(x['cpu'] for x in results):>7.2f}{speed[name]:>9.0f}{mb / r['seconds']:>7.1f}"
+        )
+    direct, threaded = speed.values()
+    print(f"receiver thread: {threaded / direct:.2f} x the rows/s of the direct stream")
+
+
 # -- the server side ----------------------------------------------------------------
 
 
@@ -291,13 +372,19 @@ def main() -> None:
     parser.add_argument("--lag-seconds", type=float, default=10.0, help="live load duration")
     parser.add_argument("--rate", type=int, default=200, help="sysbench transactions/s (live)")
     parser.add_argument("--repeat", type=int, default=3, help="throughput runs per library (best)")
+    parser.add_argument(
+        "--receiver",
+        action="store_true",
+        help="compare tail's rows/s iterating the stream directly and through a BinaryLog",
+    )
     parser.add_argument("--consume", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.consume:
         spec = json.loads(args.consume)
         start = tuple(spec["start"]) if spec["start"] else None
         end = tuple(spec["end"]) if spec["end"] else None
-        print(json.dumps(CONSUMERS[spec["name"]](spec["port"], start, spec["lag"], end)))
+        consume = {**CONSUMERS, **RECEIVER_MODES}[spec["name"]]
+        print(json.dumps(consume(spec["port"], start, spec["lag"], end)))
         return
 
     from binlogkit.sandbox import MariaDBSandbox
@@ -313,6 +400,14 @@ def main() -> None:
             file, position = server.query("SHOW MASTER STATUS")[0][:2]
             end = (str(file), int(str(position)))
             mb = total / 1e6
+            if args.receiver:
+                print(
+                    f"\nbinlogkit tail's work ({mb:.1f} MB of binlogs, jsonl lines not printed),"
+                    f" dump over TCP to the end; consumer on core 0, {placement};"
+                    f" best of {args.repeat}"
+                )
+                receiver_comparison(server.port, end, args.repeat, mb)
+                return
             print(
                 f"\nthroughput: all binlogs ({mb:.1f} MB), dump over TCP to the end;"
                 f" consumer on core 0, {placement}; best of {args.repeat}"

@@ -8,7 +8,7 @@ from __future__ import annotations
 import logging
 import os
 import sys
-import time
+import threading
 from collections.abc import Generator, Iterator
 from pathlib import Path
 from types import TracebackType
@@ -39,6 +39,7 @@ class BinlogReader:
     STOP or a (non-artificial) ROTATE is done, and after a ROTATE it goes on
     with the file it names, once that exists. Without ``follow`` a partial last
     event is a :class:`~binlogkit.errors.TruncatedError` naming file and offset.
+    :meth:`abort` (from another thread) ends a following reader that waits.
     """
 
     def __init__(
@@ -65,6 +66,7 @@ class BinlogReader:
         self._events: Iterator[Event] | None = None
         self.decoder: BinlogDecoder | None = None
         """The decoder of the current input (its ``last_frame`` holds the raw bytes of an event)."""
+        self._aborted = threading.Event()
 
     def __enter__(self) -> BinlogReader:
         return self
@@ -82,6 +84,11 @@ class BinlogReader:
             self._stream.close()
         self._stream = None
 
+    def abort(self) -> None:
+        """Stop following, from another thread: a wait for more bytes or for the next file
+        ends the iteration at once, and no further input is opened."""
+        self._aborted.set()
+
     def __iter__(self) -> Iterator[Event]:
         if self._events is None:
             self._events = self._read_all()
@@ -93,7 +100,7 @@ class BinlogReader:
     def _read_all(self) -> Iterator[Event]:
         queue = list(self.paths)
         first = True
-        while queue:
+        while queue and not self._aborted.is_set():
             path = queue.pop(0)
             last = yield from self._read_one(path, self.start_position if first else None)
             first = False
@@ -108,7 +115,8 @@ class BinlogReader:
         name = "<stdin>" if path == "-" else path
         if path != "-" and self.follow:
             while not os.path.exists(path):
-                time.sleep(self.poll_interval)
+                if self._aborted.wait(self.poll_interval):
+                    return None
         self._stream = sys.stdin.buffer if path == "-" else open(path, "rb")  # noqa: SIM115
         decoder = self.decoder = BinlogDecoder(file=name, options=self.options, schema=self.schema)
         try:
@@ -173,7 +181,8 @@ class BinlogReader:
             if not chunk:
                 if not self.follow or (last is not None and _ends_file(last)):
                     return last
-                time.sleep(self.poll_interval)
+                if self._aborted.wait(self.poll_interval):
+                    return last
 
 
 def _ends_file(event: Event) -> bool:

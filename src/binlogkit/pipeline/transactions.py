@@ -39,7 +39,16 @@ from binlogkit.errors import BinlogError
 from binlogkit.gtid import Gtid, MariaGtid
 from binlogkit.pipeline.changes import ChangeEvent, row_changes
 
-__all__ = ["Outcome", "Position", "Transaction", "XaPhase", "grouped", "transactions"]
+__all__ = [
+    "Ending",
+    "Outcome",
+    "Position",
+    "Transaction",
+    "XaPhase",
+    "ending",
+    "grouped",
+    "transactions",
+]
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _PAYLOAD = int(EventType.TRANSACTION_PAYLOAD)
@@ -146,7 +155,7 @@ class Transaction:
         self._handed_out = False
         self._payload_end = -1  # the end of the TRANSACTION_PAYLOAD whose events are coming
         self._at = self.start  # the end of the events read so far
-        self._ended: _End | None = None
+        self._ended: Ending | None = None
 
     @property
     def gtid(self) -> Gtid | MariaGtid | None:
@@ -223,7 +232,7 @@ class Transaction:
     def __repr__(self) -> str:
         return f"<Transaction {self.gtid or '(no GTID)'} at {self.start}>"
 
-    def _known(self) -> _End:
+    def _known(self) -> Ending:
         if self._ended is None:
             raise self._misuse(
                 "the transaction's end is known once its last event is read",
@@ -240,7 +249,7 @@ class Transaction:
         while True:
             self._take(event)
             if step & Step.ENDS:
-                self._ended = self._ending(event)
+                self._ended = ending(self.first, event)
                 yield event
                 return
             yield event
@@ -248,7 +257,7 @@ class Transaction:
             if item is None or item[1] & Step.BEGINS:
                 if item is not None:
                     stream.hold(item)
-                self._ended = _End(None, Outcome.INCOMPLETE)
+                self._ended = Ending(None, Outcome.INCOMPLETE)
                 return
             event, step = item
 
@@ -266,45 +275,10 @@ class Transaction:
             self._payload_end = header.end
         self._at = Position(header.file, header.end)
 
-    def _ending(self, last: Event) -> _End:
-        """What the ending event ``last`` says of the transaction."""
-        commit = getattr(self.first, "immediate_commit_timestamp", None)
-        if commit is None:
-            commit = last.header.timestamp * 1_000_000
-        ended = _End(last, Outcome.COMMITTED, commit)
-        if isinstance(last, XaPrepareEvent):
-            ended.xid = last.xid
-            if last.one_phase:
-                ended.xa = XaPhase.ONE_PHASE
-            else:
-                ended.xa, ended.outcome = XaPhase.PREPARE, Outcome.PREPARED
-        elif isinstance(last, QueryEvent):
-            found = control(last.query)
-            if found is None:
-                ended.ddl = last.text
-            elif found is Control.ROLLBACK:
-                ended.outcome = Outcome.ROLLED_BACK
-            elif found is Control.XA_COMMIT:
-                ended.xa, ended.xid = XaPhase.COMMIT, self._xid(last)
-            elif found is Control.XA_ROLLBACK:
-                ended.xa, ended.xid = XaPhase.ROLLBACK, self._xid(last)
-                ended.outcome = Outcome.ROLLED_BACK
-        return ended
-
-    def _xid(self, statement: QueryEvent) -> Xid | None:
-        """The XID of an XA COMMIT / XA ROLLBACK group: MariaDB's GTID event names it, MySQL's
-        statement prints it."""
-        if isinstance(self.first, MariaGtidEvent):
-            return self.first.xid
-        try:
-            return Xid.parse(statement.text.split(None, 2)[-1])
-        except ValueError:
-            return None
-
 
 @dataclass(slots=True)
-class _End:
-    """What is known of a transaction once its last event is read."""
+class Ending:
+    """What is known of a transaction once its last event is read (see :class:`Transaction`)."""
 
     last: Event | None
     outcome: Outcome
@@ -312,3 +286,40 @@ class _End:
     xa: XaPhase | None = None
     xid: Xid | None = None
     ddl: str | None = None
+
+
+def ending(first: Event, last: Event) -> Ending:
+    """What the event ``last`` that ended the transaction begun by ``first`` says of it."""
+    commit = getattr(first, "immediate_commit_timestamp", None)
+    if commit is None:
+        commit = last.header.timestamp * 1_000_000
+    ended = Ending(last, Outcome.COMMITTED, commit)
+    if isinstance(last, XaPrepareEvent):
+        ended.xid = last.xid
+        if last.one_phase:
+            ended.xa = XaPhase.ONE_PHASE
+        else:
+            ended.xa, ended.outcome = XaPhase.PREPARE, Outcome.PREPARED
+    elif isinstance(last, QueryEvent):
+        found = control(last.query)
+        if found is None:
+            ended.ddl = last.text
+        elif found is Control.ROLLBACK:
+            ended.outcome = Outcome.ROLLED_BACK
+        elif found is Control.XA_COMMIT:
+            ended.xa, ended.xid = XaPhase.COMMIT, _xid(first, last)
+        elif found is Control.XA_ROLLBACK:
+            ended.xa, ended.xid = XaPhase.ROLLBACK, _xid(first, last)
+            ended.outcome = Outcome.ROLLED_BACK
+    return ended
+
+
+def _xid(first: Event, statement: QueryEvent) -> Xid | None:
+    """The XID of an XA COMMIT / XA ROLLBACK group: MariaDB's GTID event names it, MySQL's
+    statement prints it."""
+    if isinstance(first, MariaGtidEvent):
+        return first.xid
+    try:
+        return Xid.parse(statement.text.split(None, 2)[-1])
+    except ValueError:
+        return None

@@ -61,9 +61,11 @@ log = logging.getLogger(__name__)
 __all__ = [
     "Backoff",
     "BinlogStream",
+    "PointFields",
     "ReplicaStream",
     "Start",
     "StreamStateError",
+    "check_start",
     "open_stream",
 ]
 
@@ -78,8 +80,9 @@ _EVENT_PACKET = 0x00
 """The first byte of an event packet of the binlog stream (before the event's own bytes)."""
 _U32_MAX = (1 << 32) - 1
 _new_point = fast_constructor(ResumePoint)
-_PointFields = tuple[str, int, ExecutedGtids | None, bool]
-"""A resume point's fields, kept by :class:`BinlogStream` until it is asked for."""
+PointFields = tuple[str, int, ExecutedGtids | None, bool]
+"""A resume point's fields, kept by :class:`BinlogStream` until it is asked for
+(``ResumePoint(*fields)`` makes it)."""
 _MARIA_GTID_TEXT = re.compile(r"\s*\d+-\d+-\d+\s*(,\s*\d+-\d+-\d+\s*)*\Z")
 
 # Server errors after which a new connection may succeed: the dump thread was
@@ -237,7 +240,7 @@ class ReplicaStream:
             start = gtids
         elif start is None:
             start = "oldest"
-        start = _check_start(start)
+        start = check_start(start)
         if not isinstance(flags, int) or not 0 <= flags <= 0xFFFF:
             raise ValueError(f"dump flags {flags!r} are not a 16-bit number")
         conn = self._conn
@@ -439,7 +442,7 @@ class ReplicaStream:
         self.close()
 
 
-def _check_start(start: object) -> Start:
+def check_start(start: object) -> Start:
     """``start`` checked and normalised (GTID text parsed), or ValueError."""
     if isinstance(start, ResumePoint | GtidSet | MariaGtidList):
         return start
@@ -561,7 +564,7 @@ class BinlogStream:
     ) -> None:
         self.spec = ConnectionSpec.from_url(source) if isinstance(source, str) else source
         self.server_id = _check_server_id(server_id)
-        self.start = _check_start(start)
+        self.start = check_start(start)
         self.blocking = blocking
         self.heartbeat = heartbeat
         self.semi_sync = semi_sync
@@ -574,7 +577,7 @@ class BinlogStream:
         self.schema = schema
         self._connect = connect
         self._sleep = sleep
-        self._point: ResumePoint | _PointFields | None = None
+        self._point: ResumePoint | PointFields | None = None
         self.reconnects = 0
         """How many times the stream reconnected."""
         self._stream: ReplicaStream | None = None
@@ -608,6 +611,14 @@ class BinlogStream:
         """The events, each with the resume point after it."""
         for event in self:
             point = self.resume_point
+            assert point is not None  # set before each event is given
+            yield event, point
+
+    def located(self) -> Iterator[tuple[Event, ResumePoint | PointFields]]:
+        """:meth:`pairs`, each resume point given as its fields while it is not made yet
+        (for readers that seldom need one)."""
+        for event in self:
+            point = self._point
             assert point is not None  # set before each event is given
             yield event, point
 
