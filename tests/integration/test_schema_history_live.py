@@ -111,13 +111,20 @@ def _run(server: MariaDBSandbox) -> Run:
     return Run(server, files, catalog, at, workload)
 
 
-@pytest.fixture(scope="module", params=["FULL", "MINIMAL"])
+@pytest.fixture(
+    scope="module",
+    params=[("FULL", "NO_LOG"), ("MINIMAL", "NO_LOG"), ("FULL", "MINIMAL")],
+    ids=["image FULL, NO_LOG", "image MINIMAL, NO_LOG", "image FULL, metadata MINIMAL"],
+)
 def runs(
     request: pytest.FixtureRequest, mariadb_factory: Callable[..., MariaDBSandbox]
 ) -> tuple[Run, Run]:
-    image = request.param
+    """The FULL-metadata server and the other one (row image and metadata as the param says)."""
+    image, metadata = request.param
     full = mariadb_factory(f"full-{image}", binlog_row_metadata="FULL", binlog_row_image=image)
-    bare = mariadb_factory(f"nolog-{image}", binlog_row_metadata="NO_LOG", binlog_row_image=image)
+    bare = mariadb_factory(
+        f"{metadata}-{image}", binlog_row_metadata=metadata, binlog_row_image=image
+    )
     return _run(full), _run(bare)
 
 

@@ -81,8 +81,9 @@ _ROW_TYPES: dict[str, frozenset[int]] = {
 
 _BINARY_TYPES = frozenset(
     {"binary", "varbinary", "tinyblob", "blob", "mediumblob", "longblob", "uuid", "inet4", "inet6"}
-)
-"""Types whose values are bytes: the ``binary`` collation, whatever the definition's charset."""
+) | _GEOMETRY_TYPES.keys()
+"""Types whose values are bytes: the ``binary`` collation, whatever the definition's charset
+(MariaDB logs one for its spatial types, stored as BLOBs)."""
 
 
 def mismatch(definition: TableDef, columns: tuple[ColumnInfo, ...]) -> str | None:
@@ -165,7 +166,7 @@ def _known(
         "primary_key": primary,
     }
     if info.binlog_type in numeric:
-        known["unsigned"] = col.unsigned
+        known["unsigned"] = col.unsigned or col.type == "year"  # YEAR is kept unsigned
     collation = _collation(col)
     if info.type in character or info.type in ENUM_SET_TYPES:
         known["charset"] = collation
