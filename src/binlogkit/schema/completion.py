@@ -79,9 +79,8 @@ _ROW_TYPES: dict[str, frozenset[int]] = {
 }
 """information_schema's DATA_TYPE → the real types (the rows' layout) a table map may give."""
 
-_BINARY_TYPES = frozenset(
-    {"binary", "varbinary", "tinyblob", "blob", "mediumblob", "longblob", "uuid", "inet4", "inet6"}
-) | _GEOMETRY_TYPES.keys()
+_BYTES_TYPES = ("binary", "varbinary", "tinyblob", "blob", "mediumblob", "longblob")
+_BINARY_TYPES = frozenset({*_BYTES_TYPES, "uuid", "inet4", "inet6", *_GEOMETRY_TYPES})
 """Types whose values are bytes: the ``binary`` collation, whatever the definition's charset
 (MariaDB logs one for its spatial types, stored as BLOBs)."""
 
