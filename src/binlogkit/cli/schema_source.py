@@ -16,7 +16,6 @@ import click
 
 from binlogkit.schema.history import SchemaHistory
 from binlogkit.schema.model import Catalog
-from binlogkit.schema.seed import seed_from_path
 from binlogkit.schema.store import Position
 
 __all__ = ["SchemaChoice", "load_catalog", "schema_options"]
@@ -57,6 +56,8 @@ def load_catalog(source: str, at: Position | None = None) -> tuple[Catalog, Posi
 
         with MySQLConnection.connect(ConnectionSpec.from_url(source)) as conn:
             return seed_from_server(conn)
+    from binlogkit.schema.seed import seed_from_path  # the SQL parser, only when a seed is given
+
     return seed_from_path(source, at=at), None
 
 

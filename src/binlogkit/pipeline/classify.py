@@ -18,9 +18,10 @@ from binlogkit.binlog.events.query import QueryEvent
 from binlogkit.binlog.events.rows import RowsEvent
 from binlogkit.binlog.events.table_map import TableMapEvent
 from binlogkit.binlog.transactions import control
-from binlogkit.schema.ddl import apply_ddl, plainly_not_ddl
+from binlogkit.schema.ddl import apply_ddl
 from binlogkit.schema.model import Catalog
 from binlogkit.schema.session import Session
+from binlogkit.schema.words import plainly_not_ddl
 
 __all__ = ["database_of", "is_ddl", "is_dml", "is_row", "is_statement", "table_of"]
 

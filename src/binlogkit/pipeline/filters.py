@@ -66,8 +66,6 @@ from binlogkit.binlog.events.table_map import TableMapEvent
 from binlogkit.binlog.transactions import control
 from binlogkit.errors import BinlogError
 from binlogkit.pipeline.gate import TableGate
-from binlogkit.schema.ddl import named_database
-from binlogkit.schema.statements import changed_tables
 
 __all__ = [
     "ReplicationFilter",
@@ -261,6 +259,9 @@ class ReplicationFilter:
         current = rules.target(db) if db else None
         if current is not None and not rules.db_ok(current):
             return False
+        from binlogkit.schema.ddl import named_database  # the SQL parser, only for statements
+        from binlogkit.schema.statements import changed_tables
+
         named = named_database(utf8.decode(query))
         if named is not None:
             name = rules.fold(named) if named else current

@@ -30,6 +30,7 @@ from binlogkit.schema.result import Action, DdlResult, DdlWarning
 from binlogkit.schema.session import Session
 from binlogkit.schema.state import CannotApply, Context
 from binlogkit.schema.tables import build_table, sequence_table
+from binlogkit.schema.words import plainly_not_ddl
 
 SHORTENED: Final = 200
 """Characters of a statement kept in a warning."""
@@ -42,8 +43,6 @@ _DDL_STARTS: Final = {
     TokenType.TRUNCATE,
 }
 
-_DDL_WORDS: Final = frozenset({"CREATE", "ALTER", "DROP", "RENAME", "TRUNCATE", "USE"})
-"""The words :data:`_DDL_STARTS` and USE are written as, for :func:`plainly_not_ddl`."""
 
 _DEFAULT_SESSION: Final = Session()
 
@@ -204,26 +203,6 @@ def _statement_tokens(sql: str, session: Session) -> list[Token]:
     while tokens and tokens[-1].token_type == TokenType.SEMICOLON:
         tokens.pop()
     return tokens
-
-
-def first_word(sql: str) -> str | None:
-    """The word a statement starts with, upper-cased; None when it starts with a comment
-    (a versioned one may hold the statement), a quote or anything else the tokenizer must read."""
-    text = sql.lstrip()
-    end = 0
-    while end < len(text) and (text[end].isalnum() or text[end] == "_"):
-        end += 1
-    return text[:end].upper() if end else None
-
-
-def plainly_not_ddl(sql: str) -> bool:
-    """Whether ``sql`` plainly is no DDL: it starts with a word that starts none.
-
-    Binlogs hold a QUERY event per transaction (BEGIN) and, in statement format,
-    per statement; this spares them the tokenizer.
-    """
-    word = first_word(sql)
-    return word is not None and word not in _DDL_WORDS
 
 
 def parse_ddl(sql: str, session: Session = _DEFAULT_SESSION) -> exp.Expr | None:

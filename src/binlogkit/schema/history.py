@@ -31,10 +31,9 @@ from binlogkit.binlog.events.query import QueryEvent
 from binlogkit.binlog.events.table_map import TableMapEvent
 from binlogkit.binlog.transactions import GTID_CODES
 from binlogkit.schema.completion import DefinedTable
-from binlogkit.schema.ddl import apply_ddl, plainly_not_ddl
 from binlogkit.schema.model import Catalog, TableName
-from binlogkit.schema.session import Session
 from binlogkit.schema.store import HistoryStore, Position
+from binlogkit.schema.words import plainly_not_ddl
 
 log = logging.getLogger(__name__)
 
@@ -126,6 +125,9 @@ class SchemaHistory:
         text = event.text
         if plainly_not_ddl(text):
             return
+        from binlogkit.schema.ddl import apply_ddl  # the SQL parser, once a statement may be DDL
+        from binlogkit.schema.session import Session
+
         header = event.header
         position = Position(header.file, header.end, self._gtid_text())
         result = apply_ddl(self.catalog, text, Session.for_query(event, self._server_version))

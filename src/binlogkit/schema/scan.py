@@ -26,9 +26,9 @@ from binlogkit.binlog.framing import Signal
 from binlogkit.binlog.header import SIZES_STOP_AFTER, HeaderWalk, format_description_size
 from binlogkit.binlog.transactions import GTID_CODES
 from binlogkit.io.splits import Split, split_decoder
-from binlogkit.schema.ddl import plainly_not_ddl
 from binlogkit.schema.history import SchemaHistory
 from binlogkit.schema.model import Catalog
+from binlogkit.schema.words import plainly_not_ddl
 
 __all__ = ["catalogs_at"]
 

@@ -13,8 +13,9 @@ from sqlglot import exp
 from sqlglot.errors import ErrorLevel, SqlglotError
 
 from binlogkit.schema import nodes
-from binlogkit.schema.ddl import first_word, parse_ddl
+from binlogkit.schema.ddl import parse_ddl
 from binlogkit.schema.session import Session
+from binlogkit.schema.words import first_word
 
 __all__ = ["TableRef", "changed_tables"]
 
