@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping
 from typing import Final, NamedTuple
 
 from binlogkit.binlog.constants import Flavor
-from binlogkit.binlog.rows.charsets import MAX_CHAR_LENGTHS
+from binlogkit.binlog.rows.charsets import CHARSET_ALIASES, MAX_CHAR_LENGTHS
 
 BINARY: Final = "binary"
 
@@ -58,8 +58,6 @@ _DEFAULT_SUFFIX: Final[dict[str, str]] = {
 }
 """Charset → the suffix of its default collation (``latin1`` → ``latin1_swedish_ci``)."""
 
-_ALIASES: Final = {"utf8": "utf8mb3"}
-
 
 class Charset(NamedTuple):
     """A resolved charset and collation pair."""
@@ -71,7 +69,7 @@ class Charset(NamedTuple):
 def charset_name(name: str) -> str:
     """The canonical name of a charset (lower case, ``utf8`` → ``utf8mb3``)."""
     lowered = name.lower()
-    return _ALIASES.get(lowered, lowered)
+    return CHARSET_ALIASES.get(lowered, lowered)
 
 
 def collation_name(name: str) -> str:

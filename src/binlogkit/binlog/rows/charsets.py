@@ -416,10 +416,10 @@ def collation_id(name: str) -> int | None:
     the same bytes (the collation only orders and compares them).
     """
     key = name.lower()
-    return _named_ids().get(_ALIASES.get(key, key))
+    return _named_ids().get(CHARSET_ALIASES.get(key, key))
 
 
-_ALIASES: Final = {"utf8": "utf8mb3"}
+CHARSET_ALIASES: Final = {"utf8": "utf8mb3"}
 """Character set names that the servers take for another (``utf8`` before MySQL 8.4)."""
 
 
