@@ -175,3 +175,13 @@ def test_complete_end_stops_before_an_unfinished_transaction(corpus_dir: Path, t
     cut.write_bytes(whole.read_bytes()[: xids[10] - 1])
     assert complete.complete_end(cut, 0, xids[10] - 1) == max(g for g in gtids if g < xids[10])
     assert complete.complete_end(cut, xids[10] - 1, xids[10] - 1) == xids[10] - 1
+
+
+def test_complete_end_after_an_xa_prepare(corpus_dir: Path, tmp_path: Path) -> None:
+    """XA PREPARE ends its transaction's first phase: a file ending on it is whole."""
+    whole = corpus_dir / "local-mariadb-10.11" / "compressed" / "mysql-bin.000002"
+    with binlogkit.open(str(whole)) as reader:
+        prepare = next(e.header for e in reader if e.header.type_code == 38)  # XA_PREPARE
+    cut = tmp_path / "mysql-bin.000002"
+    cut.write_bytes(whole.read_bytes()[: prepare.end])
+    assert complete.complete_end(cut, 0, prepare.end) == prepare.end

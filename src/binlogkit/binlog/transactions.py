@@ -185,6 +185,8 @@ GTID_EVENTS: tuple[type[Event], ...] = tuple(
     )
 )
 """The classes of those events (for ``isinstance``)."""
+END_CODES = _codes(TransactionRole.END)
+"""Type codes of the events that end a transaction (XID, XA_PREPARE)."""
 ROW_CODES = _codes(TransactionRole.ROWS)
 """Type codes of the row events: they change the state only while no transaction that
 ``BEGIN`` began is open (:attr:`TransactionState.begun`)."""

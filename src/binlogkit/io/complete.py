@@ -19,7 +19,7 @@ from binlogkit.binlog.header import (
     HeaderWalk,
     format_description_size,
 )
-from binlogkit.binlog.transactions import GTID_CODES
+from binlogkit.binlog.transactions import END_CODES, GTID_CODES
 from binlogkit.errors import BinlogError
 from binlogkit.io.resync import find_event_start, resync_checksum
 
@@ -27,10 +27,10 @@ __all__ = ["complete_end"]
 
 _READ_CHUNK = 8 << 20
 """Bytes read at a time where the framer walks a file."""
-_CLOSING_EVENTS = frozenset(
-    {EventType.ROTATE, EventType.STOP, EventType.XID, EventType.TRANSACTION_PAYLOAD}
-)
-_CLOSING_CODES = frozenset(int(code) for code in _CLOSING_EVENTS)
+_CLOSING_CODES = END_CODES | {
+    int(code) for code in (EventType.ROTATE, EventType.STOP, EventType.TRANSACTION_PAYLOAD)
+}
+"""The last events after which a file's transactions are all whole."""
 _TAIL_BYTES = 64 << 10
 """How far before a file's end :func:`complete_end` looks for its last transaction first
 (then twice as far, and so on, before it walks the whole file)."""
@@ -42,7 +42,7 @@ def complete_end(path: str | os.PathLike[str], start: int, size: int) -> int:
     """Where the complete transactions of a binlog that may still be written end.
 
     Walks the event headers of ``[start, size)``: the end of the last event when
-    it closes a file or a transaction (ROTATE, STOP, XID, TRANSACTION_PAYLOAD),
+    it closes a file or a transaction (ROTATE, STOP, XID, XA_PREPARE, TRANSACTION_PAYLOAD),
     else the offset of the last transaction start (a GTID event) after
     ``start``, else ``start``. A partial last event is not an error here.
     """
@@ -123,7 +123,7 @@ def _complete_end_framed(path: str | os.PathLike[str], start: int, size: int) ->
                 if header.type_code in GTID_CODES and header.offset > start:
                     end = header.offset
                 last = frame
-    if last is not None and last.header.type_code in _CLOSING_EVENTS:
+    if last is not None and last.header.type_code in _CLOSING_CODES:
         end = max(end, last.header.end)
     return end
 
