@@ -24,7 +24,7 @@ pytest.importorskip("delta")
 from delta.tables import DeltaTable
 from pyspark.sql.types import DecimalType, IntegerType, TimestampNTZType
 
-from binlogkit.spark.delta import CRASH_ENV, apply_changes, table_key
+from binlogkit.spark.delta import CRASH_ENV, apply_batch, apply_changes, table_key
 
 pytestmark = [pytest.mark.mariadb, pytest.mark.xdist_group("mariadb")]
 
@@ -165,4 +165,21 @@ def test_a_table_without_primary_key_gets_a_change_log_only(
     apply_changes(notes, tmp_path, "shop.notes", (), app_id="t", version=0, mirror=False)
     log = spark.read.format("delta").load(str(tmp_path / "shop" / "notes" / "changes"))
     assert [(r.op, r.after.asDict()) for r in log.collect()] == [("c", {"a": 1, "b": "x"})] * 2
+    assert not (tmp_path / "shop" / "notes" / "mirror").exists()
+
+
+def test_a_batch_with_json_images_is_applied_per_table(
+    spark: Any, workload: Any, tmp_path: Path
+) -> None:
+    server, batches = workload
+    for version, files in enumerate(batches):
+        changes = spark.read.format("binlog").load(files)
+        apply_batch(changes, tmp_path, files, app_id="json", version=version)
+    _mirror_equals_server(spark, server, tmp_path)
+    every = _batch(spark, [f for files in batches for f in files])
+    assert _log(spark, tmp_path) == sorted(
+        tuple(r) for r in every.select("file", "pos", "row", "op").collect()
+    )
+    notes = spark.read.format("delta").load(str(tmp_path / "shop" / "notes" / "changes"))
+    assert [r.after.asDict() for r in notes.collect()] == [{"a": 1, "b": "x"}] * 2
     assert not (tmp_path / "shop" / "notes" / "mirror").exists()

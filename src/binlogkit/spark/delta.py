@@ -17,9 +17,15 @@ writes two Delta tables under ``LAKE/db/t/``:
   row) wins; an update is a delete of its before image's key followed by an
   upsert of its after image, so one that changes the key moves the row.
 
+:func:`apply_batch` does the same for every table of a batch read with JSON
+images (the source's default schema), typed by :mod:`binlogkit.spark.typed`
+with the columns and primary key of each table's first table map in the batch's
+binlog files (completed by the schema history).
+
 Tables without a primary key get no mirror: :func:`apply_changes` refuses with
 a clear error unless the caller names key columns, or passes ``mirror=False``
-for the change log alone. The mirror's columns are those of the batch's first
+for the change log alone; :func:`apply_batch` writes their change log alone
+and logs a warning. The mirror's columns are those of the batch's first
 table map; an ALTER between batches is not followed (yet).
 
 Exactly once: both writes of batch ``version`` carry the Delta transaction id
@@ -33,6 +39,7 @@ between the two writes or after both.
 from __future__ import annotations
 
 import json
+import logging
 import os
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -43,16 +50,21 @@ from delta.tables import DeltaTable
 from pyspark.sql import Column, SparkSession, Window
 from pyspark.sql import functions as F
 
+from binlogkit.binlog.rows.columns import ColumnInfo
 from binlogkit.errors import BinlogError
 from binlogkit.spark import register
 from binlogkit.spark.jars import fetch_jars
+from binlogkit.spark.schema import typed_columns
 from binlogkit.spark.source import ReadPlan
+from binlogkit.spark.typed import typed_changes
 
 __all__ = [
     "CRASH_ENV",
     "DELTA_CONF",
+    "apply_batch",
     "apply_changes",
     "delta_session",
+    "table_columns",
     "table_key",
     "with_delta",
 ]
@@ -69,6 +81,8 @@ TXN_VERSION = "spark.databricks.delta.write.txnVersion"
 CRASH_ENV = "BINLOGKIT_DELTA_CRASH"
 """Test hook: set to a batch version, :func:`apply_changes` fails after that batch's change log
 commit, before its MERGE."""
+
+log = logging.getLogger(__name__)
 
 ORDER = ("file", "pos", "row")
 """Binlog order of the row changes."""
@@ -92,11 +106,34 @@ def delta_session(jar_folder: Path, master: str = "local[*]", app_name: str = "b
     return session
 
 
-def table_key(paths: Sequence[str], table: str, **options: str) -> tuple[str, ...]:
-    """The primary key columns of ``db.table`` at its first row change in the binlog files
-    (from its table map, completed by the schema history; ``options`` as the source's)."""
+def table_columns(paths: Sequence[str], table: str, **options: str) -> tuple[ColumnInfo, ...]:
+    """The columns of ``db.table`` at its first row change in the binlog files (from its table
+    map, completed by the schema history; ``options`` as the source's)."""
     plan = ReadPlan.from_options({"paths": json.dumps(list(paths)), "table": table, **options})
-    return tuple(col.key for col in plan.find_columns() if col.primary_key)
+    return plan.find_columns()
+
+
+def table_key(paths: Sequence[str], table: str, **options: str) -> tuple[str, ...]:
+    """The primary key columns of ``db.table`` (see :func:`table_columns`)."""
+    return tuple(col.key for col in table_columns(paths, table, **options) if col.primary_key)
+
+
+def apply_batch(
+    changes: Any, lake: str | Path, paths: Sequence[str], *, app_id: str, version: int
+) -> None:
+    """:func:`apply_changes` for each table of a batch of row changes with JSON images (the
+    source's default schema) read from the binlog files ``paths``, which give each table's
+    columns and key; a table without a primary key gets its change log alone."""
+    tables = changes.select("db", "table").distinct().collect()
+    for db, name in sorted(tuple(row) for row in tables):
+        table = f"{db}.{name}"
+        columns = table_columns(paths, table)
+        key = tuple(col.key for col in columns if col.primary_key)
+        if not key:
+            log.warning("%s has no primary key: change log only, no mirror", table)
+        mine = changes.where((F.col("db") == db) & (F.col("table") == name))
+        typed = typed_changes(mine, typed_columns(columns, table))
+        apply_changes(typed, lake, table, key, app_id=app_id, version=version, mirror=bool(key))
 
 
 def apply_changes(
