@@ -31,12 +31,13 @@ pytestmark = [pytest.mark.mariadb, pytest.mark.xdist_group("mariadb")]
 SETUP = """
 CREATE DATABASE shop; USE shop;
 CREATE TABLE items (id INT PRIMARY KEY, qty BIGINT UNSIGNED, name VARCHAR(20),
-                    price DECIMAL(8,2), at DATETIME);
+                    price DECIMAL(8,2), at DATETIME, pos SMALLINT DEFAULT 7, file CHAR(2));
 CREATE TABLE notes (a INT, b VARCHAR(5));
 """
 BATCHES = [
     """
-    INSERT INTO items VALUES (1, 18446744073709551615, 'one', 1.50, '2024-01-02 03:04:05'),
+    INSERT INTO items (id, qty, name, price, at) VALUES
+      (1, 18446744073709551615, 'one', 1.50, '2024-01-02 03:04:05'),
       (2, 0, 'two', 2.00, NULL), (3, 3, 'three', -3.25, '1999-12-31 23:59:59'),
       (4, 4, 'four', 4.00, NULL), (5, 5, 'five', 5.00, NULL), (6, 6, NULL, NULL, NULL);
     UPDATE items SET qty = qty + 1 WHERE id = 2;
@@ -47,18 +48,19 @@ BATCHES = [
     """,
     """
     UPDATE items SET id = 40 WHERE id = 4;
-    INSERT INTO items VALUES (7, 7, 'seven', 7.00, NULL);
+    INSERT INTO items (id, qty, name, price, at) VALUES (7, 7, 'seven', 7.00, NULL);
     UPDATE items SET name = 'sept' WHERE id = 7;
     DELETE FROM items WHERE id = 7;
     UPDATE items SET name = 'cinq' WHERE id = 5;
     UPDATE items SET id = 50 WHERE id = 5;
     UPDATE items SET name = 'fifty' WHERE id = 50;
-    INSERT INTO items VALUES (3, 33, 'again', 3.30, '2025-06-07 08:09:10');
+    INSERT INTO items (id, qty, name, price, at) VALUES
+      (3, 33, 'again', 3.30, '2025-06-07 08:09:10');
     """,
     """
     DELETE FROM items WHERE id = 40;
-    INSERT INTO items VALUES (4, 44, 'back', 4.40, NULL);
-    UPDATE items SET qty = qty DIV 2;
+    INSERT INTO items (id, qty, name, price, at) VALUES (4, 44, 'back', 4.40, NULL);
+    UPDATE items SET qty = qty DIV 2, pos = -id, file = 'f';
     UPDATE items SET id = id + 1000 WHERE id IN (1, 2);
     UPDATE items SET id = 1 WHERE id = 1002;
     """,
@@ -99,7 +101,7 @@ def _mirror_equals_server(spark: Any, server: MariaDBSandbox, lake: Path) -> Non
     assert types["id"] == IntegerType() and types["qty"] == DecimalType(20, 0)
     assert types["price"] == DecimalType(8, 2) and types["at"] == TimestampNTZType()
     rows = [tuple(_text(v) for v in row) for row in mirror.orderBy("id").collect()]
-    assert rows == server.query("SELECT id, qty, name, price, at FROM shop.items ORDER BY id")
+    assert rows == server.query("SELECT * FROM shop.items ORDER BY id")
 
 
 def _log(spark: Any, lake: Path) -> list[tuple[Any, ...]]:

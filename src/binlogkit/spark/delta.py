@@ -87,6 +87,10 @@ log = logging.getLogger(__name__)
 ORDER = ("file", "pos", "row")
 """Binlog order of the row changes."""
 
+STEP = "_binlogkit_step"
+RANK = "_binlogkit_rank"
+"""Working columns of the MERGE's source, named apart from the table's columns."""
+
 
 def with_delta(builder: Any, jars: Sequence[Path]) -> Any:
     """A SparkSession builder with Delta's jars (:func:`binlogkit.spark.jars.fetch_jars`) and
@@ -183,17 +187,18 @@ def _quote(name: str) -> str:
 
 
 def _latest(changes: Any, key: Sequence[str]) -> Any:
-    """Per key, the last step of the batch: an image to upsert or a key to delete."""
+    """Per key, the last step of the batch: an image to upsert or a key to delete (column
+    :data:`STEP` ``.deleted``)."""
 
     def steps(image: str, step: int, op: str) -> Any:
-        marks = [F.lit(step).alias("_step"), F.lit(step == 0).alias("_deleted")]
-        return changes.where(F.col("op") != op).select(*ORDER, *marks, f"{image}.*")
+        order = [F.col(c) for c in ORDER]
+        mark = F.struct(*order, F.lit(step).alias("step"), F.lit(step == 0).alias("deleted"))
+        return changes.where(F.col("op") != op).select(mark.alias(STEP), f"{image}.*")
 
     both = steps("before", 0, "c").unionByName(steps("after", 1, "d"))
-    last = Window.partitionBy(*(F.col(_quote(k)) for k in key))
-    last = last.orderBy(*(F.col(c).desc() for c in (*ORDER, "_step")))
-    both = both.withColumn("_n", F.row_number().over(last)).where("_n = 1")
-    return both.drop(*ORDER, "_step", "_n")
+    last = Window.partitionBy(*(F.col(_quote(k)) for k in key)).orderBy(F.col(STEP).desc())
+    both = both.withColumn(RANK, F.row_number().over(last))
+    return both.where(F.col(RANK) == 1).drop(RANK)
 
 
 def _merge(changes: Any, path: str, key: Sequence[str], app_id: str, version: int) -> None:
@@ -203,8 +208,8 @@ def _merge(changes: Any, path: str, key: Sequence[str], app_id: str, version: in
     values: dict[str, str | Column] = {_quote(c): f"s.{_quote(c)}" for c in image.fieldNames()}
     on = " AND ".join(f"t.{_quote(k)} <=> s.{_quote(k)}" for k in key)
     merge = DeltaTable.forPath(spark, path).alias("t").merge(_latest(changes, key).alias("s"), on)
-    merge = merge.whenMatchedDelete("s._deleted").whenMatchedUpdate(set=values)
-    merge = merge.whenNotMatchedInsert(condition="NOT s._deleted", values=values)
+    merge = merge.whenMatchedDelete(f"s.{STEP}.deleted").whenMatchedUpdate(set=values)
+    merge = merge.whenNotMatchedInsert(condition=f"NOT s.{STEP}.deleted", values=values)
     with _transaction(spark, app_id, version):
         merge.execute()
 
