@@ -63,7 +63,8 @@ def _features(path: Path) -> set[object]:
 
 @pytest.fixture(scope="session")
 def spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
-    """A local SparkSession (``local[2]``, small and quiet) with format ``binlog`` registered."""
+    """A local SparkSession (``local[2]``, small and quiet) with Delta Lake (its jars fetched
+    into ``.cache/jars``) and format ``binlog`` registered."""
     reason = _missing()
     if reason is not None:
         if os.environ.get("CI"):
@@ -75,11 +76,15 @@ def spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     from pyspark.sql import SparkSession
 
     from binlogkit.spark import register
+    from binlogkit.spark.delta import with_delta
+    from binlogkit.spark.jars import fetch_jars
 
     java_opts = "-XX:+UseSerialGC -XX:TieredStopAtLevel=1"
     warehouse = tmp_path_factory.mktemp("spark-warehouse")
+    jars = fetch_jars(Path(__file__).parents[2] / ".cache" / "jars")
     session = (
-        SparkSession.builder.master("local[2]")
+        with_delta(SparkSession.builder, jars)
+        .master("local[2]")
         .appName("binlogkit-tests")
         .config("spark.sql.shuffle.partitions", "2")
         .config("spark.default.parallelism", "2")
@@ -90,6 +95,7 @@ def spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
         .config("spark.driver.host", "127.0.0.1")
         .config("spark.sql.session.timeZone", "UTC")
         .config("spark.sql.warehouse.dir", str(warehouse))
+        .config("spark.databricks.delta.snapshotPartitions", "1")
         .getOrCreate()
     )
     session.sparkContext.setLogLevel("ERROR")

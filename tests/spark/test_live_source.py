@@ -180,3 +180,23 @@ def test_typed_columns_need_the_metadata_or_a_schema(spark: Any, corpus_dir: Pat
     assert "binlog_row_metadata=FULL" in str(err.value) and "option schema" in str(err.value)
     with pytest.raises(Exception, match=r"no row change of nope\.nope"):
         spark.read.format("binlog").option("table", "nope.nope").load(str(path)).collect()
+
+
+def test_json_images_typed_equal_the_typed_mode(
+    spark: Any, live_binlog: tuple[Path, list[str]]
+) -> None:
+    """``typed_changes`` of the JSON rows (Delta's ``apply_batch``) equals option ``table``."""
+    from binlogkit.spark.delta import table_columns
+    from binlogkit.spark.schema import typed_columns
+    from binlogkit.spark.typed import typed_changes
+
+    path, tables = live_binlog
+    changes = spark.read.format("binlog").load(str(path))
+    for table in tables:
+        db, name = table.split(".")
+        columns = typed_columns(table_columns([str(path)], table), table)
+        mine = changes.where((changes.db == db) & (changes.table == name))
+        typed = spark.read.format("binlog").option("table", table).load(str(path))
+        got = typed_changes(mine, columns)
+        assert got.schema == typed.schema, table
+        assert got.collect() == typed.collect(), table
