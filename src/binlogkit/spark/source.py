@@ -66,6 +66,7 @@ import pyarrow as pa
 from pyspark.sql.datasource import (
     DataSource,
     DataSourceReader,
+    DataSourceStreamReader,
     EqualNullSafe,
     EqualTo,
     Filter,
@@ -130,13 +131,11 @@ _UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30}
 _TEXT_COLUMNS = frozenset({"file", "db", "table", "op"})
 
 
-def parse_size(text: str) -> int:
+def parse_size(text: str, option: str = "splitSize") -> int:
     """``"1048576"``, ``"64m"``, ``"1 GiB"`` → bytes."""
     m = _SIZE.fullmatch(text.strip())
     if m is None or int(m[1]) < 1:
-        raise BinlogError(
-            f"splitSize must be a positive size such as 67108864 or 64m, not {text!r}"
-        )
+        raise BinlogError(f"{option} must be a positive size such as 67108864 or 64m, not {text!r}")
     return int(m[1]) * _UNITS[m[2].lower()]
 
 
@@ -198,6 +197,9 @@ class ReadPlan:
     keep_history: bool = False
     """Whether the DDL of the ranges is appended to ``seed``, a .jsonl history file (the
     ingest's): the driver then follows the history to the end of the ranges."""
+    history_from: tuple[tuple[str, int, int], ...] = ()
+    """Ranges before ``ranges`` whose DDL the schema history follows first (a stream's
+    earlier micro-batches): the history starts at the first of them."""
 
     @classmethod
     def from_options(cls, options: dict[str, str], parallelism: int | None = None) -> ReadPlan:
@@ -261,7 +263,7 @@ class ReadPlan:
         events listing shows no column)."""
         if self.seed is None or self.events:
             return None
-        path, start, _ = self.ranges[0]
+        path, start, _ = (self.history_from or self.ranges)[0]
         at = Position(path, start)
         if self.keep_history:
             return SchemaHistory.load(self.seed, at=at)
@@ -276,8 +278,11 @@ class ReadPlan:
         if history is None:
             return None
         ranges = [
-            (path, start, os.path.getsize(path) if end is None else end)
-            for path, start, end in self.ranges
+            *self.history_from,
+            *(
+                (path, start, os.path.getsize(path) if end is None else end)
+                for path, start, end in self.ranges
+            ),
         ]
         points = [(split.path, split.start) for split in splits]
         options = DecodeOptions(verify_checksum=self.verify_checksum)
@@ -587,6 +592,19 @@ class BinlogDataSource(DataSource):
                 "the binlog source has a fixed schema: do not pass .schema(...) to the reader"
             )
         return self.reader_class(plan, expected)
+
+    def streamReader(self, schema: StructType) -> DataSourceStreamReader:
+        """Micro-batches of a folder of binlogs that grows (:mod:`binlogkit.spark.stream`)."""
+        from binlogkit.spark.stream import FileStreamReader
+
+        options = {key.lower(): value for key, value in self.options.items()}
+        if "path" not in options:
+            raise BinlogError(
+                'give the binlog folder: spark.readStream.format("binlog").load(path)'
+            )
+        limit = options.get("maxbytespertrigger")
+        size = None if limit is None else parse_size(limit, "maxBytesPerTrigger")
+        return FileStreamReader(self._plan(), self._plan().schema(), options["path"], size)
 
 
 class PlainBinlogDataSource(BinlogDataSource):
