@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import pickle
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +22,7 @@ import pytest
 import binlogkit
 from binlogkit import jsonenc
 from binlogkit.binlog.constants import EventType
+from binlogkit.binlog.events import Event
 from binlogkit.binlog.events.rows import RowsEvent
 from binlogkit.binlog.info import list_events
 from binlogkit.errors import BinlogError
@@ -49,25 +51,30 @@ BIG = "local-mariadb-10.11/full/mysql-bin.000002"
 def plain_changes(paths: list[Path]) -> list[tuple[Any, ...]]:
     """The ``binlogkit rows`` envelope of each row change, as a tuple in CHANGE_COLUMNS order
     (the files read as one input, as the source reads them: one schema history)."""
-    out = []
     with binlogkit.open([str(path) for path in paths]) as reader:
-        for change in row_changes(reader):
-            src = change.source
-            out.append(
-                (
-                    src.file,
-                    src.pos,
-                    src.row,
-                    src.gtid,
-                    src.server_id,
-                    src.db,
-                    src.table,
-                    src.ts_ms,
-                    change.op,
-                    None if change.before is None else jsonenc.dumps(change.before),
-                    None if change.after is None else jsonenc.dumps(change.after),
-                )
+        return change_tuples(reader)
+
+
+def change_tuples(events: Iterable[Event]) -> list[tuple[Any, ...]]:
+    """The row changes of ``events`` as tuples in CHANGE_COLUMNS order."""
+    out = []
+    for change in row_changes(events):
+        src = change.source
+        out.append(
+            (
+                src.file,
+                src.pos,
+                src.row,
+                src.gtid,
+                src.server_id,
+                src.db,
+                src.table,
+                src.ts_ms,
+                change.op,
+                None if change.before is None else jsonenc.dumps(change.before),
+                None if change.after is None else jsonenc.dumps(change.after),
             )
+        )
     return out
 
 

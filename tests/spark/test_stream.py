@@ -31,7 +31,8 @@ CUT = 55_400
 """Where the copy of the second file stops at first: inside a transaction's rows event."""
 
 
-def _files(corpus_dir: Path) -> list[Path]:
+@pytest.fixture
+def files(corpus_dir: Path) -> list[Path]:
     found = sorted((corpus_dir / FOLDER).glob("mysql-bin.[0-9]*[0-9]"))
     return [path for path in found if path.name != "mysql-bin.000003"]
 
@@ -44,14 +45,18 @@ def _grow(folder: Path, files: list[Path], cut: int | None = None) -> None:
     write_index(folder / "mysql-bin.index", [path.name for path in files])
 
 
-def _run(spark: Any, folder: Path, checkpoint: Path, **options: str) -> list[tuple[Any, ...]]:
-    """One ``availableNow`` run from ``checkpoint``: the rows of its batches, in order."""
+def run_available_now(
+    spark: Any, checkpoint: Path, folder: Path | None = None, **options: str
+) -> list[tuple[Any, ...]]:
+    """One ``availableNow`` run from ``checkpoint`` (of ``folder``, or of the server of option
+    ``url``): the rows of its batches, in order."""
     batches: dict[int, list[tuple[Any, ...]]] = {}
 
     def keep(df: Any, batch_id: int) -> None:
         batches[batch_id] = collected(df, CHANGE_COLUMNS)
 
-    stream = spark.readStream.format("binlog").options(**options).load(str(folder))
+    reader = spark.readStream.format("binlog").options(**options)
+    stream = reader.load() if folder is None else reader.load(str(folder))
     query = (
         stream.writeStream.foreachBatch(keep)
         .option("checkpointLocation", str(checkpoint))
@@ -63,7 +68,7 @@ def _run(spark: Any, folder: Path, checkpoint: Path, **options: str) -> list[tup
     return [row for batch_id in sorted(batches) for row in batches[batch_id]]
 
 
-def _offsets(checkpoint: Path) -> list[dict[str, Any]]:
+def checkpoint_offsets(checkpoint: Path) -> list[dict[str, Any]]:
     """The source offset of each batch in the checkpoint's offset log."""
     logs = sorted((checkpoint / "offsets").glob("[0-9]*"), key=lambda p: int(p.name))
     return [json.loads(path.read_text().splitlines()[2]) for path in logs]
@@ -78,7 +83,7 @@ def _check_boundaries(checkpoint: Path, files: list[Path]) -> int:
         with binlogkit.open(str(path)) as events:
             starts = (e.header.offset for e in events if e.header.type_code in GTID_CODES)
             boundaries.update((path.name, offset) for offset in starts)
-    offsets = _offsets(checkpoint)
+    offsets = checkpoint_offsets(checkpoint)
     assert [
         (offset["file"], offset["pos"])
         for offset in offsets
@@ -87,43 +92,44 @@ def _check_boundaries(checkpoint: Path, files: list[Path]) -> int:
     return len(offsets)
 
 
-def test_runs_from_one_checkpoint_read_each_change_once_in_order(
-    spark: Any, corpus_dir: Path, tmp_path: Path
-) -> None:
-    files = _files(corpus_dir)
-    folder, checkpoint = tmp_path / "relay", tmp_path / "checkpoint"
+@pytest.fixture
+def folder(tmp_path: Path) -> Path:
+    """The growing folder of binlogs (the checkpoint goes to ``tmp_path / "checkpoint"``)."""
+    folder = tmp_path / "relay"
     folder.mkdir()
+    return folder
+
+
+def test_runs_from_one_checkpoint_read_each_change_once_in_order(
+    spark: Any, files: list[Path], folder: Path
+) -> None:
+    checkpoint = folder.parent / "checkpoint"
     _grow(folder, files[:2], cut=CUT)
-    first = _run(spark, folder, checkpoint)
+    first = run_available_now(spark, checkpoint, folder)
     assert first and all(row[1] < CUT for row in first if row[0] == files[1].name)
     _grow(folder, files[:2])
-    second = _run(spark, folder, checkpoint)
+    second = run_available_now(spark, checkpoint, folder)
     _grow(folder, files)
-    third = _run(spark, folder, checkpoint)
+    third = run_available_now(spark, checkpoint, folder)
     assert second and third
     assert first + second + third == plain_changes(files)
     _check_boundaries(checkpoint, files)
 
 
 def test_every_offset_is_a_transaction_boundary(
-    spark: Any, corpus_dir: Path, tmp_path: Path
+    spark: Any, files: list[Path], folder: Path
 ) -> None:
-    files = _files(corpus_dir)
-    folder, checkpoint = tmp_path / "relay", tmp_path / "checkpoint"
-    folder.mkdir()
+    checkpoint = folder.parent / "checkpoint"
     _grow(folder, files)
-    rows = _run(spark, folder, checkpoint, maxBytesPerTrigger="8k")
+    rows = run_available_now(spark, checkpoint, folder, maxBytesPerTrigger="8k")
     assert rows == plain_changes(files)
     # 8 kB a batch (or one bigger transaction): the 98 kB file takes 8
     assert _check_boundaries(checkpoint, files) > 5
 
 
-def test_a_purged_file_is_a_clear_error(spark: Any, corpus_dir: Path, tmp_path: Path) -> None:
+def test_a_purged_file_is_a_clear_error(spark: Any, files: list[Path], folder: Path) -> None:
     from binlogkit.spark.source import BinlogDataSource
 
-    files = _files(corpus_dir)
-    folder = tmp_path / "relay"
-    folder.mkdir()
     _grow(folder, files[:3])
     reader = BinlogDataSource({"path": str(folder)}).streamReader(None)  # type: ignore[arg-type]
     start = reader.initialOffset()

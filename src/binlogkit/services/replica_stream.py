@@ -66,6 +66,7 @@ __all__ = [
     "Start",
     "StreamStateError",
     "check_start",
+    "current_position",
     "open_stream",
 ]
 
@@ -279,7 +280,7 @@ class ReplicaStream:
             if not rows or rows[0][0] is None:
                 raise BinlogError("the server has no binary logs (is log_bin on?)")
             return _Request(rows[0][0], BINLOG_HEADER_SIZE)
-        file, position = _current_position(conn)
+        file, position = current_position(conn)
         return _Request(file, position)
 
     def _set_up(self, conn: MySQLConnection, request: _Request, strict: bool) -> None:
@@ -462,7 +463,7 @@ def check_start(start: object) -> Start:
     raise ValueError(f"cannot start a stream at {start!r}")
 
 
-def _current_position(conn: MySQLConnection) -> tuple[str, int]:
+def current_position(conn: MySQLConnection) -> tuple[str, int]:
     """The end of the source's current binlog (MySQL 8.4 only knows SHOW BINARY LOG STATUS)."""
     statements = ["SHOW MASTER STATUS", "SHOW BINARY LOG STATUS"]
     if not conn.is_mariadb and _version(conn.server_version) >= (8, 2):

@@ -214,7 +214,7 @@ class ReadPlan:
         ]
         if "ranges" in opts:
             ranges += _parse_ranges(opts["ranges"])
-        if not ranges:
+        if not ranges and "url" not in opts:
             raise BinlogError('give the binlog files: spark.read.format("binlog").load(path)')
         events = opts.get("events", "rows").lower()
         if events not in ("rows", "all"):
@@ -577,6 +577,8 @@ class BinlogDataSource(DataSource):
         if plan is None:
             plan = ReadPlan.from_options(dict(self.options), self.parallelism)
             if plan.table is not None:
+                if not plan.ranges:
+                    raise BinlogError("option table needs binlog files; a server stream has none")
                 plan = _with_columns(plan)
             self._read_plan = plan
         return plan
@@ -594,23 +596,48 @@ class BinlogDataSource(DataSource):
         return self.reader_class(plan, expected)
 
     def streamReader(self, schema: StructType) -> DataSourceStreamReader:
-        """Micro-batches of a folder of binlogs that grows (:mod:`binlogkit.spark.stream`)."""
-        from binlogkit.spark.stream import FileStreamReader
-
+        """Micro-batches of a folder of binlogs that grows (:mod:`binlogkit.spark.stream`) or
+        of a live server, option ``url`` (:mod:`binlogkit.spark.server_stream`)."""
         options = {key.lower(): value for key, value in self.options.items()}
+        limit = options.get("maxbytespertrigger")
+        size = None if limit is None else parse_size(limit, "maxBytesPerTrigger")
+        plan = self._plan()
+        if "url" in options:
+            return _server_reader(plan, options, size)
         if "path" not in options:
             raise BinlogError(
                 'give the binlog folder: spark.readStream.format("binlog").load(path)'
             )
-        limit = options.get("maxbytespertrigger")
-        size = None if limit is None else parse_size(limit, "maxBytesPerTrigger")
-        return FileStreamReader(self._plan(), self._plan().schema(), options["path"], size)
+        from binlogkit.spark.stream import FileStreamReader
+
+        return FileStreamReader(plan, plan.schema(), options["path"], size)
 
 
 class PlainBinlogDataSource(BinlogDataSource):
     """Format ``binlog`` without filter pushdown (Spark evaluates every filter)."""
 
     reader_class = BinlogSourceReader
+
+
+def _server_reader(
+    plan: ReadPlan, options: dict[str, str], max_bytes: int | None
+) -> DataSourceStreamReader:
+    """The stream reader of a live server (row changes only, the table maps' columns)."""
+    from binlogkit.spark.server_stream import DEFAULT_SERVER_ID, ServerStreamReader
+
+    if plan.events:
+        raise BinlogError("a server stream gives row changes: option events=all needs files")
+    server_id = options.get("serverid", str(DEFAULT_SERVER_ID))
+    if not server_id.isdigit():
+        raise BinlogError(f"option serverId must be a number, not {server_id!r}")
+    return ServerStreamReader(
+        plan,
+        CHANGE_SCHEMA,
+        options["url"],
+        start=options.get("start", "now"),
+        server_id=int(server_id),
+        max_bytes=max_bytes,
+    )
 
 
 def _with_columns(plan: ReadPlan) -> ReadPlan:
