@@ -48,8 +48,15 @@ def _grow(folder: Path, files: list[Path], cut: int | None = None) -> None:
 def run_available_now(
     spark: Any, checkpoint: Path, folder: Path | None = None, **options: str
 ) -> list[tuple[Any, ...]]:
+    """The rows of :func:`run_batches`, in order."""
+    return [row for batch in run_batches(spark, checkpoint, folder, **options) for row in batch]
+
+
+def run_batches(
+    spark: Any, checkpoint: Path, folder: Path | None = None, **options: str
+) -> list[list[tuple[Any, ...]]]:
     """One ``availableNow`` run from ``checkpoint`` (of ``folder``, or of the server of option
-    ``url``): the rows of its batches, in order."""
+    ``url``): the rows of each of its batches."""
     batches: dict[int, list[tuple[Any, ...]]] = {}
 
     def keep(df: Any, batch_id: int) -> None:
@@ -65,7 +72,7 @@ def run_available_now(
     )
     query.awaitTermination(120)
     assert query.exception() is None
-    return [row for batch_id in sorted(batches) for row in batches[batch_id]]
+    return [batches[batch_id] for batch_id in sorted(batches)]
 
 
 def checkpoint_offsets(checkpoint: Path) -> list[dict[str, Any]]:

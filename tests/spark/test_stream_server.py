@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 from test_source import change_tuples
-from test_stream import checkpoint_offsets, run_available_now
+from test_stream import checkpoint_offsets, run_available_now, run_batches
 
 from binlogkit.errors import BinlogError
 from binlogkit.sandbox import MariaDBSandbox
@@ -73,21 +73,25 @@ def test_runs_from_one_checkpoint_read_each_change_once_in_order(
     assert first + second == _stream_changes(server)
 
 
+@pytest.mark.parametrize(
+    ("limit", "most"), [({"maxBytesPerTrigger": "2k"}, None), ({"maxRowsPerTrigger": "6"}, 6)]
+)
 def test_every_offset_is_a_complete_resume_point(
-    spark: Any, server: MariaDBSandbox, tmp_path: Path
+    spark: Any, server: MariaDBSandbox, tmp_path: Path, limit: dict[str, str], most: int | None
 ) -> None:
     _write(server, 0, 20)
     server.flush_binlogs()
     _write(server, 20, 20)
-    options = {"url": _url(server), "start": "oldest", "maxBytesPerTrigger": "2k"}
-    rows = run_available_now(spark, tmp_path, **options)
-    assert rows == _stream_changes(server)
+    batches = run_batches(spark, tmp_path, url=_url(server), start="oldest", **limit)
+    assert [row for batch in batches for row in batch] == _stream_changes(server)
+    if most is not None:  # 4 rows a transaction: one a batch (two would be 8)
+        assert max(len(batch) for batch in batches) <= most
     with BinlogStream(
         _url(server), server_id=SERVER_ID, start="oldest", blocking=False, heartbeat=None
     ) as stream:
         complete = {(p.file, p.position) for _, p in stream.pairs() if p.complete}
     offsets = [(offset["file"], offset["pos"]) for offset in checkpoint_offsets(tmp_path)]
-    assert len(offsets) > 5
+    assert len(offsets) > 10
     assert [offset for offset in offsets if offset not in complete] == []
 
 

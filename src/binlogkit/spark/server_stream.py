@@ -8,9 +8,10 @@ Option ``start`` says where a new query starts: ``now`` (the default),
 
 :meth:`ServerStreamReader.latestOffset` without a limit is one query, SHOW
 MASTER STATUS: the end of the server's current binlog, where the last
-transaction it wrote ends. With ``maxBytesPerTrigger`` it reads a
-non-blocking dump from the start until that many bytes of events are read,
-and ends at the last complete resume point (at least one transaction). A
+transaction it wrote ends. With ``maxBytesPerTrigger`` (or
+``maxRowsPerTrigger``) it reads a non-blocking dump from the start, and ends
+at the last complete resume point within that many bytes of events (row
+changes), or after the first transaction when that alone is bigger. A
 batch is one task, which reads its range with a non-blocking
 :class:`~binlogkit.services.replica_stream.BinlogStream`.
 
@@ -21,7 +22,7 @@ stream yet, nor does the typed ``table`` option.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -32,11 +33,13 @@ from pyspark.sql.streaming.datasource import (
     ReadAllAvailable,
     ReadLimit,
     ReadMaxBytes,
+    ReadMaxRows,
     SupportsTriggerAvailableNow,
 )
 from pyspark.sql.types import StructType
 
 from binlogkit.binlog.events import Event
+from binlogkit.binlog.events.rows import RowsEvent
 from binlogkit.errors import BinlogError, ServerError
 from binlogkit.io.binlog_index import binlog_order
 from binlogkit.io.mysql import MySQLConnection
@@ -44,9 +47,10 @@ from binlogkit.protocol.replication import BINLOG_HEADER_SIZE, ResumePoint
 from binlogkit.protocol.spec import ConnectionSpec
 from binlogkit.services.replica_stream import BinlogStream, PointFields, current_position
 from binlogkit.spark.arrow import change_batches
+from binlogkit.spark.schema import CHANGE_SCHEMA
 from binlogkit.spark.source import ReadPlan
 
-__all__ = ["ServerOffset", "ServerStreamReader"]
+__all__ = ["ServerOffset", "ServerStreamReader", "server_reader"]
 
 DEFAULT_SERVER_ID = 0x62696E6C
 """The replica server id of the source's dumps unless option ``serverId`` gives one."""
@@ -87,6 +91,14 @@ def _where(point: ResumePoint | PointFields) -> tuple[ServerOffset, bool]:
     return ServerOffset(point[0], point[1]), point[3]
 
 
+def _event_bytes(event: Event) -> int:
+    return event.header.event_size
+
+
+def _event_rows(event: Event) -> int:
+    return len(event.rows) if isinstance(event, RowsEvent) else 0
+
+
 class ServerStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     """Micro-batches of the whole transactions a live server wrote; plain data only."""
 
@@ -98,14 +110,14 @@ class ServerStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         *,
         start: str = "now",
         server_id: int = DEFAULT_SERVER_ID,
-        max_bytes: int | None = None,
+        limit: ReadLimit | None = None,
     ) -> None:
         self.plan = plan
         self.schema = schema
         self.url = url
         self.start = start
         self.server_id = server_id
-        self.max_bytes = max_bytes
+        self.limit = limit or ReadAllAvailable()
         self.target: ServerOffset | None = None
 
     @contextmanager
@@ -136,7 +148,7 @@ class ServerStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         return ServerOffset(files[0][0], BINLOG_HEADER_SIZE).dump()
 
     def getDefaultReadLimit(self) -> ReadLimit:
-        return ReadAllAvailable() if self.max_bytes is None else ReadMaxBytes(self.max_bytes)
+        return self.limit
 
     def prepareForTriggerAvailableNow(self) -> None:
         with self._connection() as conn:
@@ -150,21 +162,28 @@ class ServerStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
                 raise self._gone(begin.file)
             end = self.target or ServerOffset(*current_position(conn))
         if isinstance(limit, ReadMaxBytes):
-            end = min(end, self._bounded(begin, end, limit.max_bytes), key=ServerOffset.key)
+            end = self._bounded(begin, end, limit.max_bytes, _event_bytes)
+        elif isinstance(limit, ReadMaxRows):
+            end = self._bounded(begin, end, limit.max_rows, _event_rows)
         return max(begin, end, key=ServerOffset.key).dump()
 
-    def _bounded(self, begin: ServerOffset, end: ServerOffset, budget: int) -> ServerOffset:
-        """The last complete resume point within ``budget`` bytes of events from ``begin`` (the
-        first one past it when a transaction is bigger), ``end`` at most."""
+    def _bounded(
+        self, begin: ServerOffset, end: ServerOffset, budget: int, measure: Callable[[Event], int]
+    ) -> ServerOffset:
+        """The last complete resume point up to ``end`` within ``budget`` (bytes or rows, as
+        ``measure`` counts them) from ``begin``; the first one when a transaction is bigger."""
         last, read = begin, 0
         with self._stream(begin) as stream:
             for event, point in stream.located():
-                read += event.header.event_size
+                read += measure(event)
                 offset, complete = _where(point)
-                if complete:
-                    last = offset
-                    if read >= budget or offset.key() >= end.key():
-                        break
+                if not complete:
+                    continue
+                if read > budget and last != begin:
+                    break
+                last = offset
+                if read >= budget or offset.key() >= end.key():
+                    break
         return last
 
     @contextmanager
@@ -207,3 +226,32 @@ class ServerStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             f"the server's binlog ended before {end.file}:{end.pos}, where the batch ends",
             hint="the server lost binlogs (a restore or RESET MASTER?): start a new query",
         )
+
+
+def server_reader(
+    plan: ReadPlan, options: dict[str, str], max_bytes: int | None
+) -> ServerStreamReader:
+    """The stream reader of the server of option ``url`` (row changes only, the table maps'
+    columns), from the source's options (lower-case names)."""
+    if plan.events:
+        raise BinlogError("a server stream gives row changes: option events=all needs files")
+    server_id = options.get("serverid", str(DEFAULT_SERVER_ID))
+    if not server_id.isdigit():
+        raise BinlogError(f"option serverId must be a number, not {server_id!r}")
+    limit: ReadLimit | None = None if max_bytes is None else ReadMaxBytes(max_bytes)
+    rows = options.get("maxrowspertrigger")
+    if rows is not None:
+        if limit is not None or not rows.isdigit() or int(rows) < 1:
+            raise BinlogError(
+                f"option maxRowsPerTrigger must be a positive number, alone: not {rows!r}",
+                hint="give maxRowsPerTrigger or maxBytesPerTrigger, not both",
+            )
+        limit = ReadMaxRows(int(rows))
+    return ServerStreamReader(
+        plan,
+        CHANGE_SCHEMA,
+        options["url"],
+        start=options.get("start", "now"),
+        server_id=int(server_id),
+        limit=limit,
+    )

@@ -603,7 +603,13 @@ class BinlogDataSource(DataSource):
         size = None if limit is None else parse_size(limit, "maxBytesPerTrigger")
         plan = self._plan()
         if "url" in options:
-            return _server_reader(plan, options, size)
+            from binlogkit.spark.server_stream import server_reader
+
+            return server_reader(plan, options, size)
+        if "maxrowspertrigger" in options:
+            raise BinlogError(
+                "option maxRowsPerTrigger needs a server (url); give maxBytesPerTrigger"
+            )
         if "path" not in options:
             raise BinlogError(
                 'give the binlog folder: spark.readStream.format("binlog").load(path)'
@@ -617,27 +623,6 @@ class PlainBinlogDataSource(BinlogDataSource):
     """Format ``binlog`` without filter pushdown (Spark evaluates every filter)."""
 
     reader_class = BinlogSourceReader
-
-
-def _server_reader(
-    plan: ReadPlan, options: dict[str, str], max_bytes: int | None
-) -> DataSourceStreamReader:
-    """The stream reader of a live server (row changes only, the table maps' columns)."""
-    from binlogkit.spark.server_stream import DEFAULT_SERVER_ID, ServerStreamReader
-
-    if plan.events:
-        raise BinlogError("a server stream gives row changes: option events=all needs files")
-    server_id = options.get("serverid", str(DEFAULT_SERVER_ID))
-    if not server_id.isdigit():
-        raise BinlogError(f"option serverId must be a number, not {server_id!r}")
-    return ServerStreamReader(
-        plan,
-        CHANGE_SCHEMA,
-        options["url"],
-        start=options.get("start", "now"),
-        server_id=int(server_id),
-        max_bytes=max_bytes,
-    )
 
 
 def _with_columns(plan: ReadPlan) -> ReadPlan:
