@@ -185,3 +185,22 @@ def test_complete_end_after_an_xa_prepare(corpus_dir: Path, tmp_path: Path) -> N
     cut = tmp_path / "mysql-bin.000002"
     cut.write_bytes(whole.read_bytes()[: prepare.end])
     assert complete.complete_end(cut, 0, prepare.end) == prepare.end
+
+
+def test_complete_end_takes_events_between_transactions_after_the_last(
+    corpus_dir: Path, tmp_path: Path
+) -> None:
+    """A BINLOG_CHECKPOINT after a transaction's XID (what MariaDB writes after a rotation, some
+    time after) keeps the transaction complete; after a transaction's earlier event it does not."""
+    whole = corpus_dir / "local-mariadb-10.11" / "gtid" / "mysql-bin.000002"
+    data = whole.read_bytes()
+    events = walk(data).events
+    checkpoint = next(e for e in events if e.type_code == 161)
+    between = data[checkpoint.offset : checkpoint.end]
+    xid = [e for e in events if e.type_code == 16][10]
+    gtid = max(e.offset for e in events if e.type_code in GTID_CODES and e.offset < xid.offset)
+    cut = tmp_path / "mysql-bin.000002"
+    for size, expected in ((xid.end, xid.end + len(between)), (xid.offset, gtid)):
+        cut.write_bytes(data[:size] + between)
+        assert complete.complete_end(cut, 0, size + len(between)) == expected
+        assert complete._complete_end_framed(cut, 0, size + len(between)) == expected

@@ -7,6 +7,8 @@
 - With ``maxBytesPerTrigger`` every checkpointed offset is a complete resume
   point of that stream, and there are many batches.
 - An offset in a purged binlog is a clear error.
+- The server's own binlog folder, streamed as files while the server writes
+  its last file, gives the plain reader's row changes of the files.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_source import change_tuples
+from test_source import change_tuples, plain_changes
 from test_stream import checkpoint_offsets, run_available_now, run_batches
 
 from binlogkit.errors import BinlogError
@@ -115,3 +117,16 @@ def test_a_purged_binlog_is_a_clear_error(spark: Any, server: MariaDBSandbox) ->
     partition = ServerPartition(ServerOffset.load(start), ServerOffset(newest, 4))
     with pytest.raises(BinlogError, match=r"mysql-bin\.000001 is gone"):
         list(reader.read(partition))
+
+
+def test_the_servers_own_folder_streams_as_it_grows(
+    spark: Any, server: MariaDBSandbox, tmp_path: Path
+) -> None:
+    _write(server, 0, 5)
+    first = run_available_now(spark, tmp_path, server.binlog_dir)
+    _write(server, 5, 5)
+    server.flush_binlogs()
+    _write(server, 10, 3)
+    second = run_available_now(spark, tmp_path, server.binlog_dir)
+    assert len(first) == 5 * 4 and len(second) == 8 * 4
+    assert first + second == plain_changes(server.binlog_files())

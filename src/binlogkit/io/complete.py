@@ -31,6 +31,16 @@ _CLOSING_CODES = END_CODES | {
     int(code) for code in (EventType.ROTATE, EventType.STOP, EventType.TRANSACTION_PAYLOAD)
 }
 """The last events after which a file's transactions are all whole."""
+_BETWEEN_CODES = frozenset(
+    int(code)
+    for code in (
+        EventType.MARIADB_BINLOG_CHECKPOINT,
+        EventType.MARIADB_GTID_LIST,
+        EventType.PREVIOUS_GTIDS,
+    )
+)
+"""Events a server writes between transactions, never inside one: after a transaction's
+closing event, the complete part goes on to their end."""
 _TAIL_BYTES = 64 << 10
 """How far before a file's end :func:`complete_end` looks for its last transaction first
 (then twice as far, and so on, before it walks the whole file)."""
@@ -42,9 +52,11 @@ def complete_end(path: str | os.PathLike[str], start: int, size: int) -> int:
     """Where the complete transactions of a binlog that may still be written end.
 
     Walks the event headers of ``[start, size)``: the end of the last event when
-    it closes a file or a transaction (ROTATE, STOP, XID, XA_PREPARE, TRANSACTION_PAYLOAD),
-    else the offset of the last transaction start (a GTID event) after
-    ``start``, else ``start``. A partial last event is not an error here.
+    it closes a file or a transaction (ROTATE, STOP, XID, XA_PREPARE,
+    TRANSACTION_PAYLOAD), or when only events written between transactions
+    (BINLOG_CHECKPOINT, GTID_LIST, PREVIOUS_GTIDS) follow such an event; else the
+    offset of the last transaction start (a GTID event) after ``start``, else
+    ``start``. A partial last event is not an error here.
     """
     found = _complete_end_v4(os.fspath(path), start, size)
     return found if found is not None else _complete_end_framed(path, start, size)
@@ -88,14 +100,16 @@ def _walk_to_complete_end(data: mmap.mmap, offset: int, size: int, start: int) -
     last event does not close one. None for events only the framer walks."""
     end = start
     last_code = -1
+    closed = False  # whether a closing event came last, bar events between transactions
     walk = HeaderWalk(data, offset, size)  # to the partial last event, if there is one
     for offset, code, _ in walk:
         if code in GTID_CODES and offset > start:
             end = offset
+        closed = code in _CLOSING_CODES or (closed and code in _BETWEEN_CODES)
         last_code = code
     if walk.damaged or last_code in SIZES_STOP_AFTER:
         return None
-    if last_code in _CLOSING_CODES:
+    if closed:
         end = max(end, walk.stop)
     return end
 
@@ -104,7 +118,7 @@ def _complete_end_framed(path: str | os.PathLike[str], start: int, size: int) ->
     """:func:`complete_end` by the event framer (any binlog version; reports damage)."""
     framer = EventFramer(file=os.fspath(path), verify_checksum=False)
     end = start
-    last: Frame | None = None
+    closed_at: int | None = None  # the end of a closing event followed only by events between
     with open(path, "rb") as stream:
         offset = 0
         if start > 4:
@@ -120,12 +134,14 @@ def _complete_end_framed(path: str | os.PathLike[str], start: int, size: int) ->
             framer.receive_data(chunk)
             while isinstance(frame := framer.next_frame(), Frame):
                 header = frame.header
-                if header.type_code in GTID_CODES and header.offset > start:
+                code = header.type_code
+                if code in GTID_CODES and header.offset > start:
                     end = header.offset
-                last = frame
-    if last is not None and last.header.type_code in _CLOSING_CODES:
-        end = max(end, last.header.end)
-    return end
+                if code in _CLOSING_CODES or (closed_at is not None and code in _BETWEEN_CODES):
+                    closed_at = header.end
+                else:
+                    closed_at = None
+    return end if closed_at is None else max(end, closed_at)
 
 
 def _read_format(framer: EventFramer, stream: Any) -> None:
