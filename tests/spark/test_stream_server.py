@@ -130,3 +130,23 @@ def test_the_servers_own_folder_streams_as_it_grows(
     second = run_available_now(spark, tmp_path, server.binlog_dir)
     assert len(first) == 5 * 4 and len(second) == 8 * 4
     assert first + second == plain_changes(server.binlog_files())
+
+
+def test_available_now_ends_where_the_server_was_at_its_start(
+    spark: Any, server: MariaDBSandbox
+) -> None:
+    from pyspark.sql.streaming.datasource import ReadAllAvailable, ReadMaxRows
+
+    from binlogkit.spark.source import BinlogDataSource
+
+    source = BinlogDataSource({"url": _url(server), "start": "now"})
+    reader = source.streamReader(source.schema())
+    start = reader.initialOffset()
+    _write(server, 0, 2)
+    reader.prepareForTriggerAvailableNow()
+    _write(server, 2, 2)  # after the query's start: not for this run
+    target = reader.latestOffset(start, ReadAllAvailable())
+    one = reader.latestOffset(start, ReadMaxRows(4))  # a transaction of 4 rows
+    assert start["pos"] < one["pos"] < target["pos"]
+    assert reader.latestOffset(one, ReadMaxRows(100)) == target
+    assert reader.latestOffset(target, ReadMaxRows(100)) == target

@@ -161,11 +161,13 @@ class ServerStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             if begin.file not in files:
                 raise self._gone(begin.file)
             end = self.target or ServerOffset(*current_position(conn))
+        if end.key() <= begin.key():
+            return begin.dump()
         if isinstance(limit, ReadMaxBytes):
             end = self._bounded(begin, end, limit.max_bytes, _event_bytes)
         elif isinstance(limit, ReadMaxRows):
             end = self._bounded(begin, end, limit.max_rows, _event_rows)
-        return max(begin, end, key=ServerOffset.key).dump()
+        return end.dump()
 
     def _bounded(
         self, begin: ServerOffset, end: ServerOffset, budget: int, measure: Callable[[Event], int]
@@ -179,10 +181,10 @@ class ServerStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
                 offset, complete = _where(point)
                 if not complete:
                     continue
-                if read > budget and last != begin:
+                if offset.key() > end.key() or (read > budget and last != begin):
                     break
                 last = offset
-                if read >= budget or offset.key() >= end.key():
+                if read >= budget or offset.key() == end.key():
                     break
         return last
 
