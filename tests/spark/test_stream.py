@@ -145,3 +145,29 @@ def test_a_purged_file_is_a_clear_error(spark: Any, files: list[Path], folder: P
     with pytest.raises(BinlogError, match=r"mysql-bin\.000001 .* is gone .* purged") as err:
         reader.latestOffset(start, reader.getDefaultReadLimit())
     assert "fresh snapshot" in str(err.value)
+
+
+@pytest.mark.parametrize(
+    ("options", "error"),
+    [
+        ({"maxRowsPerTrigger": "5"}, "maxRowsPerTrigger needs a server"),
+        ({"maxBytesPerTrigger": "0"}, "maxBytesPerTrigger must be a positive size"),
+        ({"url": "mariadb://u@h/", "events": "all"}, "events=all needs files"),
+        ({"url": "mariadb://u@h/", "serverId": "x"}, "serverId must be a number"),
+        (
+            {"url": "mariadb://u@h/", "maxRowsPerTrigger": "5", "maxBytesPerTrigger": "1k"},
+            "not both",
+        ),
+        ({"url": "mariadb://u@h/", "table": "shop.orders"}, "table needs binlog files"),
+    ],
+)
+def test_stream_options_are_checked(
+    spark: Any, files: list[Path], folder: Path, options: dict[str, str], error: str
+) -> None:
+    from binlogkit.spark.source import BinlogDataSource
+
+    _grow(folder, files[:2])
+    source = BinlogDataSource({} if "url" in options else {"path": str(folder)})
+    source.options.update(options)
+    with pytest.raises(BinlogError, match=error):
+        source.streamReader(source.schema())
