@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import asdict
+from math import inf
 
 import click
 
@@ -64,12 +65,20 @@ def _from_binlogs(files: tuple[str, ...], at: Position | None, schema: SchemaCho
     if history is None:
         raise click.UsageError("binlogkit schema needs a schema history: drop --schema none")
     stop = None if at is None else at.key()
+    catalog = history.catalog
+    file: str | None = ""
+    stop_at: float = inf  # the offset to stop at in ``file``
     with open_files(files, None, False, schema=history) as events:
-        for event in events:
+        for event in events:  # the history has taken an event in once it is given
             header = event.header
-            if stop is not None and Position(header.file, header.offset).key() >= stop:
+            if stop is not None and header.file != file:  # the file's place, once per file
+                file = header.file
+                place = Position(file, 0).key()
+                stop_at = stop[2] if place[:2] == stop[:2] else (0 if place > stop else inf)
+            if header.offset >= stop_at:
                 break
-    return history.catalog
+            catalog = history.catalog
+    return catalog
 
 
 def _render(catalog: Catalog, fmt: str) -> list[str]:
