@@ -1,11 +1,20 @@
 """``binlogkit spark``: Spark jobs over binlog archives (needs the ``spark`` extra).
 
+``ingest`` appends binlog files to a Parquet change log; ``sync`` mirrors a
+server's tables into Delta tables (snapshot, then the binlog), ``apply`` does
+the same from a folder of binlogs, ``status`` shows a lake.
+
 Also a script for spark-submit, which runs this group's commands directly::
 
     spark-submit --master URL binlogkit/cli/spark.py ingest SOURCE --to LAKE
 """
 
 from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
 
 import click
 
@@ -124,6 +133,184 @@ def ingest_command(
         f"{report.seconds:.1f} s",
         err=True,
     )
+
+
+_LAKE = click.option(
+    "--to",
+    "lake",
+    required=True,
+    type=click.Path(file_okay=False),
+    help="The lake folder: LAKE/DB/TABLE/{mirror,changes,history} Delta tables, "
+    "binlogkit's state in LAKE/_binlogkit.",
+)
+_TABLES = click.option(
+    "--tables",
+    "tables",
+    multiple=True,
+    metavar="DB.TABLE",
+    help="Only these tables (repeatable, or comma-separated); default: all but the server's "
+    "own. A lake keeps the tables it was made with.",
+)
+_SCD2 = click.option(
+    "--scd2", is_flag=True, help="Keep SCD type 2 history tables too (LAKE/DB/TABLE/history)."
+)
+_ONCE = click.option(
+    "--once",
+    is_flag=True,
+    help="Stop once caught up with the source (for cron and tests); default: run until "
+    "stopped (Ctrl-C, SIGTERM).",
+)
+_MASTER = click.option(
+    "--master",
+    metavar="URL",
+    help="Spark master (spark://host:7077, yarn ...); default: local[*] (under spark-submit: "
+    "its session).",
+)
+_TRIGGER = click.option(
+    "--trigger",
+    default="1 second",
+    show_default=True,
+    metavar="INTERVAL",
+    help="The micro-batch interval.",
+)
+
+
+def _table_names(tables: tuple[str, ...]) -> list[str]:
+    return [name.strip() for item in tables for name in item.split(",") if name.strip()]
+
+
+def _show(command: str) -> Callable[[object], None]:
+    def show(progress: object) -> None:
+        click.echo(f"binlogkit spark {command}: {progress}", err=True)
+
+    return show
+
+
+@contextmanager
+def _pipeline_errors() -> Iterator[None]:
+    """One line for every failure, never a traceback; Ctrl-C ends quietly."""
+    try:
+        with reading_errors():
+            yield
+    except ImportError as err:
+        raise click.ClickException(
+            f"{err}: binlogkit spark needs pyspark, pyarrow and delta-spark "
+            "(pip install 'binlogkit[spark]')"
+        ) from err
+    except KeyboardInterrupt:
+        click.echo("stopped", err=True)
+        raise SystemExit(130) from None
+    except click.ClickException:
+        raise
+    except Exception as err:  # Spark, Py4J, the JVM: their first line says what
+        lines = str(err).strip().splitlines() or [type(err).__name__]
+        raise click.ClickException(f"{type(err).__name__}: {lines[0]}") from err
+
+
+def _finished(command: str, report: Any) -> None:
+    click.echo(
+        f"binlogkit spark {command}: {report.rows:,} row changes in {report.batches} "
+        "micro-batches applied",
+        err=True,
+    )
+
+
+@spark_group.command("sync")
+@click.argument("url")
+@_LAKE
+@_TABLES
+@_SCD2
+@_ONCE
+@_MASTER
+@_TRIGGER
+def sync_command(
+    url: str,
+    lake: str,
+    tables: tuple[str, ...],
+    scd2: bool,
+    once: bool,
+    master: str | None,
+    trigger: str,
+) -> None:
+    """Mirror the tables of the server at URL (mariadb://user:pw@host) into Delta tables in LAKE.
+
+    A consistent snapshot first (resumed if an earlier run stopped in it), then
+    the binlog from the snapshot's position, applied exactly once per micro-batch:
+    each table gets a mirror equal to the source table and a change log. Run it
+    again after a crash or stop: it goes on where it stopped. Progress goes to stderr.
+    """
+    with _pipeline_errors():
+        from binlogkit.spark.lakehouse import sync
+
+        report = sync(
+            url,
+            lake,
+            tables=_table_names(tables) or None,
+            once=once,
+            scd2=scd2,
+            master=master,
+            trigger=trigger,
+            progress=_show("sync"),
+        )
+        _finished("sync", report)
+
+
+@spark_group.command("apply")
+@click.argument("source", metavar="DIR|INDEX|GLOB")
+@_LAKE
+@_TABLES
+@_SCD2
+@_ONCE
+@_MASTER
+@_TRIGGER
+def apply_command(
+    source: str,
+    lake: str,
+    tables: tuple[str, ...],
+    scd2: bool,
+    once: bool,
+    master: str | None,
+    trigger: str,
+) -> None:
+    """Apply the row changes of a folder of binlogs (an .index file, or a quoted glob) to LAKE.
+
+    As sync, without a server and without a snapshot: every change of the files
+    from the first one on; the folder may grow (binlogkit relay) while it runs.
+    """
+    with _pipeline_errors():
+        from binlogkit.spark.lakehouse import apply
+
+        report = apply(
+            source,
+            lake,
+            tables=_table_names(tables) or None,
+            once=once,
+            scd2=scd2,
+            master=master,
+            trigger=trigger,
+            progress=_show("apply"),
+        )
+        _finished("apply", report)
+
+
+@spark_group.command("status")
+@click.argument("lake", type=click.Path(file_okay=False))
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json"]),
+    default="text",
+    show_default=True,
+    help="text for people, json for scripts.",
+)
+def status_command(lake: str, fmt: str) -> None:
+    """Show what LAKE mirrors: its source, the stream's position, and per table its rows,
+    change log rows and last commit time."""
+    with _pipeline_errors():
+        from binlogkit.spark.lake_status import status
+
+        found = status(lake)
+    click.echo(json.dumps(found.to_json(), indent=2) if fmt == "json" else found.text())
 
 
 if __name__ == "__main__":

@@ -3,13 +3,35 @@
 >>> from binlogkit.spark import register
 >>> register(spark)
 >>> df = spark.read.format("binlog").load("/var/lib/mysql/binlog.*")
+
+A database into Delta mirrors, kept current from its binlog (imported on first use)::
+
+>>> from binlogkit.spark import sync, status
+>>> sync("mariadb://user:pw@host", "/data/lake", once=True)
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["PUSHDOWN_CONF", "register", "session_parallelism"]
+__all__ = ["PUSHDOWN_CONF", "apply", "register", "session_parallelism", "status", "sync"]
+
+_LAZY = {
+    "sync": "binlogkit.spark.lakehouse",
+    "apply": "binlogkit.spark.lakehouse",
+    "status": "binlogkit.spark.lake_status",
+}
+"""The pipeline's API, imported on first use (it needs pyspark and delta-spark)."""
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
+    return getattr(importlib.import_module(module), name)
+
 
 PUSHDOWN_CONF = "spark.sql.python.filterPushdown.enabled"
 

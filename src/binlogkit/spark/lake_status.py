@@ -1,0 +1,127 @@
+"""What a lake holds: ``binlogkit spark status LAKE`` and :func:`status`.
+
+The stream's position is the end offset of the last micro-batch the
+checkpoint's commit log holds (read from the checkpoint's files, no query
+started); per table, the mirror's row count and the change log's rows and
+newest commit time come from the Delta tables.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from binlogkit.errors import BinlogError
+from binlogkit.spark.sync_state import LakeLayout, SyncState
+
+__all__ = ["LakeStatus", "TableStatus", "committed_offset", "status"]
+
+
+@dataclass(frozen=True, slots=True)
+class TableStatus:
+    """One table of the lake."""
+
+    table: str
+    mirror_rows: int | None
+    """None: no mirror (a table without a key, or none written yet)."""
+    change_rows: int
+    last_commit: datetime | None
+    """The newest commit time in the change log."""
+
+
+@dataclass(frozen=True, slots=True)
+class LakeStatus:
+    """A lake's source, stream position and tables."""
+
+    lake: str
+    source: str
+    kind: str
+    selection: tuple[str, ...] | None
+    scd2: bool
+    position: dict[str, Any] | None
+    """The source offset the last committed micro-batch ended at (None: no batch yet)."""
+    batches: int
+    tables: tuple[TableStatus, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        data = asdict(self)
+        for table in data["tables"]:
+            commit = table["last_commit"]
+            table["last_commit"] = None if commit is None else commit.isoformat()
+        return data
+
+    def text(self) -> str:
+        """A few lines for people."""
+        where = "none yet (the snapshot)" if self.position is None else _where(self.position)
+        lines = [
+            f"lake {self.lake}: {self.kind} {self.source}",
+            f"position: {where}, after {self.batches} micro-batches",
+        ]
+        for t in self.tables:
+            mirror = "no mirror" if t.mirror_rows is None else f"{t.mirror_rows:,} rows"
+            commit = "-" if t.last_commit is None else t.last_commit.isoformat(sep=" ")
+            lines.append(f"  {t.table}: {mirror}, {t.change_rows:,} changes, last commit {commit}")
+        return "\n".join(lines)
+
+
+def _where(offset: dict[str, Any]) -> str:
+    text = f"{offset.get('file')}:{offset.get('pos')}"
+    gtid = offset.get("gtid")
+    return f"{text} (GTID {gtid})" if gtid else text
+
+
+def committed_offset(checkpoint: Path) -> tuple[int, dict[str, Any] | None]:
+    """How many micro-batches the checkpoint committed, and the source offset of the last."""
+    commits = [int(p.name) for p in (checkpoint / "commits").glob("*") if p.name.isdigit()]
+    if not commits:
+        return 0, None
+    last = max(commits)
+    lines = (checkpoint / "offsets" / str(last)).read_text(encoding="utf-8").splitlines()
+    offset: dict[str, Any] = json.loads(lines[-1])
+    return last + 1, offset
+
+
+def status(lake: str | Path, *, spark: Any = None) -> LakeStatus:
+    """The status of ``lake`` (a session with Delta is started when ``spark`` is not given)."""
+    layout = LakeLayout(Path(lake))
+    state = SyncState.load(layout.state)
+    if state is None:
+        raise BinlogError(
+            f"{layout.root} is not a binlogkit lake (no {layout.state})",
+            hint="give the folder of binlogkit spark sync --to",
+        )
+    batches, offset = committed_offset(layout.checkpoint)
+    names = layout.tables()
+    if names and spark is None:
+        from binlogkit.spark.lakehouse import lake_session
+
+        spark = lake_session("local[1]")
+    tables = tuple(_table(spark, layout, name) for name in names)
+    return LakeStatus(
+        str(layout.root),
+        state.source,
+        state.kind,
+        state.tables,
+        state.scd2,
+        offset,
+        batches,
+        tables,
+    )
+
+
+def _table(spark: Any, layout: LakeLayout, name: str) -> TableStatus:
+    from pyspark.sql import functions as F
+
+    folder = layout.table(name)
+    mirror = None
+    if (folder / "mirror" / "_delta_log").is_dir():
+        mirror = spark.read.format("delta").load(str(folder / "mirror")).count()
+    rows, newest = 0, None
+    if (folder / "changes" / "_delta_log").is_dir():
+        changes = spark.read.format("delta").load(str(folder / "changes"))
+        rows, seconds = changes.agg(F.count("*"), F.max(F.col("commit_ts").cast("double"))).first()
+        newest = None if seconds is None else datetime.fromtimestamp(seconds, UTC)
+    return TableStatus(name, mirror, int(rows), newest)

@@ -1,0 +1,320 @@
+"""A database into Delta mirrors on Spark in one call: :func:`sync`, :func:`apply`.
+
+:func:`sync` snapshots the selected tables of a server
+(:func:`binlogkit.spark.snapshot.run_snapshot`, which resumes an unfinished
+snapshot and returns at once after a finished one), then runs a Structured
+Streaming query of the server's binlog from the snapshot's start position;
+each micro-batch goes to :func:`binlogkit.spark.delta.apply_batch` with the
+Delta transaction id ``(app_id, batch id)``, so a batch replayed after a
+crash changes nothing. :func:`apply` does the same from a folder of binlogs,
+without a snapshot. The lake's layout is :class:`~binlogkit.spark.sync_state.LakeLayout`'s.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from types import FrameType
+from typing import Any
+
+from pyspark.errors import StreamingQueryException
+from pyspark.sql import SparkSession
+from pyspark.sql import functions as F
+
+from binlogkit.errors import BinlogError
+from binlogkit.spark import register
+from binlogkit.spark.delta import apply_batch, with_delta
+from binlogkit.spark.jars import fetch_jars
+from binlogkit.spark.sync_progress import AppliedBatch, BatchLog, Sizes, file_sizes
+from binlogkit.spark.sync_state import LakeLayout, SyncState, redact_url, source_address
+
+__all__ = ["JARS_ENV", "SYSTEM_TABLES", "RunReport", "apply", "lake_session", "sync"]
+
+Progress = Callable[[Any], None]
+"""Gets the snapshot's progress of each table, then a
+:class:`~binlogkit.spark.sync_progress.StreamProgress` after each micro-batch."""
+
+SYSTEM_TABLES = "mysql.%,information_schema.%,performance_schema.%,sys.%"
+"""The server's own tables, left out when no tables are selected."""
+
+JARS_ENV = "BINLOGKIT_JARS"
+"""The folder Delta's jars are fetched into for a local session (default
+``~/.cache/binlogkit/jars``)."""
+
+POLL_SECONDS = 1.0
+"""How often the driver's loop reports progress while the query runs."""
+
+
+@dataclass(frozen=True, slots=True)
+class RunReport:
+    """What one run did: the snapshot's result (:func:`sync`) and the micro-batches applied."""
+
+    snapshot: Any
+    batches: int
+    rows: int
+
+
+def sync(
+    url: str,
+    lake: str | Path,
+    *,
+    tables: Sequence[str] | None = None,
+    once: bool = False,
+    scd2: bool = False,
+    spark: Any = None,
+    master: str | None = None,
+    trigger: str = "1 second",
+    progress: Progress | None = None,
+) -> RunReport:
+    """Mirror the tables of the server at ``url`` (``mariadb://user:pw@host``) into ``lake``:
+    a consistent snapshot, then the binlog, until stopped (Ctrl-C, SIGTERM), or with ``once``
+    until caught up with the server.
+
+    ``tables``: ``db.table`` names (default: every table but the server's own). ``scd2``:
+    keep SCD type 2 history tables too. ``spark``: the session to use, else a local one with
+    Delta (``master``: another Spark master). ``trigger``: the micro-batch interval.
+    """
+    from binlogkit.spark.snapshot import run_snapshot
+
+    layout = LakeLayout(Path(lake))
+    selected = _selection(tables)
+    wanted = SyncState.new(redact_url(url), "server", selected, scd2)
+    where = source_address(url)
+    state = _claim(layout, wanted, lambda old: source_address(old.source) == where)
+    session = spark or lake_session(master)
+    snapshot = run_snapshot(
+        session, url, str(layout.root), tables=list(selected or ()) or None, progress=progress
+    )
+    start = snapshot.start
+    reader = session.readStream.format("binlog").option("url", url)
+    reader = reader.option("start", f"{start.file}:{start.pos}")
+    changes = _selected(reader.option("schemaHistory", str(layout.history)), selected).load()
+    sizes = file_sizes(url)
+    batches, rows = _stream(changes, layout, state, once, trigger, progress, sizes)
+    return RunReport(snapshot, batches, rows)
+
+
+def apply(
+    source: str | Path,
+    lake: str | Path,
+    *,
+    tables: Sequence[str] | None = None,
+    once: bool = False,
+    scd2: bool = False,
+    spark: Any = None,
+    master: str | None = None,
+    trigger: str = "1 second",
+    progress: Progress | None = None,
+) -> RunReport:
+    """:func:`sync` from a folder of binlogs ``source`` (what ``binlogkit relay`` writes, or
+    a server's binlog folder; also an ``.index`` file or a glob) instead of a server: no
+    snapshot, every change of the files from their start; the folder may grow while it runs."""
+    text = str(source)
+    folder = text if "*" in text or "?" in text else os.path.abspath(text)
+    layout = LakeLayout(Path(lake))
+    selected = _selection(tables)
+    wanted = SyncState.new(folder, "files", selected, scd2)
+    state = _claim(layout, wanted, lambda old: old.source == folder)
+    session = spark or lake_session(master)
+    reader = session.readStream.format("binlog").option("path", folder)
+    changes = _selected(reader.option("schemaHistory", str(layout.history)), selected).load()
+    batches, rows = _stream(changes, layout, state, once, trigger, progress, file_sizes(folder))
+    return RunReport(None, batches, rows)
+
+
+def lake_session(master: str | None = None) -> Any:
+    """The SparkSession of spark-submit (started with Delta's package and settings), else a
+    new one on ``master`` (default ``local[*]``) with Delta's jars and format ``binlog``."""
+    if "PYSPARK_GATEWAY_PORT" in os.environ:
+        session = SparkSession.builder.appName("binlogkit sync").getOrCreate()
+    else:
+        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+        jars = fetch_jars(Path(os.environ.get(JARS_ENV) or _cache() / "jars"))
+        builder = SparkSession.builder.master(master or "local[*]").appName("binlogkit sync")
+        builder = builder.config("spark.ui.showConsoleProgress", "false")
+        session = with_delta(builder, jars).getOrCreate()
+    if (session.sparkContext.master or "").startswith("local"):
+        # Small local batches: one shuffle partition and one Delta snapshot task per core.
+        cores = str(session.sparkContext.defaultParallelism)
+        session.conf.set("spark.sql.shuffle.partitions", cores)
+        session.conf.set("spark.databricks.delta.snapshotPartitions", cores)
+        session.sparkContext.setLogLevel("ERROR")
+    register(session)
+    return session
+
+
+def _cache() -> Path:
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "binlogkit"
+
+
+def _selection(tables: Sequence[str] | None) -> tuple[str, ...] | None:
+    """The selected tables, sorted, each checked to be ``db.table``."""
+    if not tables:
+        return None
+    for name in tables:
+        db, dot, table = name.partition(".")
+        if not (dot and db and table):
+            raise BinlogError(f"table {name!r}: give tables as DB.TABLE")
+    return tuple(sorted(set(tables)))
+
+
+def _selected(reader: Any, selected: tuple[str, ...] | None) -> Any:
+    """The stream reader with the source's replication filter of the selection."""
+    if selected is None:
+        return reader.option("replicateWildIgnoreTable", SYSTEM_TABLES)
+    return reader.option("replicateDoTable", ",".join(selected))
+
+
+def _claim(
+    layout: LakeLayout, wanted: SyncState, same_source: Callable[[SyncState], bool]
+) -> SyncState:
+    """The lake's state: ``wanted`` for a new lake (saved), else the lake's own after checking
+    that it is what ``wanted`` asks for and that its checkpoint is there."""
+    state = SyncState.load(layout.state)
+    if state is None:
+        wanted.save(layout.state)
+        return wanted
+    state.check(wanted, layout.root, same_source(state))
+    if state.streaming and not (layout.checkpoint / "metadata").exists():
+        raise BinlogError(
+            f"lake {layout.root} lost its streaming checkpoint {layout.checkpoint}",
+            hint="without it no change can be applied exactly once: restore the folder, "
+            "or start a new lake",
+        )
+    return state
+
+
+def _stream(
+    changes: Any,
+    layout: LakeLayout,
+    state: SyncState,
+    once: bool,
+    trigger: str,
+    progress: Progress | None,
+    sizes: Callable[[], Sizes],
+) -> tuple[int, int]:
+    """Run the query that applies ``changes`` to the lake; the batches and rows it applied."""
+    log = BatchLog()
+    failures: list[BaseException] = []
+    applied: list[int] = []
+
+    def each(df: Any, batch_id: int) -> None:
+        began = time.monotonic()
+        try:
+            rows, newest = _apply(df, layout, state, batch_id)
+        except BaseException as err:
+            failures.append(err)
+            raise
+        done = datetime.now(UTC)
+        log.add(AppliedBatch(batch_id, rows, time.monotonic() - began, newest, done))
+        applied.append(rows)
+
+    writer = changes.writeStream.foreachBatch(each)
+    writer = writer.option("checkpointLocation", str(layout.checkpoint))
+    timing = {"availableNow": True} if once else {"processingTime": trigger}
+    writer = writer.trigger(**timing)
+    query = writer.start()
+    if not state.streaming:
+        state.started().save(layout.state)
+
+    def report() -> None:
+        reports = [json.loads(p.json) for p in query.recentProgress]
+        for line in log.report(reports, _quietly(sizes)):
+            if progress is not None:
+                progress(line)
+
+    try:
+        with _stopped_by_sigterm():
+            while not query.awaitTermination(POLL_SECONDS):
+                report()
+    except KeyboardInterrupt:
+        query.stop()
+    except StreamingQueryException as err:
+        raise query_error(failures[-1] if failures else err) from None
+    report()
+    return len(applied), sum(applied)
+
+
+def _apply(
+    df: Any, layout: LakeLayout, state: SyncState, batch_id: int
+) -> tuple[int, datetime | None]:
+    """Apply one micro-batch; its row changes and newest commit time."""
+    df = df.persist()
+    try:
+        stats = df.agg(F.count("*"), F.max(F.col("commit_ts").cast("double"))).first()
+        apply_batch(
+            df,
+            str(layout.root),
+            history=str(layout.history),
+            app_id=state.app_id,
+            version=batch_id,
+            scd2=state.scd2,
+        )
+    finally:
+        df.unpersist()
+    newest = None if stats[1] is None else datetime.fromtimestamp(stats[1], UTC)
+    return int(stats[0]), newest
+
+
+def _quietly(sizes: Callable[[], Sizes]) -> Callable[[], Sizes]:
+    """``sizes``, or none when the source cannot be asked (a server restarting)."""
+
+    def ask() -> Sizes:
+        try:
+            return sizes()
+        except (BinlogError, OSError):
+            return []
+
+    return ask
+
+
+class _Stop(KeyboardInterrupt):
+    """SIGTERM, stopping the query like Ctrl-C."""
+
+
+@contextmanager
+def _stopped_by_sigterm() -> Iterator[None]:
+    """SIGTERM raises :class:`_Stop` in the main thread while the query runs."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def stop(signum: int, frame: FrameType | None) -> None:
+        raise _Stop
+
+    old = signal.signal(signal.SIGTERM, stop)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, old)
+
+
+_ERROR_LINE = re.compile(r"^binlogkit\.errors\.\w+: (.+)$", re.MULTILINE)
+_ANY_ERROR_LINE = re.compile(r"^([\w.]+(?:Error|Exception)): (.+)$", re.MULTILINE)
+
+
+def query_error(err: BaseException) -> BinlogError:
+    """The error of a failed query in one line: the binlogkit error that stopped it, else the
+    last Python error in its message, else the message's first line."""
+    if isinstance(err, BinlogError):
+        return err
+    text = str(err)
+    found = _ERROR_LINE.findall(text)
+    if found:
+        return BinlogError(found[-1])
+    other = _ANY_ERROR_LINE.findall(text)
+    if other:
+        kind, message = other[-1]
+        return BinlogError(f"the streaming query failed: {kind.rpartition('.')[2]}: {message}")
+    first = text.strip().splitlines()[0] if text.strip() else type(err).__name__
+    return BinlogError(f"the streaming query failed: {first}")

@@ -1,0 +1,156 @@
+"""Where a lake keeps its pipeline state, and ``LAKE/_binlogkit/sync.json``.
+
+The sync state names what a lake mirrors: its source (a server's URL without
+the password, or a folder of binlogs), the tables selected, whether SCD type 2
+history is kept, and the Delta transaction id of its micro-batches. A later
+run checks it asks for the same, so one lake never mixes two sources or two
+table selections. Plain JSON, written whole to a temporary file and renamed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import uuid
+from dataclasses import asdict, dataclass, replace
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+from binlogkit.errors import BinlogError
+from binlogkit.protocol.spec import ConnectionSpec
+
+__all__ = ["LakeLayout", "SyncState", "redact_url", "source_address"]
+
+META = "_binlogkit"
+"""The lake's folder of binlogkit's own files, beside the ``db`` folders."""
+
+
+@dataclass(frozen=True, slots=True)
+class LakeLayout:
+    """The paths of a lake (see ``docs/lakehouse.md``)."""
+
+    root: Path
+
+    @property
+    def meta(self) -> Path:
+        return self.root / META
+
+    @property
+    def history(self) -> Path:
+        """The schema history (:class:`binlogkit.schema.store.HistoryStore`)."""
+        return self.meta / "schema.jsonl"
+
+    @property
+    def checkpoint(self) -> Path:
+        """The Structured Streaming checkpoint of the lake's query."""
+        return self.meta / "checkpoint"
+
+    @property
+    def state(self) -> Path:
+        return self.meta / "sync.json"
+
+    def table(self, name: str) -> Path:
+        """The folder of ``db.table``: its ``mirror``, ``changes`` and ``history``."""
+        db, _, table = name.partition(".")
+        return self.root / db / table
+
+    def tables(self) -> list[str]:
+        """``db.table`` of every table folder that holds a mirror or a change log."""
+        found = []
+        for folder in sorted(self.root.glob("*/*")):
+            if folder.parts[-2] != META and any(
+                (folder / kind).is_dir() for kind in ("mirror", "changes")
+            ):
+                found.append(f"{folder.parts[-2]}.{folder.parts[-1]}")
+        return found
+
+
+def redact_url(url: str) -> str:
+    """``url`` without its password (``mariadb://user@host``)."""
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    host = parts.netloc.rpartition("@")[2]
+    netloc = f"{parts.username}@{host}" if parts.username else host
+    return urlunsplit(parts._replace(netloc=netloc))
+
+
+def source_address(url: str) -> str:
+    """Which server a URL reaches: its socket, else host:port (not the user or options)."""
+    return ConnectionSpec.from_url(url).address
+
+
+@dataclass(frozen=True, slots=True)
+class SyncState:
+    """What a lake mirrors and how (the content of ``sync.json``)."""
+
+    source: str
+    """The server's URL without password, or the binlog folder (absolute)."""
+    kind: str
+    """``server`` (``sync``) or ``files`` (``apply``)."""
+    tables: tuple[str, ...] | None
+    """The selected ``db.table`` names; None: every table."""
+    scd2: bool = False
+    app_id: str = ""
+    """The Delta transaction id of the lake's micro-batches (``txnAppId``)."""
+    streaming: bool = False
+    """Whether the streaming query has started (so its checkpoint must be there)."""
+
+    @classmethod
+    def new(cls, source: str, kind: str, tables: tuple[str, ...] | None, scd2: bool) -> SyncState:
+        app_id = f"binlogkit-sync-{uuid.uuid4()}"
+        return cls(source, kind, tables, scd2, app_id)
+
+    @classmethod
+    def load(cls, path: Path) -> SyncState | None:
+        """The state in ``path``; None when there is none yet."""
+        try:
+            data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+            tables = data["tables"]
+            return cls(
+                str(data["source"]),
+                str(data["kind"]),
+                None if tables is None else tuple(str(t) for t in tables),
+                bool(data["scd2"]),
+                str(data["app_id"]),
+                bool(data["streaming"]),
+            )
+        except FileNotFoundError:
+            return None
+        except (ValueError, KeyError, TypeError) as err:
+            raise BinlogError(
+                f"{path}: not a binlogkit sync state ({err})",
+                hint="the lake's state is damaged; start a new lake",
+            ) from None
+
+    def save(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        partial = path.with_name(f".{path.name}.{os.getpid()}")
+        partial.write_text(json.dumps(asdict(self), indent=2) + "\n", encoding="utf-8")
+        partial.replace(path)
+
+    def started(self) -> SyncState:
+        return replace(self, streaming=True)
+
+    def check(self, wanted: SyncState, lake: Path, same_source: bool) -> None:
+        """Refuse a run of ``lake`` (this state) that asks for something else (``wanted``)."""
+        if self.kind != wanted.kind or not same_source:
+            raise BinlogError(
+                f"lake {lake} mirrors {self.source}, not {wanted.source}",
+                hint="give the lake's own source, or a new --to folder for another one",
+            )
+        if self.tables != wanted.tables:
+            raise BinlogError(
+                f"lake {lake} mirrors tables {_names(self.tables)}, not {_names(wanted.tables)}",
+                hint="give the same tables, or a new --to folder for another selection",
+            )
+        if self.scd2 != wanted.scd2:
+            raise BinlogError(
+                f"lake {lake} was made {'with' if self.scd2 else 'without'} SCD type 2 history",
+                hint=f"run it {'with' if self.scd2 else 'without'} --scd2, or start a new lake",
+            )
+
+
+def _names(tables: tuple[str, ...] | None) -> str:
+    return "(all)" if tables is None else ", ".join(tables)
