@@ -122,6 +122,8 @@ def _table(spark: Any, layout: LakeLayout, name: str) -> TableStatus:
     rows, newest = 0, None
     if (folder / "changes" / "_delta_log").is_dir():
         changes = spark.read.format("delta").load(str(folder / "changes"))
-        rows, seconds = changes.agg(F.count("*"), F.max(F.col("commit_ts").cast("double"))).first()
+        rows, seconds = changes.agg(
+            F.count("*"), F.max(F.coalesce("commit_ts", "ts").cast("double"))
+        ).first()
         newest = None if seconds is None else datetime.fromtimestamp(seconds, UTC)
     return TableStatus(name, mirror, int(rows), newest)

@@ -251,7 +251,7 @@ def _apply(
     """Apply one micro-batch; its row changes and newest commit time."""
     df = df.persist()
     try:
-        stats = df.agg(F.count("*"), F.max(F.col("commit_ts").cast("double"))).first()
+        stats = df.agg(F.count("*"), F.max(F.coalesce("commit_ts", "ts").cast("double"))).first()
         apply_batch(
             df,
             str(layout.root),

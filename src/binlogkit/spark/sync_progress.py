@@ -110,7 +110,11 @@ class BatchLog:
 
 
 def _end_offset(report: dict[str, object]) -> tuple[str, int] | None:
-    """The (file, pos) where the report's batch ended."""
+    """The (file, pos) where the report's batch ended; None for a report of a trigger that
+    ran no batch (no ``addBatch`` time), which carries the next batch's id."""
+    durations = report.get("durationMs")
+    if not isinstance(durations, dict) or "addBatch" not in durations:
+        return None
     sources = report.get("sources")
     if not isinstance(sources, list) or not sources:
         return None

@@ -1,0 +1,105 @@
+"""The pure parts of ``binlogkit spark sync``: the lake's state, progress, the checkpoint's
+position."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from binlogkit.errors import BinlogError
+from binlogkit.spark.lake_status import committed_offset
+from binlogkit.spark.sync_progress import AppliedBatch, BatchLog, bytes_behind
+from binlogkit.spark.sync_state import LakeLayout, SyncState, redact_url, source_address
+
+
+def test_redact_url_drops_the_password_only() -> None:
+    assert redact_url("mariadb://bob:s%40cret@db.example:3307/x?ssl-mode=required") == (
+        "mariadb://bob@db.example:3307/x?ssl-mode=required"
+    )
+    assert redact_url("mariadb://bob@db") == "mariadb://bob@db"
+    assert source_address("mariadb://a:pw@db:3307") == source_address("mysql://b@db:3307/?")
+    assert source_address("mariadb://root@localhost/?socket=/s") == "/s"
+
+
+def test_state_round_trips_and_refuses_another_source_or_selection(tmp_path: Path) -> None:
+    layout = LakeLayout(tmp_path)
+    state = SyncState.new("mariadb://u@h", "server", ("a.t", "b.u"), False)
+    state.save(layout.state)
+    assert SyncState.load(layout.state) == state
+    assert SyncState.load(tmp_path / "none.json") is None
+    state.check(SyncState.new("mariadb://v@h", "server", ("a.t", "b.u"), False), tmp_path, True)
+    with pytest.raises(BinlogError, match=r"mirrors mariadb://u@h, not /binlogs .*new --to"):
+        state.check(SyncState.new("/binlogs", "files", ("a.t", "b.u"), False), tmp_path, True)
+    with pytest.raises(BinlogError, match=r"mirrors tables a\.t, b\.u, not \(all\)"):
+        state.check(SyncState.new("mariadb://u@h", "server", None, False), tmp_path, True)
+    with pytest.raises(BinlogError, match=r"made without SCD type 2 .*without --scd2"):
+        state.check(SyncState.new("mariadb://u@h", "server", ("a.t", "b.u"), True), tmp_path, True)
+    layout.state.write_text("{")
+    with pytest.raises(BinlogError, match=r"sync\.json: not a binlogkit sync state"):
+        SyncState.load(layout.state)
+
+
+def test_layout_lists_the_table_folders(tmp_path: Path) -> None:
+    layout = LakeLayout(tmp_path)
+    for folder in ("shop/a/mirror", "shop/b/changes", "_binlogkit/checkpoint/x", "shop/c"):
+        (tmp_path / folder).mkdir(parents=True)
+    assert layout.tables() == ["shop.a", "shop.b"]
+    assert layout.table("shop.a") == tmp_path / "shop" / "a"
+
+
+def test_bytes_behind_counts_the_rest_of_the_file_and_the_later_files() -> None:
+    sizes = [("bin.000009", 500), ("bin.000010", 300), ("bin.000011", 120)]
+    assert bytes_behind(sizes, "bin.000010", 100) == 200 + 120
+    assert bytes_behind(sizes, "bin.000011", 120) == 0
+    assert bytes_behind(sizes, "bin.000012", 4) == 0
+
+
+def _report(batch: int, file: str, pos: int, ran: bool = True) -> dict[str, object]:
+    durations = {"addBatch": 5, "triggerExecution": 9} if ran else {"triggerExecution": 1}
+    end = json.dumps({"file": file, "pos": pos})
+    return {"batchId": batch, "durationMs": durations, "sources": [{"endOffset": end}]}
+
+
+def test_each_batch_is_reported_once_with_the_end_of_its_own_progress_report() -> None:
+    log = BatchLog()
+    now = datetime(2026, 1, 1, tzinfo=UTC)
+    asked = []
+
+    def sizes() -> list[tuple[str, int]]:
+        asked.append(1)
+        return [("bin.000001", 1000)]
+
+    log.add(AppliedBatch(0, 10, 2.0, now - timedelta(seconds=3), now))
+    log.add(AppliedBatch(1, 0, 0.5, None, now))
+    # Batch 1 applied, its report not out yet; an idle report names it already.
+    reports = [_report(0, "bin.000001", 400), _report(1, "bin.000001", 400, ran=False)]
+    (first,) = log.report(reports, sizes)
+    assert (first.batch, first.position, first.lag_seconds, first.lag_bytes) == (
+        0,
+        "bin.000001:400",
+        3.0,
+        600,
+    )
+    assert first.rows_per_second == 5.0
+    assert str(first) == (
+        "batch 0: 10 row changes in 2.0 s (5 rows/s), at bin.000001:400, lag 3.0 s, 600 bytes"
+    )
+    assert log.report(reports, sizes) == []
+    (second,) = log.report([*reports, _report(1, "bin.000001", 1000)], sizes)
+    assert (second.batch, second.lag_seconds, second.lag_bytes) == (1, None, 0)
+    assert len(asked) == 2
+
+
+def test_committed_offset_is_the_last_committed_batchs_end(tmp_path: Path) -> None:
+    assert committed_offset(tmp_path) == (0, None)
+    (tmp_path / "offsets").mkdir()
+    (tmp_path / "commits").mkdir()
+    for batch in range(3):
+        offset = json.dumps({"file": "bin.000001", "pos": 100 * batch})
+        (tmp_path / "offsets" / str(batch)).write_text(f'v1\n{{"batchWatermarkMs":0}}\n{offset}')
+    for batch in range(2):
+        (tmp_path / "commits" / str(batch)).write_text("v1\n{}")
+    assert committed_offset(tmp_path) == (2, {"file": "bin.000001", "pos": 100})
