@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from binlogkit.errors import BinlogError
+from binlogkit.errors import BinlogError, ConnectionLost, ServerError
 from binlogkit.spark.lake_status import committed_offset
+from binlogkit.spark.query_errors import query_error, restartable
 from binlogkit.spark.sync_progress import AppliedBatch, BatchLog, bytes_behind
 from binlogkit.spark.sync_state import LakeLayout, SyncState, redact_url, source_address
 
@@ -103,3 +104,61 @@ def test_committed_offset_is_the_last_committed_batchs_end(tmp_path: Path) -> No
     for batch in range(2):
         (tmp_path / "commits" / str(batch)).write_text("v1\n{}")
     assert committed_offset(tmp_path) == (2, {"file": "bin.000001", "pos": 100})
+
+
+SOURCE_FAILED = """[PYTHON_STREAMING_DATA_SOURCE_RUNTIME_ERROR] Failed when Python streaming \
+data source perform latestOffset: Traceback (most recent call last):
+  File "binlogkit/io/mysql.py", line 329, in _open_socket
+    sock.connect(spec.unix_socket)
+FileNotFoundError: [Errno 2] No such file or directory
+
+Traceback (most recent call last):
+  File "binlogkit/spark/server_stream.py", line 159, in latestOffset
+binlogkit.errors.ConnectionLost: cannot connect to /s/mysqld.sock: [Errno 2] No such file
+ SQLSTATE: 38000"""
+
+
+@pytest.mark.parametrize(
+    ("text", "message", "again"),
+    [
+        (SOURCE_FAILED, "cannot connect to /s/mysqld.sock: [Errno 2] No such file", True),
+        (
+            "Traceback:\nbinlogkit.errors.ServerError: server error 1927 (70100): killed\n",
+            "server error 1927 (70100): killed",
+            True,
+        ),
+        (
+            "Traceback:\nbinlogkit.errors.ServerError: server error 1045 (28000): denied\n",
+            "server error 1045 (28000): denied",
+            False,
+        ),
+        (
+            "Traceback:\nbinlogkit.errors.BinlogError: binlog b.000001 is gone (resnapshot)\n",
+            "binlog b.000001 is gone (resnapshot)",
+            False,
+        ),
+        (
+            "[X] failed: Traceback:\nConnectionResetError: [Errno 104] reset by peer\n",
+            "the streaming query failed: ConnectionResetError: [Errno 104] reset by peer",
+            True,
+        ),
+        (
+            "[DELTA_X] something\nmore lines",
+            "the streaming query failed: [DELTA_X] something",
+            False,
+        ),
+    ],
+)
+def test_a_failed_query_is_one_line_and_a_lost_connection_is_worth_a_restart(
+    text: str, message: str, again: bool
+) -> None:
+    failure = RuntimeError(text)
+    assert str(query_error(failure)) == message
+    assert restartable(failure) is again
+
+
+def test_errors_raised_in_the_driver_keep_their_type() -> None:
+    gone = BinlogError("gone", hint="resnapshot")
+    assert query_error(gone) is gone and not restartable(gone)
+    assert restartable(ConnectionLost("closed")) and restartable(ServerError(2013, "", "lost"))
+    assert not restartable(ServerError(1064, "42000", "syntax"))

@@ -13,8 +13,8 @@ without a snapshot. The lake's layout is :class:`~binlogkit.spark.sync_state.Lak
 from __future__ import annotations
 
 import json
+import logging
 import os
-import re
 import signal
 import sys
 import threading
@@ -32,9 +32,11 @@ from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
 from binlogkit.errors import BinlogError
+from binlogkit.services.replica_stream import Backoff
 from binlogkit.spark import register
 from binlogkit.spark.delta import apply_batch, with_delta
 from binlogkit.spark.jars import fetch_jars
+from binlogkit.spark.query_errors import query_error, restartable
 from binlogkit.spark.sync_progress import AppliedBatch, BatchLog, Sizes, file_sizes
 from binlogkit.spark.sync_state import LakeLayout, SyncState, redact_url, source_address
 
@@ -50,6 +52,12 @@ SYSTEM_TABLES = "mysql.%,information_schema.%,performance_schema.%,sys.%"
 JARS_ENV = "BINLOGKIT_JARS"
 """The folder Delta's jars are fetched into for a local session (default
 ``~/.cache/binlogkit/jars``)."""
+
+RESTARTS_ONCE = 5
+"""With ``once``, how many restarts in a row a lost source connection gets before the run
+fails (without: as many as it takes, like ``binlogkit tail``)."""
+
+log_ = logging.getLogger(__name__)
 
 POLL_SECONDS = 1.0
 """How often the driver's loop reports progress while the query runs."""
@@ -223,9 +231,38 @@ def _stream(
     writer = writer.option("checkpointLocation", str(layout.checkpoint))
     timing = {"availableNow": True} if once else {"processingTime": trigger}
     writer = writer.trigger(**timing)
-    query = writer.start()
-    if not state.streaming:
-        state.started().save(layout.state)
+    backoff = Backoff(initial=1.0, maximum=10.0, attempts=RESTARTS_ONCE if once else None)
+    attempt = 0
+    while True:
+        failures.clear()
+        done_before = len(applied)
+        query = writer.start()
+        if not state.streaming:  # the checkpoint is there from now on
+            state = state.started()
+            state.save(layout.state)
+        try:
+            _run_query(query, log, progress, sizes)
+            break
+        except StreamingQueryException as err:
+            failure = failures[-1] if failures else err
+            attempt = 1 if len(applied) > done_before else attempt + 1
+            if not restartable(failure) or (
+                backoff.attempts is not None and attempt > backoff.attempts
+            ):
+                raise query_error(failure) from None
+            delay = backoff.delay(attempt)
+            note = f"{query_error(failure)}: restarting the query in {delay:.0f} s"
+            log_.warning("%s", note)
+            if progress is not None:
+                progress(note)
+            time.sleep(delay)
+    return len(applied), sum(applied)
+
+
+def _run_query(
+    query: Any, log: BatchLog, progress: Progress | None, sizes: Callable[[], Sizes]
+) -> None:
+    """Wait for ``query`` to end (Ctrl-C and SIGTERM stop it), reporting each applied batch."""
 
     def report() -> None:
         reports = [json.loads(p.json) for p in query.recentProgress]
@@ -239,10 +276,7 @@ def _stream(
                 report()
     except KeyboardInterrupt:
         query.stop()
-    except StreamingQueryException as err:
-        raise query_error(failures[-1] if failures else err) from None
     report()
-    return len(applied), sum(applied)
 
 
 def _apply(
@@ -297,24 +331,3 @@ def _stopped_by_sigterm() -> Iterator[None]:
         yield
     finally:
         signal.signal(signal.SIGTERM, old)
-
-
-_ERROR_LINE = re.compile(r"^binlogkit\.errors\.\w+: (.+)$", re.MULTILINE)
-_ANY_ERROR_LINE = re.compile(r"^([\w.]+(?:Error|Exception)): (.+)$", re.MULTILINE)
-
-
-def query_error(err: BaseException) -> BinlogError:
-    """The error of a failed query in one line: the binlogkit error that stopped it, else the
-    last Python error in its message, else the message's first line."""
-    if isinstance(err, BinlogError):
-        return err
-    text = str(err)
-    found = _ERROR_LINE.findall(text)
-    if found:
-        return BinlogError(found[-1])
-    other = _ANY_ERROR_LINE.findall(text)
-    if other:
-        kind, message = other[-1]
-        return BinlogError(f"the streaming query failed: {kind.rpartition('.')[2]}: {message}")
-    first = text.strip().splitlines()[0] if text.strip() else type(err).__name__
-    return BinlogError(f"the streaming query failed: {first}")
