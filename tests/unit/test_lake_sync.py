@@ -12,7 +12,7 @@ import pytest
 from binlogkit.errors import BinlogError, ConnectionLost, ServerError
 from binlogkit.spark.lake_status import committed_offset
 from binlogkit.spark.query_errors import query_error, restartable
-from binlogkit.spark.sync_progress import AppliedBatch, BatchLog, bytes_behind
+from binlogkit.spark.sync_progress import AppliedBatch, BatchLog, bytes_behind, describe
 from binlogkit.spark.sync_state import LakeLayout, SyncState, redact_url, source_address
 
 
@@ -162,3 +162,20 @@ def test_errors_raised_in_the_driver_keep_their_type() -> None:
     assert query_error(gone) is gone and not restartable(gone)
     assert restartable(ConnectionLost("closed")) and restartable(ServerError(2013, "", "lost"))
     assert not restartable(ServerError(1064, "42000", "syntax"))
+
+
+def test_describe_a_snapshot_tables_progress_or_anything_else() -> None:
+    from dataclasses import dataclass
+
+    @dataclass
+    class Snap:
+        table: str
+        rows: int
+        total: int
+        rows_per_second: float
+
+    assert describe(Snap("shop.t", 1200, 5000, 812.4)) == (
+        "snapshot shop.t: 1,200 rows (24% of ~5,000), 812 rows/s"
+    )
+    assert describe(Snap("shop.t", 9, 0, 1.0)) == "snapshot shop.t: 9 rows, 1 rows/s"
+    assert describe("restarting") == "restarting"

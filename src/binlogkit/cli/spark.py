@@ -180,8 +180,10 @@ def _table_names(tables: tuple[str, ...]) -> list[str]:
 
 
 def _show(command: str) -> Callable[[object], None]:
+    from binlogkit.spark.sync_progress import describe
+
     def show(progress: object) -> None:
-        click.echo(f"binlogkit spark {command}: {progress}", err=True)
+        click.echo(f"binlogkit spark {command}: {describe(progress)}", err=True)
 
     return show
 

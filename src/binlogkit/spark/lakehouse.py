@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import re
 import signal
 import sys
 import threading
@@ -166,21 +167,33 @@ def _cache() -> Path:
 
 
 def _selection(tables: Sequence[str] | None) -> tuple[str, ...] | None:
-    """The selected tables, sorted, each checked to be ``db.table``."""
+    """The selected tables, sorted, each checked to be ``db.table`` (``*`` and ``?`` match
+    any characters and one character, as in ``shop.*``)."""
     if not tables:
         return None
     for name in tables:
         db, dot, table = name.partition(".")
         if not (dot and db and table):
-            raise BinlogError(f"table {name!r}: give tables as DB.TABLE")
+            raise BinlogError(f"table {name!r}: give tables as DB.TABLE (or a pattern: DB.*)")
     return tuple(sorted(set(tables)))
 
 
 def _selected(reader: Any, selected: tuple[str, ...] | None) -> Any:
-    """The stream reader with the source's replication filter of the selection."""
+    """The stream reader with the source's replication filter of the selection: names as
+    ``replicateDoTable``, patterns as ``replicateWildDoTable``."""
     if selected is None:
         return reader.option("replicateWildIgnoreTable", SYSTEM_TABLES)
-    return reader.option("replicateDoTable", ",".join(selected))
+    names = [name for name in selected if not _WILD.search(name)]
+    patterns = [_WILD.sub(lambda m: _LIKE[m[0]], name) for name in selected if _WILD.search(name)]
+    if names:
+        reader = reader.option("replicateDoTable", ",".join(names))
+    if patterns:
+        reader = reader.option("replicateWildDoTable", ",".join(patterns))
+    return reader
+
+
+_WILD = re.compile(r"[*?]")
+_LIKE = {"*": "%", "?": "_"}
 
 
 def _claim(

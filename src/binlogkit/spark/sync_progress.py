@@ -21,7 +21,14 @@ from binlogkit.io.binlog_index import binlog_order, resolve_sources
 from binlogkit.io.mysql import MySQLConnection
 from binlogkit.protocol.spec import ConnectionSpec
 
-__all__ = ["AppliedBatch", "BatchLog", "StreamProgress", "bytes_behind", "file_sizes"]
+__all__ = [
+    "AppliedBatch",
+    "BatchLog",
+    "StreamProgress",
+    "bytes_behind",
+    "describe",
+    "file_sizes",
+]
 
 Sizes = list[tuple[str, int]]
 """(binlog file name, size) of the source's files."""
@@ -151,3 +158,15 @@ def file_sizes(source: str) -> Callable[[], Sizes]:
         return [(str(row[0]), int(str(row[1]))) for row in rows if row[0] is not None]
 
     return server
+
+
+def describe(progress: object) -> str:
+    """A progress line: a snapshot table's (rows, share of the server's estimate, rows/s), a
+    micro-batch's, or a note."""
+    table, rows = getattr(progress, "table", None), getattr(progress, "rows", None)
+    total, rate = getattr(progress, "total", None), getattr(progress, "rows_per_second", None)
+    if isinstance(table, str) and isinstance(rows, int) and isinstance(total, int):
+        share = f" ({min(100, 100 * rows // total)}% of ~{total:,})" if total > 0 else ""
+        speed = f", {rate:,.0f} rows/s" if isinstance(rate, float | int) else ""
+        return f"snapshot {table}: {rows:,} rows{share}{speed}"
+    return str(progress)

@@ -1,0 +1,203 @@
+"""Streaming lag and apply throughput of ``binlogkit spark sync`` (issue 17, section 6).
+
+A throwaway MariaDB server gets a steady load: a writer thread inserts rows
+into ``bench.lag`` at ``--rate`` row changes per second (transactions of
+``--rows-per-tx`` rows), each row carrying the wall time just before its
+commit. :func:`binlogkit.spark.sync` mirrors the table with a ``--trigger``
+micro-batch interval on a local session, in the same process. A row's lag is
+the time from its commit on the server to the Delta commit of the mirror that
+made it visible: the mirror's ``_delta_log`` gives each commit's time, and
+pyarrow reads the rows of the files it added (a row is visible from the commit
+that adds it). The first ``--warmup`` seconds are left out (the session's
+first batches compile and create the tables). The same machine's clock is on
+both sides.
+
+Then apply throughput: with the stream stopped, ``--catchup`` rows are
+inserted (and half of them updated), and one ``once`` run applies them; rows/s
+of the micro-batches' apply time and of the whole run are printed.
+
+    .venv/bin/python benchmarks/lakehouse_stream.py [--rate 1000] [--seconds 60] [--trigger "1 s"]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pyarrow.parquet as pq
+
+from binlogkit.io.mysql import MySQLConnection
+from binlogkit.protocol.spec import ConnectionSpec
+from binlogkit.sandbox import MariaDBSandbox
+from binlogkit.spark.lakehouse import lake_session, sync
+from binlogkit.spark.sync_progress import StreamProgress
+
+TABLE = "bench.lag"
+SCHEMA = (
+    "CREATE DATABASE bench; CREATE TABLE bench.lag (id BIGINT PRIMARY KEY AUTO_INCREMENT, "
+    "written DOUBLE NOT NULL, n INT NOT NULL, pad VARCHAR(64) NOT NULL)"
+)
+
+
+def writer(url: str, rate: float, per_tx: int, stop: threading.Event, done: list[int]) -> None:
+    """Insert ``rate`` rows a second in transactions of ``per_tx`` rows until ``stop``."""
+    every = per_tx / rate
+    with MySQLConnection.connect(ConnectionSpec.from_url(url)) as conn:
+        due = time.monotonic()
+        while not stop.is_set():
+            now = time.time()
+            rows = ", ".join(f"({now!r}, {i}, REPEAT('x', 40))" for i in range(per_tx))
+            conn.execute(f"INSERT INTO bench.lag (written, n, pad) VALUES {rows}")
+            done.append(per_tx)
+            due += every
+            pause = due - time.monotonic()
+            if pause > 0:
+                time.sleep(pause)
+
+
+def visible_lags(mirror: Path, since: float) -> list[float]:
+    """Per row written after ``since``: seconds from its commit to the mirror's Delta commit
+    that added it."""
+    lags = []
+    for entry in sorted((mirror / "_delta_log").glob("*.json")):
+        actions = [json.loads(line) for line in entry.read_text().splitlines() if line]
+        stamps = [a["commitInfo"]["timestamp"] for a in actions if "commitInfo" in a]
+        if not stamps:
+            continue
+        visible = stamps[0] / 1000
+        for action in actions:
+            if "add" in action:
+                path = mirror / action["add"]["path"]
+                written = pq.read_table(path, columns=["written"]).column(0).to_pylist()
+                lags += [visible - w for w in written if w >= since]
+    return lags
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--rate", type=float, default=1000.0, help="row changes per second")
+    parser.add_argument("--rows-per-tx", type=int, default=10)
+    parser.add_argument("--seconds", type=float, default=60.0, help="measured streaming time")
+    parser.add_argument("--warmup", type=float, default=20.0)
+    parser.add_argument("--trigger", default="1 second")
+    parser.add_argument("--catchup", type=int, default=100_000, help="rows for throughput")
+    parser.add_argument("--master", default="local[2]")
+    args = parser.parse_args()
+
+    base = Path(tempfile.mkdtemp(prefix="binlogkit-lakehouse-"))
+    server = MariaDBSandbox(base / "server").start()
+    try:
+        run(args, server, base)
+    finally:
+        server.stop()
+        shutil.rmtree(base, ignore_errors=True)
+
+
+def run(args: argparse.Namespace, server: MariaDBSandbox, base: Path) -> None:
+    url = f"mariadb://root@localhost/?socket={server.socket}"
+    server.execute(SCHEMA)
+    lake = base / "lake"
+    spark = lake_session(args.master)
+    batches: list[StreamProgress] = []
+
+    def note(progress: Any) -> None:
+        if isinstance(progress, StreamProgress):
+            batches.append(progress)
+
+    print(
+        f"load: {args.rate:.0f} row changes/s ({args.rows_per_tx} rows a transaction), "
+        f"trigger {args.trigger}, {args.master}, load average {os.getloadavg()[0]:.1f}"
+    )
+    stop, written = threading.Event(), []
+    load = threading.Thread(
+        target=writer, args=(url, args.rate, args.rows_per_tx, stop, written), daemon=True
+    )
+    sync_run = threading.Thread(
+        target=sync,
+        args=(url, lake),
+        kwargs={"tables": [TABLE], "spark": spark, "trigger": args.trigger, "progress": note},
+        daemon=True,
+    )
+    began = time.time()
+    sync_run.start()
+    load.start()
+    time.sleep(args.warmup + args.seconds)
+    stop.set()
+    load.join()
+    time.sleep(5 * max(1.0, _seconds(args.trigger)))
+    for query in spark.streams.active:
+        query.stop()
+    sync_run.join(60)
+    measured = began + args.warmup
+    lags = visible_lags(lake / "bench" / "lag" / "mirror", measured)
+    rate = sum(written) / (time.time() - began)
+    print(f"written: {sum(written):,} rows ({rate:,.0f}/s over the whole run)")
+    if lags:
+        print(
+            f"lag commit -> visible in the mirror: p50 {percentile(lags, 0.5):.2f} s, "
+            f"p99 {percentile(lags, 0.99):.2f} s, max {max(lags):.2f} s "
+            f"({len(lags):,} rows after {args.warmup:.0f} s of warm-up)"
+        )
+    steady = [b for b in batches if b.rows]
+    if steady:
+        print(
+            f"micro-batches: {len(steady)}, median "
+            f"{statistics.median(b.rows for b in steady):,.0f} rows, "
+            f"median apply {statistics.median(b.seconds for b in steady):.2f} s"
+        )
+
+    catchup(args, server, url, lake, spark)
+
+
+def catchup(
+    args: argparse.Namespace, server: MariaDBSandbox, url: str, lake: Path, spark: Any
+) -> None:
+    """Apply throughput: ``--catchup`` inserts and half as many updates, one ``once`` run."""
+    step = 10_000
+    for first in range(0, args.catchup, step):
+        count = min(step, args.catchup - first)
+        server.execute(
+            "INSERT INTO bench.lag (written, n, pad) SELECT UNIX_TIMESTAMP(), seq, 'c' "
+            f"FROM seq_1_to_{count}"
+        )
+    server.execute("UPDATE bench.lag SET pad = 'u' WHERE n % 2 = 0 AND pad = 'c'")
+    batches: list[StreamProgress] = []
+    began = time.monotonic()
+    report = sync(
+        url,
+        lake,
+        tables=[TABLE],
+        spark=spark,
+        once=True,
+        progress=lambda p: batches.append(p) if isinstance(p, StreamProgress) else None,
+    )
+    wall = time.monotonic() - began
+    applying = sum(b.seconds for b in batches)
+    print(
+        f"apply: {report.rows:,} row changes in {report.batches} micro-batches: "
+        f"{report.rows / applying:,.0f} rows/s applying ({applying:.1f} s), "
+        f"{report.rows / wall:,.0f} rows/s for the whole once run ({wall:.1f} s)"
+    )
+
+
+def _seconds(trigger: str) -> float:
+    number, _, unit = trigger.partition(" ")
+    return float(number) * (60.0 if unit.startswith("minute") else 1.0)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
