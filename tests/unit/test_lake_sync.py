@@ -144,7 +144,7 @@ binlogkit.errors.ConnectionLost: cannot connect to /s/mysqld.sock: [Errno 2] No 
         ),
         (
             "[DELTA_X] something\nmore lines",
-            "the streaming query failed: [DELTA_X] something",
+            "the streaming query failed: RuntimeError: [DELTA_X] something",
             False,
         ),
     ],
@@ -179,3 +179,11 @@ def test_describe_a_snapshot_tables_progress_or_anything_else() -> None:
     )
     assert describe(Snap("shop.t", 9, 0, 1.0)) == "snapshot shop.t: 9 rows, 1 rows/s"
     assert describe("restarting") == "restarting"
+
+
+def test_a_python_error_of_the_batch_function_keeps_its_type_name() -> None:
+    failure = query_error(RuntimeError("BINLOGKIT_DELTA_CRASH=0: stopping"))
+    assert (
+        str(failure)
+        == "the streaming query failed: RuntimeError: BINLOGKIT_DELTA_CRASH=0: stopping"
+    )

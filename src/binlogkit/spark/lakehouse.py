@@ -37,11 +37,12 @@ from binlogkit.services.replica_stream import Backoff
 from binlogkit.spark import register
 from binlogkit.spark.delta import apply_batch, with_delta
 from binlogkit.spark.jars import fetch_jars
+from binlogkit.spark.lake.tables import TABLE_PROPERTIES, exists, properties, set_properties
 from binlogkit.spark.query_errors import query_error, restartable
 from binlogkit.spark.sync_progress import AppliedBatch, BatchLog, Sizes, file_sizes
 from binlogkit.spark.sync_state import LakeLayout, SyncState, redact_url, source_address
 
-__all__ = ["JARS_ENV", "SYSTEM_TABLES", "RunReport", "apply", "lake_session", "sync"]
+__all__ = ["JARS_ENV", "KILL_ENV", "SYSTEM_TABLES", "RunReport", "apply", "lake_session", "sync"]
 
 Progress = Callable[[Any], None]
 """Gets the snapshot's progress of each table, then a
@@ -59,6 +60,10 @@ RESTARTS_ONCE = 5
 fails (without: as many as it takes, like ``binlogkit tail``)."""
 
 log_ = logging.getLogger(__name__)
+
+KILL_ENV = "BINLOGKIT_SYNC_KILL"
+"""Test hook: set to a batch id, the process kills itself (SIGKILL) once that micro-batch is
+applied, before the query's checkpoint records it."""
 
 POLL_SECONDS = 1.0
 """How often the driver's loop reports progress while the query runs."""
@@ -104,6 +109,8 @@ def sync(
     snapshot = run_snapshot(
         session, url, str(layout.root), tables=list(selected or ()) or None, progress=progress
     )
+    if not state.streaming:
+        _settle_mirrors(session, layout, snapshot.tables)
     start = snapshot.start
     reader = session.readStream.format("binlog").option("url", url)
     reader = reader.option("start", f"{start.file}:{start.pos}")
@@ -196,6 +203,19 @@ _WILD = re.compile(r"[*?]")
 _LIKE = {"*": "%", "?": "_"}
 
 
+def _settle_mirrors(spark: Any, layout: LakeLayout, tables: Sequence[str]) -> None:
+    """Give the snapshot's mirrors the table properties every lake table has (column mapping
+    by name, type widening), so that the stream's DDL can drop, rename and widen columns."""
+    for table in tables:
+        path = str(layout.table(table) / "mirror")
+        if not exists(spark, path):
+            continue
+        have = properties(spark, path)
+        missing = {k: v for k, v in TABLE_PROPERTIES.items() if have.get(k) != v}
+        if missing:
+            set_properties(spark, path, missing)
+
+
 def _claim(
     layout: LakeLayout, wanted: SyncState, same_source: Callable[[SyncState], bool]
 ) -> SyncState:
@@ -236,6 +256,8 @@ def _stream(
         except BaseException as err:
             failures.append(err)
             raise
+        if os.environ.get(KILL_ENV) == str(batch_id):
+            os.kill(os.getpid(), signal.SIGKILL)
         done = datetime.now(UTC)
         log.add(AppliedBatch(batch_id, rows, time.monotonic() - began, newest, done))
         applied.append(rows)

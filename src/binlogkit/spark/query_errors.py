@@ -38,7 +38,10 @@ def query_error(err: BaseException) -> BinlogError:
         kind, message = other[-1]
         return BinlogError(f"the streaming query failed: {kind.rpartition('.')[2]}: {message}")
     lines = text.strip().splitlines()
-    return BinlogError(f"the streaming query failed: {lines[0] if lines else type(err).__name__}")
+    first = lines[0] if lines else ""
+    if not type(err).__module__.startswith(("pyspark", "py4j")):
+        first = f"{type(err).__name__}: {first}" if first else type(err).__name__
+    return BinlogError(f"the streaming query failed: {first or type(err).__name__}")
 
 
 def restartable(err: BaseException) -> bool:

@@ -1,0 +1,5 @@
+"""``python -m binlogkit``: the ``binlogkit`` command."""
+
+from binlogkit.cli.main import main
+
+main()
