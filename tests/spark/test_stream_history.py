@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import sys
+import threading
 from collections import Counter
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -262,24 +263,42 @@ def test_a_batch_read_rides_out_a_killed_dump_and_a_cut_connection(
         "CREATE USER 'f'@'%' IDENTIFIED BY 'fpw'; GRANT ALL PRIVILEGES ON *.* TO 'f'@'%';"
         "CREATE DATABASE shop; CREATE TABLE shop.t (id INT PRIMARY KEY, s TEXT)"
     )
+    source = BinlogDataSource({"url": _url(server)})  # a unix socket: small buffers
+    reader = source.streamReader(source.schema())
+    start = reader.initialOffset()
+    for n in range(20):  # 20,000 row changes of 300 bytes: 6 MB, more than a socket holds
+        values = ", ".join(f"({1000 * n + i}, REPEAT('x', 300))" for i in range(1000))
+        server.execute(f"INSERT INTO shop.t VALUES {values}")
+    everything = ReadAllAvailable()
+    end = reader.latestOffset(start, everything)
+    (partition,) = reader.partitions(start, end)
+    expected = _rows(reader.read(partition))
+    assert len(expected) == 20_000
+    batches = reader.read(partition)
+    first = next(batches)  # 8192 rows read; the server is blocked sending the rest
+    killed = _dump_threads(server)
+    assert killed
+    for thread in killed:
+        server.execute(f"KILL {thread}")
+    assert _rows(iter([first, *batches])) == expected
     with FaultProxy(("127.0.0.1", server.port)) as proxy:
-        source = BinlogDataSource({"url": f"mariadb://f:fpw@127.0.0.1:{proxy.port}/"})
+        url = f"mariadb://f:fpw@127.0.0.1:{proxy.port}/"
+        source = BinlogDataSource({"url": url, "start": f"{start['file']}:{start['pos']}"})
         reader = source.streamReader(source.schema())
-        start = reader.initialOffset()
-        for n in range(20):  # 20,000 row changes of 300 bytes: 6 MB, more than sockets hold
-            values = ", ".join(f"({1000 * n + i}, REPEAT('x', 300))" for i in range(1000))
-            server.execute(f"INSERT INTO shop.t VALUES {values}")
-        end = reader.latestOffset(start, ReadAllAvailable())
-        (partition,) = reader.partitions(start, end)
-        expected = _rows(reader.read(partition))
-        assert len(expected) == 20_000
-        batches = reader.read(partition)
-        first = next(batches)  # 8192 rows read; the server is blocked sending the rest
-        killed = _dump_threads(server)
-        assert killed
-        for thread in killed:
-            server.execute(f"KILL {thread}")
-        assert _rows(iter([first, *batches])) == expected
         proxy.cut_after(1_000_000)
         assert _rows(reader.read(partition)) == expected
         assert proxy.cuts == 1
+        # the driver waits for a server that restarts; an offset without gtid still loads
+        server.stop()
+        restart = threading.Timer(1.0, _restart, (server, proxy))
+        restart.start()
+        later = reader.latestOffset({"file": start["file"], "pos": start["pos"]}, everything)
+        restart.join()
+        assert later["file"] > end["file"] and later["gtid"] == end["gtid"]
+        (partition,) = reader.partitions(start, later)
+        assert _rows(reader.read(partition)) == expected
+
+
+def _restart(server: MariaDBSandbox, proxy: FaultProxy) -> None:
+    server.start()
+    proxy.upstream = ("127.0.0.1", server.port)

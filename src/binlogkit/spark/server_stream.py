@@ -6,10 +6,11 @@ every micro-batch holds whole transactions and a restarted query goes on
 exactly at its checkpoint, by ``file`` and ``pos``. ``gtid`` is the server's
 GTID position there (MariaDB ``domain-server-seq`` list, as
 ``@@gtid_binlog_pos`` and ``binlogkit tail`` resume points give it; null on
-MySQL and where unknown): what the same point is called on another server of
-the replication topology (after a failover the file and position name nothing
-there; a new query started with ``start=gtid:...`` would continue). Offsets
-written without ``gtid`` still load. Option ``start`` says where a new query
+MySQL): the name the same point has on every server of the replication
+topology, where file and position name nothing after a failover. It is kept
+for that (and for a lakehouse's status); resuming on another server by it is
+not done yet (the schema history is keyed by this server's file and position
+too). Offsets written without ``gtid`` still load. Option ``start`` says where a new query
 starts: ``now`` (the default), ``oldest`` or ``file:pos``.
 
 :meth:`ServerStreamReader.latestOffset` without a limit is SHOW MASTER STATUS
@@ -21,7 +22,8 @@ changes), or after the first transaction when that alone is bigger. A batch
 is one task, which reads its range with a non-blocking
 :class:`~binlogkit.services.replica_stream.BinlogStream` that reconnects after
 a broken connection, a killed dump thread or a server restart
-(:data:`READ_BACKOFF`) and goes on after the last complete transaction given.
+(:data:`READ_BACKOFF`) and goes on after the last complete transaction given;
+the driver's reads (offsets, the schema history) are made again the same way.
 
 The driver keeps the schema history (:mod:`binlogkit.spark.stream_history`,
 option ``schemaHistory=PATH``, else a temporary file): when a batch's end is
@@ -41,10 +43,11 @@ else from the server as it is now.
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import pyarrow as pa
 from pyspark.sql.datasource import DataSourceStreamReader, InputPartition
@@ -62,7 +65,7 @@ from binlogkit.binlog.events import Event
 from binlogkit.binlog.events.rows import RowsEvent
 from binlogkit.binlog.rows.columns import ColumnInfo
 from binlogkit.binlog.tables import SchemaSource
-from binlogkit.errors import BinlogError, ServerError
+from binlogkit.errors import BinlogError, ConnectionLost, ServerError
 from binlogkit.gtid import MariaGtidList
 from binlogkit.io.binlog_index import binlog_order
 from binlogkit.io.mysql import MySQLConnection
@@ -79,6 +82,7 @@ from binlogkit.services.replica_stream import (
     BinlogStream,
     PointFields,
     current_position,
+    is_retryable,
     parse_gtids,
 )
 from binlogkit.spark.arrow import change_batches
@@ -87,14 +91,15 @@ from binlogkit.spark.source import ReadPlan
 from binlogkit.spark.stream_history import StreamHistory
 
 log = logging.getLogger(__name__)
+_T = TypeVar("_T")
 
 __all__ = ["ServerOffset", "ServerStreamReader", "server_columns", "server_reader"]
 
 DEFAULT_SERVER_ID = 0x62696E6C
 """The replica server id of the source's dumps unless option ``serverId`` gives one."""
 READ_BACKOFF = Backoff(initial=0.1, maximum=5.0, attempts=60)
-"""How a batch's dump reconnects (about five minutes of attempts, then the task fails and
-Spark retries it)."""
+"""How a batch's dump reconnects, and the driver's reads are made again, after a broken
+connection or while the server restarts (about five minutes of attempts, then it fails)."""
 _GONE = 1236
 """ER_MASTER_FATAL_ERROR_READING_BINLOG: the dump's file is not (any more) on the server."""
 
@@ -207,6 +212,22 @@ class ServerStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         self.target: ServerOffset | None = None
         self._history: StreamHistory | None = None
 
+    def _riding_out(self, call: Callable[[], _T]) -> _T:
+        """``call()`` (the driver's reads: idempotent), made again after a broken connection
+        or while the server restarts, as :data:`READ_BACKOFF` says."""
+        failures = 0
+        while True:
+            try:
+                return call()
+            except (ConnectionLost, TimeoutError, OSError, ServerError) as err:
+                failures += 1
+                attempts = READ_BACKOFF.attempts
+                if not is_retryable(err) or (attempts is not None and failures > attempts):
+                    raise
+                delay = READ_BACKOFF.delay(failures)
+                log.warning("binlog stream driver: %s; again in %.2f s", err, delay)
+                time.sleep(delay)
+
     @contextmanager
     def _connection(self) -> Iterator[MySQLConnection]:
         with MySQLConnection.connect(ConnectionSpec.from_url(self.url)) as conn:
@@ -219,6 +240,9 @@ class ServerStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         )
 
     def initialOffset(self) -> dict[str, Any]:
+        return self._riding_out(self._initial_offset)
+
+    def _initial_offset(self) -> dict[str, Any]:
         history = self._driver_history()
         if self.start == "now":
             return self._seeded(history).dump()
@@ -262,10 +286,16 @@ class ServerStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         return self.limit
 
     def prepareForTriggerAvailableNow(self) -> None:
+        self.target = self._riding_out(self._now)
+
+    def _now(self) -> ServerOffset:
         with self._connection() as conn:
-            self.target = _now(conn)
+            return _now(conn)
 
     def latestOffset(self, start: dict[str, Any], limit: ReadLimit) -> dict[str, Any]:
+        return self._riding_out(lambda: self._latest_offset(start, limit))
+
+    def _latest_offset(self, start: dict[str, Any], limit: ReadLimit) -> dict[str, Any]:
         begin = ServerOffset.load(start)
         with self._connection() as conn:
             files = {row[0] for row in conn.query("SHOW BINARY LOGS").rows}
@@ -373,7 +403,7 @@ class ServerStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         begin, stop = ServerOffset.load(start), ServerOffset.load(end)
         if stop.key() <= begin.key():
             return []
-        history = self._keep(begin, stop)  # a batch replayed after a restart: kept already?
+        history = self._riding_out(lambda: self._keep(begin, stop))  # a batch read again?
         return [ServerPartition(begin, stop, history.catalog_at(begin.position()))]
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:

@@ -24,6 +24,9 @@ Options (all optional besides the path):
   driver follows the history through the input first, reading only the
   events DDL needs (:func:`binlogkit.schema.scan.catalogs_at`), and each
   partition starts with the definitions in force where it starts.
+- ``schemaHistory`` (streams only): a schema history file the stream's driver
+  keeps (:mod:`binlogkit.spark.stream_history`); ``table`` on a server stream
+  takes the table's columns from it (else from the server).
 - ``splitSize``: bytes per partition on average (``k``/``m``/``g`` suffixes
   allowed). The files are taken as one stream of bytes and cut into
   partitions of about equal work at transaction starts
