@@ -302,3 +302,21 @@ def test_a_batch_read_rides_out_a_killed_dump_and_a_cut_connection(
 def _restart(server: MariaDBSandbox, proxy: FaultProxy) -> None:
     server.start()
     proxy.upstream = ("127.0.0.1", server.port)
+
+
+def test_an_empty_history_not_started_now_is_warned_of(
+    spark: Any,
+    mariadb_factory: Callable[..., MariaDBSandbox],
+    tmp_path: Path,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    from binlogkit.spark.source import BinlogDataSource
+
+    server = mariadb_factory("history-oldest")
+    history = tmp_path / "empty.jsonl"
+    source = BinlogDataSource({"url": _url(server), "start": "oldest"})
+    source.options["schemaHistory"] = str(history)
+    offset = source.streamReader(source.schema()).initialOffset()
+    assert offset["pos"] == 4 and offset["gtid"] == ""
+    assert "is empty and the stream starts at oldest, not now" in caplog.text
+    assert history.read_text() == ""

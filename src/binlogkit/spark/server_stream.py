@@ -143,13 +143,16 @@ class ServerPartition(InputPartition):
     catalog: Catalog | None = None
 
 
-def _where(point: ResumePoint | PointFields) -> tuple[ServerOffset, bool]:
-    """A resume point's offset and whether it is complete."""
+def _fields(point: ResumePoint | PointFields) -> PointFields:
     if isinstance(point, ResumePoint):
-        file, pos, gtids, complete = point.file, point.position, point.gtids, point.complete
-    else:
-        file, pos, gtids, complete = point
-    return ServerOffset(file, pos, None if gtids is None else str(gtids)), complete
+        return point.file, point.position, point.gtids, point.complete
+    return point
+
+
+def _offset(fields: PointFields) -> ServerOffset:
+    """A resume point's offset (its GTIDs made text: once a transaction, not per event)."""
+    file, pos, gtids, _ = fields
+    return ServerOffset(file, pos, None if gtids is None else str(gtids))
 
 
 def _event_bytes(event: Event) -> int:
@@ -322,9 +325,10 @@ class ServerStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         with self._stream(begin, self.plan.options()) as stream:
             for event, point in stream.located():
                 read += measure(event)
-                offset, complete = _where(point)
-                if not complete:
+                fields = _fields(point)
+                if not fields[3]:  # a transaction is open
                     continue
+                offset = _offset(fields)
                 if offset.key() > end.key() or (read > budget and last != begin):
                     break
                 last = offset
@@ -364,10 +368,12 @@ class ServerStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         schema: SchemaSource | None = None,
     ) -> Iterator[Event]:
         """The events from ``begin`` to ``end``; an error if the server's binlog ends before."""
+        stop = end.key()
         with self._stream(begin, options, schema) as stream:
             for event, point in stream.located():
                 yield event
-                if _where(point)[0].key() >= end.key():
+                file, pos, _, _ = _fields(point)
+                if (binlog_order(file), pos) >= stop:
                     return
         raise BinlogError(
             f"the server's binlog ended before {end.file}:{end.pos}, where the batch ends",
