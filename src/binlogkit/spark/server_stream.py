@@ -37,7 +37,7 @@ and text. A query that starts ``now`` seeds the history from the server
 starts at; one that starts elsewhere with an empty history learns the tables
 from the DDL it reads (a warning says so). Option ``table=db.t`` gives typed
 images, with the table's columns from the history file (its last version) or
-else from the server as it is now.
+else from the server as it is now (:func:`server_columns`).
 """
 
 from __future__ import annotations
@@ -74,7 +74,7 @@ from binlogkit.protocol.spec import ConnectionSpec
 from binlogkit.schema.history import SchemaHistory
 from binlogkit.schema.model import Catalog, TableName
 from binlogkit.schema.seed import reread_tables
-from binlogkit.schema.store import HistoryStore, Position
+from binlogkit.schema.store import Position
 from binlogkit.schema.table_map import column_infos
 from binlogkit.services.live_schema import stream_schema
 from binlogkit.services.replica_stream import (
@@ -427,23 +427,14 @@ class ServerStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             self._history.close()
 
 
-def server_columns(
-    url: str, table: tuple[str, str], history_path: str | None
-) -> tuple[ColumnInfo, ...]:
-    """The columns of ``table`` for typed images: its last version in the history file, else
-    its definition on the server now."""
+def server_columns(url: str, table: tuple[str, str]) -> tuple[ColumnInfo, ...]:
+    """The columns of ``table`` for typed images, from its definition on the server now."""
     name = TableName(*table)
-    catalog = Catalog()
-    if history_path is not None:
-        catalog = HistoryStore(history_path).catalog_at()
-    definition = catalog.table(*name)
+    with MySQLConnection.connect(ConnectionSpec.from_url(url)) as conn:
+        definition = reread_tables(conn, Catalog(), [name]).table(*name)
     if definition is None:
-        with MySQLConnection.connect(ConnectionSpec.from_url(url)) as conn:
-            definition = reread_tables(conn, Catalog(), [name]).table(*name)
-    if definition is None:
-        where = "" if history_path is None else f" nor in schema history {history_path}"
         raise BinlogError(
-            f"no table {name} on the server{where}",
+            f"no table {name} on the server {ConnectionSpec.from_url(url).address}",
             hint="check the table name, or read without the table option",
         )
     return column_infos(definition)

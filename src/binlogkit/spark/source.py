@@ -25,8 +25,8 @@ Options (all optional besides the path):
   events DDL needs (:func:`binlogkit.schema.scan.catalogs_at`), and each
   partition starts with the definitions in force where it starts.
 - ``schemaHistory`` (streams only): a schema history file the stream's driver
-  keeps (:mod:`binlogkit.spark.stream_history`); ``table`` on a server stream
-  takes the table's columns from it (else from the server).
+  keeps (:mod:`binlogkit.spark.stream_history`); ``table`` takes the table's
+  columns from its last version there, when it has one.
 - ``splitSize``: bytes per partition on average (``k``/``m``/``g`` suffixes
   allowed). The files are taken as one stream of bytes and cut into
   partitions of about equal work at transaction starts
@@ -105,6 +105,7 @@ from binlogkit.schema.seed import seed_from_path
 from binlogkit.schema.store import Position
 from binlogkit.spark.arrow import change_batches, event_batches
 from binlogkit.spark.schema import CHANGE_SCHEMA, EVENT_SCHEMA, typed_columns, typed_schema
+from binlogkit.spark.stream_history import last_columns
 
 __all__ = [
     "BinlogDataSource",
@@ -584,15 +585,19 @@ class BinlogDataSource(DataSource):
         return plan
 
     def _columns(self, plan: ReadPlan) -> tuple[ColumnInfo, ...]:
-        """The typed table's columns: from the files, or for a server stream (option ``url``)
-        from its schema history or the server."""
+        """The typed table's columns: its last version in a stream's schema history, else
+        from the files or, for a server stream (option ``url``), the server."""
         assert plan.table is not None
         options = {key.lower(): value for key, value in self.options.items()}
+        history = options.get("schemahistory")
+        found = None if history is None else last_columns(history, plan.table)
+        if found is not None:
+            return found
         if "url" not in options:
             return plan.find_columns()
         from binlogkit.spark.server_stream import server_columns
 
-        return server_columns(options["url"], plan.table, options.get("schemahistory"))
+        return server_columns(options["url"], plan.table)
 
     def schema(self) -> StructType:
         return self._plan().schema()

@@ -13,7 +13,9 @@ as each batch's end is chosen it records the batch's DDL, read with
 QUERY events that may be DDL), and each partition starts with the catalog in
 force at its start. When the history is empty as the driver starts, it is
 followed from the start of ``origin`` first (seeded with option ``schema``,
-if given), as a batch read of the whole folder would.
+if given), as a batch read of the whole folder would. Option ``table`` takes
+the table's columns from the history file's last version when it has one,
+else from the table's first table map in the folder.
 
 :meth:`FileStreamReader.latestOffset` costs a listing of the folder (its
 index) and :func:`~binlogkit.io.complete.complete_end` of the last file,

@@ -24,11 +24,13 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
+from binlogkit.binlog.rows.columns import ColumnInfo
 from binlogkit.schema.history import SchemaHistory
 from binlogkit.schema.model import Catalog
 from binlogkit.schema.store import HistoryStore, Position
+from binlogkit.schema.table_map import column_infos
 
-__all__ = ["Scan", "StreamHistory"]
+__all__ = ["Scan", "StreamHistory", "last_columns"]
 
 Scan = Callable[[SchemaHistory, Position], None]
 """Follows a history (as of the position given, recording into the file) from that position to
@@ -75,3 +77,10 @@ class StreamHistory:
         """Remove a temporary file."""
         if self.temporary:
             self.path.unlink(missing_ok=True)
+
+
+def last_columns(path: str, table: tuple[str, str]) -> tuple[ColumnInfo, ...] | None:
+    """The columns of ``table`` in its last version in the history file ``path`` (for typed
+    images); None when the file does not define it."""
+    definition = HistoryStore(path).catalog_at().table(*table)
+    return None if definition is None else column_infos(definition)
