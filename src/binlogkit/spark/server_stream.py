@@ -338,17 +338,21 @@ class ServerStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
 
     @contextmanager
     def _stream(
-        self, begin: ServerOffset, options: DecodeOptions, schema: SchemaSource | None = None
+        self,
+        begin: ServerOffset,
+        options: DecodeOptions,
+        schema: SchemaSource | None = None,
+        reconnect: Backoff | None = None,
     ) -> Iterator[BinlogStream]:
-        """A non-blocking dump from ``begin`` that rides out broken connections; a clear error
-        when its file is purged."""
+        """A non-blocking dump from ``begin`` (reconnecting as ``reconnect`` says: the driver's
+        are made again whole instead); a clear error when its file is purged."""
         stream = BinlogStream(
             self.url,
             server_id=self.server_id,
             start=begin.resume_point(),
             blocking=False,
             heartbeat=None,
-            reconnect=READ_BACKOFF,
+            reconnect=reconnect,
             options=options,
             schema=schema,
         )
@@ -366,10 +370,11 @@ class ServerStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         end: ServerOffset,
         options: DecodeOptions,
         schema: SchemaSource | None = None,
+        reconnect: Backoff | None = None,
     ) -> Iterator[Event]:
         """The events from ``begin`` to ``end``; an error if the server's binlog ends before."""
         stop = end.key()
-        with self._stream(begin, options, schema) as stream:
+        with self._stream(begin, options, schema, reconnect) as stream:
             for event, point in stream.located():
                 yield event
                 file, pos, _, _ = _fields(point)
@@ -415,7 +420,8 @@ class ServerStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         assert isinstance(partition, ServerPartition)
         schema = None if partition.catalog is None else SchemaHistory(partition.catalog)
-        events = self._events(partition.start, partition.end, self.plan.options(), schema)
+        options = self.plan.options()
+        events = self._events(partition.start, partition.end, options, schema, READ_BACKOFF)
         typed = None
         if self.plan.table is not None and self.plan.columns is not None:
             name = ".".join(self.plan.table)
