@@ -320,3 +320,23 @@ def test_an_empty_history_not_started_now_is_warned_of(
     assert offset["pos"] == 4 and offset["gtid"] == ""
     assert "is empty and the stream starts at oldest, not now" in caplog.text
     assert history.read_text() == ""
+
+
+def test_a_checkpoint_of_another_server_is_a_clear_error(
+    spark: Any, servers: dict[str, MariaDBSandbox]
+) -> None:
+    from pyspark.sql.streaming.datasource import ReadAllAvailable
+
+    from binlogkit.errors import BinlogError
+    from binlogkit.spark.source import BinlogDataSource
+
+    first, other = servers["NO_LOG"], servers["FULL"]
+    first.execute("INSERT INTO shop.items (id) VALUES (1); INSERT INTO shop.items (id) VALUES (2)")
+    other.execute("SET gtid_domain_id = 5; INSERT INTO shop.items (id) VALUES (1)")
+    source = BinlogDataSource({"url": _url(first)})
+    offset = source.streamReader(source.schema()).initialOffset()
+    source = BinlogDataSource({"url": _url(other)})
+    reader = source.streamReader(source.schema())
+    with pytest.raises(BinlogError, match="not the binlog the checkpoint was made on") as err:
+        reader.latestOffset(offset, ReadAllAvailable())
+    assert "fresh snapshot" in str(err.value)

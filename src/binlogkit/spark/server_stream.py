@@ -10,7 +10,10 @@ MySQL): the name the same point has on every server of the replication
 topology, where file and position name nothing after a failover. It is kept
 for that (and for a lakehouse's status); resuming on another server by it is
 not done yet (the schema history is keyed by this server's file and position
-too). Offsets written without ``gtid`` still load. Option ``start`` says where a new query
+too). The first offset a driver is given is checked against the server's GTID
+position there (``BINLOG_GTID_POS``): a checkpoint made on another server (or
+before a restore or RESET MASTER) is a clear error, never a silent read of
+other transactions. Offsets written without ``gtid`` still load. Option ``start`` says where a new query
 starts: ``now`` (the default), ``oldest`` or ``file:pos``.
 
 :meth:`ServerStreamReader.latestOffset` without a limit is SHOW MASTER STATUS
@@ -177,6 +180,17 @@ def _gtid_at(conn: MySQLConnection, file: str, pos: int) -> str | None:
     return value
 
 
+def _same_position(here: str | None, offset: str) -> bool:
+    """Whether two MariaDB GTID positions are the same (in any order of domains)."""
+    if here is None:
+        return False
+    try:
+        ours, theirs = MariaGtidList.parse(here), MariaGtidList.parse(offset)
+    except ValueError:
+        return False
+    return set(ours.position()) == set(theirs.position())
+
+
 def _now(conn: MySQLConnection, attempts: int = 5) -> ServerOffset:
     """The end of the server's binlog and its GTID position: SHOW MASTER STATUS between two
     equal reads of ``@@gtid_binlog_pos`` (no transaction was written in between)."""
@@ -214,6 +228,8 @@ class ServerStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         self.history_path = history_path
         self.target: ServerOffset | None = None
         self._history: StreamHistory | None = None
+        self._verified = False
+        """Whether an offset was checked against the server (see :meth:`_checked`)."""
 
     def _riding_out(self, call: Callable[[], _T]) -> _T:
         """``call()`` (the driver's reads: idempotent), made again after a broken connection
@@ -295,18 +311,18 @@ class ServerStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         with self._connection() as conn:
             return _now(conn)
 
+    def _check(self, begin: ServerOffset) -> None:
+        with self._connection() as conn:
+            self._checked(conn, begin)
+
     def latestOffset(self, start: dict[str, Any], limit: ReadLimit) -> dict[str, Any]:
         return self._riding_out(lambda: self._latest_offset(start, limit))
 
     def _latest_offset(self, start: dict[str, Any], limit: ReadLimit) -> dict[str, Any]:
         begin = ServerOffset.load(start)
         with self._connection() as conn:
-            files = {row[0] for row in conn.query("SHOW BINARY LOGS").rows}
-            if begin.file not in files:
-                raise self._gone(begin.file)
+            begin = self._checked(conn, begin)
             end = self.target or _now(conn)
-            if begin.gtid is None:  # an offset of an older binlogkit
-                begin = ServerOffset(begin.file, begin.pos, _gtid_at(conn, begin.file, begin.pos))
         if end.key() <= begin.key():
             return start
         if isinstance(limit, ReadMaxBytes):
@@ -315,6 +331,30 @@ class ServerStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             end = self._bounded(begin, end, limit.max_rows, _event_rows)
         self._keep(begin, end)
         return end.dump()
+
+    def _checked(self, conn: MySQLConnection, begin: ServerOffset) -> ServerOffset:
+        """``begin`` checked to be a position of this server's binlog: its file is there and,
+        the first time this driver is given a position, the server's GTID position there is the
+        offset's (one of an older binlogkit, without it, is given it)."""
+        files = {row[0] for row in conn.query("SHOW BINARY LOGS").rows}
+        if begin.file not in files:
+            raise self._gone(begin.file)
+        if self._verified and begin.gtid is not None:
+            return begin
+        here = _gtid_at(conn, begin.file, begin.pos)
+        self._verified = True
+        if begin.gtid is None:
+            return ServerOffset(begin.file, begin.pos, here)
+        if conn.is_mariadb and not _same_position(here, begin.gtid):
+            raise BinlogError(
+                f"the stream's checkpoint is at {begin.file}:{begin.pos} after GTIDs "
+                f"{begin.gtid or '(none)'}, but this server's binlog is at {here or '(none)'} "
+                "there: it is not the binlog the checkpoint was made on (another server after "
+                "a failover, a restore, RESET MASTER?)",
+                hint="start a new query (a new checkpoint) from a fresh snapshot of the tables; "
+                "resuming on another server by GTID is not supported yet",
+            )
+        return begin
 
     def _bounded(
         self, begin: ServerOffset, end: ServerOffset, budget: int, measure: Callable[[Event], int]
@@ -414,7 +454,9 @@ class ServerStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         begin, stop = ServerOffset.load(start), ServerOffset.load(end)
         if stop.key() <= begin.key():
             return []
-        history = self._riding_out(lambda: self._keep(begin, stop))  # a batch read again?
+        if not self._verified:  # a batch read again as the query restarts
+            self._riding_out(lambda: self._check(begin))
+        history = self._riding_out(lambda: self._keep(begin, stop))
         return [ServerPartition(begin, stop, history.catalog_at(begin.position()))]
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
