@@ -13,8 +13,9 @@ not done yet (the schema history is keyed by this server's file and position
 too). The first offset a driver is given is checked against the server's GTID
 position there (``BINLOG_GTID_POS``): a checkpoint made on another server (or
 before a restore or RESET MASTER) is a clear error, never a silent read of
-other transactions. Offsets written without ``gtid`` still load. Option ``start`` says where a new query
-starts: ``now`` (the default), ``oldest`` or ``file:pos``.
+other transactions. Offsets written without ``gtid`` still load. Option
+``start`` says where a new query starts: ``now`` (the default), ``oldest`` or
+``file:pos``.
 
 :meth:`ServerStreamReader.latestOffset` without a limit is SHOW MASTER STATUS
 between two reads of ``@@gtid_binlog_pos``: the end of the server's current
