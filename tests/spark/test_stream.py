@@ -161,6 +161,7 @@ def test_a_purged_file_is_a_clear_error(spark: Any, files: list[Path], folder: P
         ({"maxBytesPerTrigger": "0"}, "maxBytesPerTrigger must be a positive size"),
         ({"url": "mariadb://u@h/", "events": "all"}, "events=all needs files"),
         ({"url": "mariadb://u@h/", "serverId": "x"}, "serverId must be a number"),
+        ({"schema": "none", "schemaHistory": "h.jsonl"}, "not with schema=none"),
         (
             {"url": "mariadb://u@h/", "maxRowsPerTrigger": "5", "maxBytesPerTrigger": "1k"},
             "not both",

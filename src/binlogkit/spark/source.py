@@ -618,6 +618,8 @@ class BinlogDataSource(DataSource):
         limit = options.get("maxbytespertrigger")
         size = None if limit is None else parse_size(limit, "maxBytesPerTrigger")
         plan = self._plan()
+        if "schemahistory" in options and plan.seed is None:
+            raise BinlogError("option schemaHistory keeps a schema history: not with schema=none")
         if "url" in options:
             from binlogkit.spark.server_stream import server_reader
 
