@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -53,14 +54,20 @@ def run_available_now(
 
 
 def run_batches(
-    spark: Any, checkpoint: Path, folder: Path | None = None, **options: str
+    spark: Any,
+    checkpoint: Path,
+    folder: Path | None = None,
+    each: Callable[[list[tuple[Any, ...]]], None] | None = None,
+    **options: str,
 ) -> list[list[tuple[Any, ...]]]:
     """One ``availableNow`` run from ``checkpoint`` (of ``folder``, or of the server of option
-    ``url``): the rows of each of its batches."""
+    ``url``): the rows of each of its batches (each given to ``each`` in ``foreachBatch``)."""
     batches: dict[int, list[tuple[Any, ...]]] = {}
 
     def keep(df: Any, batch_id: int) -> None:
         batches[batch_id] = collected(df, CHANGE_COLUMNS)
+        if each is not None:
+            each(batches[batch_id])
 
     reader = spark.readStream.format("binlog").options(**options)
     stream = reader.load() if folder is None else reader.load(str(folder))
@@ -154,11 +161,11 @@ def test_a_purged_file_is_a_clear_error(spark: Any, files: list[Path], folder: P
         ({"maxBytesPerTrigger": "0"}, "maxBytesPerTrigger must be a positive size"),
         ({"url": "mariadb://u@h/", "events": "all"}, "events=all needs files"),
         ({"url": "mariadb://u@h/", "serverId": "x"}, "serverId must be a number"),
+        ({"schema": "none", "schemaHistory": "h.jsonl"}, "not with schema=none"),
         (
             {"url": "mariadb://u@h/", "maxRowsPerTrigger": "5", "maxBytesPerTrigger": "1k"},
             "not both",
         ),
-        ({"url": "mariadb://u@h/", "table": "shop.orders"}, "table needs binlog files"),
     ],
 )
 def test_stream_options_are_checked(

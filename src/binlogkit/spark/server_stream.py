@@ -1,31 +1,57 @@
 """Structured Streaming from a live server: ``readStream.format("binlog").option("url", ...)``.
 
-An offset is JSON ``{"file": name, "pos": n}``: a complete resume point of
-the server's binlog (no transaction open there), so every micro-batch holds
-whole transactions and a restarted query goes on exactly at its checkpoint.
-Option ``start`` says where a new query starts: ``now`` (the default),
-``oldest`` or ``file:pos``.
+An offset is JSON ``{"file": name, "pos": n, "gtid": "0-1-42,..."}``: a
+complete resume point of the server's binlog (no transaction open there), so
+every micro-batch holds whole transactions and a restarted query goes on
+exactly at its checkpoint, by ``file`` and ``pos``. ``gtid`` is the server's
+GTID position there (MariaDB ``domain-server-seq`` list, as
+``@@gtid_binlog_pos`` and ``binlogkit tail`` resume points give it; null on
+MySQL): the name the same point has on every server of the replication
+topology, where file and position name nothing after a failover. It is kept
+for that (and for a lakehouse's status); resuming on another server by it is
+not done yet (the schema history is keyed by this server's file and position
+too). The first offset a driver is given is checked against the server's GTID
+position there (``BINLOG_GTID_POS``): a checkpoint made on another server (or
+before a restore or RESET MASTER) is a clear error, never a silent read of
+other transactions. Offsets written without ``gtid`` still load. Option
+``start`` says where a new query starts: ``now`` (the default), ``oldest`` or
+``file:pos``.
 
-:meth:`ServerStreamReader.latestOffset` without a limit is one query, SHOW
-MASTER STATUS: the end of the server's current binlog, where the last
-transaction it wrote ends. With ``maxBytesPerTrigger`` (or
-``maxRowsPerTrigger``) it reads a non-blocking dump from the start, and ends
-at the last complete resume point within that many bytes of events (row
-changes), or after the first transaction when that alone is bigger. A
-batch is one task, which reads its range with a non-blocking
-:class:`~binlogkit.services.replica_stream.BinlogStream`.
+:meth:`ServerStreamReader.latestOffset` without a limit is SHOW MASTER STATUS
+between two reads of ``@@gtid_binlog_pos``: the end of the server's current
+binlog, where the last transaction it wrote ends. With ``maxBytesPerTrigger``
+(or ``maxRowsPerTrigger``) it reads a non-blocking dump from the start, and
+ends at the last complete resume point within that many bytes of events (row
+changes), or after the first transaction when that alone is bigger. A batch
+is one task, which reads its range with a non-blocking
+:class:`~binlogkit.services.replica_stream.BinlogStream` that reconnects after
+a broken connection, a killed dump thread or a server restart
+(:data:`READ_BACKOFF`) and goes on after the last complete transaction given;
+the driver's reads (offsets, the schema history) are made again the same way.
 
-The columns are those the table maps carry (names with
-``binlog_row_metadata=FULL``): the schema history does not follow a server
-stream yet, nor does the typed ``table`` option.
+The driver keeps the schema history (:mod:`binlogkit.spark.stream_history`,
+option ``schemaHistory=PATH``, else a temporary file): when a batch's end is
+chosen it reads the batch's range with a non-blocking dump that decodes only
+the QUERY events (table maps dropped, rows never decoded) and records its DDL;
+the batch's task starts with the catalog in force at the batch's start and
+follows the DDL inside the batch. So a server with the default
+``binlog_row_metadata=NO_LOG`` gives real column names, types, unsigned values
+and text. A query that starts ``now`` seeds the history from the server
+(:func:`~binlogkit.services.live_schema.stream_schema`) at the very position it
+starts at; one that starts elsewhere with an empty history learns the tables
+from the DDL it reads (a warning says so). Option ``table=db.t`` gives typed
+images, with the table's columns from the history file (its last version) or
+else from the server as it is now (:func:`server_columns`).
 """
 
 from __future__ import annotations
 
+import logging
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import pyarrow as pa
 from pyspark.sql.datasource import DataSourceStreamReader, InputPartition
@@ -38,22 +64,46 @@ from pyspark.sql.streaming.datasource import (
 )
 from pyspark.sql.types import StructType
 
+from binlogkit.binlog.context import DecodeOptions
 from binlogkit.binlog.events import Event
 from binlogkit.binlog.events.rows import RowsEvent
-from binlogkit.errors import BinlogError, ServerError
+from binlogkit.binlog.rows.columns import ColumnInfo
+from binlogkit.binlog.tables import SchemaSource
+from binlogkit.errors import BinlogError, ConnectionLost, ServerError
+from binlogkit.gtid import MariaGtidList
 from binlogkit.io.binlog_index import binlog_order
 from binlogkit.io.mysql import MySQLConnection
 from binlogkit.protocol.replication import BINLOG_HEADER_SIZE, ResumePoint
 from binlogkit.protocol.spec import ConnectionSpec
-from binlogkit.services.replica_stream import BinlogStream, PointFields, current_position
+from binlogkit.schema.history import SchemaHistory
+from binlogkit.schema.model import Catalog, TableName
+from binlogkit.schema.seed import reread_tables
+from binlogkit.schema.store import Position
+from binlogkit.schema.table_map import column_infos
+from binlogkit.services.live_schema import stream_schema
+from binlogkit.services.replica_stream import (
+    Backoff,
+    BinlogStream,
+    PointFields,
+    current_position,
+    is_retryable,
+    parse_gtids,
+)
 from binlogkit.spark.arrow import change_batches
-from binlogkit.spark.schema import CHANGE_SCHEMA
+from binlogkit.spark.schema import typed_columns
 from binlogkit.spark.source import ReadPlan
+from binlogkit.spark.stream_history import StreamHistory
 
-__all__ = ["ServerOffset", "ServerStreamReader", "server_reader"]
+log = logging.getLogger(__name__)
+_T = TypeVar("_T")
+
+__all__ = ["ServerOffset", "ServerStreamReader", "server_columns", "server_reader"]
 
 DEFAULT_SERVER_ID = 0x62696E6C
 """The replica server id of the source's dumps unless option ``serverId`` gives one."""
+READ_BACKOFF = Backoff(initial=0.1, maximum=5.0, attempts=60)
+"""How a batch's dump reconnects, and the driver's reads are made again, after a broken
+connection or while the server restarts (about five minutes of attempts, then it fails)."""
 _GONE = 1236
 """ER_MASTER_FATAL_ERROR_READING_BINLOG: the dump's file is not (any more) on the server."""
 
@@ -64,31 +114,49 @@ class ServerOffset:
 
     file: str
     pos: int
+    gtid: str | None = None
+    """The server's GTID position there (MariaDB ``domain-server-seq,...``); None: unknown."""
 
     @classmethod
     def load(cls, offset: dict[str, Any]) -> ServerOffset:
-        return cls(str(offset["file"]), int(offset["pos"]))
+        gtid = offset.get("gtid")
+        return cls(str(offset["file"]), int(offset["pos"]), None if gtid is None else str(gtid))
 
     def dump(self) -> dict[str, Any]:
-        return {"file": self.file, "pos": self.pos}
+        return {"file": self.file, "pos": self.pos, "gtid": self.gtid}
 
     def key(self) -> tuple[tuple[str, int, str], int]:
         return (binlog_order(self.file), self.pos)
 
+    def position(self) -> Position:
+        return Position(self.file, self.pos, self.gtid)
+
+    def resume_point(self) -> ResumePoint:
+        """Where a dump starts: by file and position, the GTIDs followed from there."""
+        text = self.gtid
+        gtids = None if text is None else parse_gtids(text) if text else MariaGtidList()
+        return ResumePoint(self.file, self.pos, gtids)
+
 
 @dataclass(frozen=True, slots=True)
 class ServerPartition(InputPartition):
-    """A batch's range of the server's binlog."""
+    """A batch's range of the server's binlog and the catalog in force at its start."""
 
     start: ServerOffset
     end: ServerOffset
+    catalog: Catalog | None = None
 
 
-def _where(point: ResumePoint | PointFields) -> tuple[ServerOffset, bool]:
-    """A resume point's offset and whether it is complete."""
+def _fields(point: ResumePoint | PointFields) -> PointFields:
     if isinstance(point, ResumePoint):
-        return ServerOffset(point.file, point.position), point.complete
-    return ServerOffset(point[0], point[1]), point[3]
+        return point.file, point.position, point.gtids, point.complete
+    return point
+
+
+def _offset(fields: PointFields) -> ServerOffset:
+    """A resume point's offset (its GTIDs made text: once a transaction, not per event)."""
+    file, pos, gtids, _ = fields
+    return ServerOffset(file, pos, None if gtids is None else str(gtids))
 
 
 def _event_bytes(event: Event) -> int:
@@ -99,8 +167,47 @@ def _event_rows(event: Event) -> int:
     return len(event.rows) if isinstance(event, RowsEvent) else 0
 
 
+def _text(value: str) -> str:
+    """A SQL string literal."""
+    return "'" + value.replace("\\", "\\\\").replace("'", "''") + "'"
+
+
+def _gtid_at(conn: MySQLConnection, file: str, pos: int) -> str | None:
+    """The GTID position at ``file``:``pos`` of the server's binlog (MariaDB's BINLOG_GTID_POS,
+    which reads the file up to there); None on MySQL."""
+    if not conn.is_mariadb:
+        return None
+    value = conn.query(f"SELECT BINLOG_GTID_POS({_text(file)}, {pos})").rows[0][0]
+    return value
+
+
+def _same_position(here: str | None, offset: str) -> bool:
+    """Whether two MariaDB GTID positions are the same (in any order of domains)."""
+    if here is None:
+        return False
+    try:
+        ours, theirs = MariaGtidList.parse(here), MariaGtidList.parse(offset)
+    except ValueError:
+        return False
+    return set(ours.position()) == set(theirs.position())
+
+
+def _now(conn: MySQLConnection, attempts: int = 5) -> ServerOffset:
+    """The end of the server's binlog and its GTID position: SHOW MASTER STATUS between two
+    equal reads of ``@@gtid_binlog_pos`` (no transaction was written in between)."""
+    if not conn.is_mariadb:
+        return ServerOffset(*current_position(conn))
+    for _ in range(attempts):
+        before = conn.query("SELECT @@gtid_binlog_pos").rows[0][0]
+        file, pos = current_position(conn)
+        if conn.query("SELECT @@gtid_binlog_pos").rows[0][0] == before:
+            return ServerOffset(file, pos, before)
+    return ServerOffset(file, pos, _gtid_at(conn, file, pos))
+
+
 class ServerStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
-    """Micro-batches of the whole transactions a live server wrote; plain data only."""
+    """Micro-batches of the whole transactions a live server wrote; plain data only (the
+    driver's schema history is made on first use)."""
 
     def __init__(
         self,
@@ -111,6 +218,7 @@ class ServerStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         start: str = "now",
         server_id: int = DEFAULT_SERVER_ID,
         limit: ReadLimit | None = None,
+        history_path: str | None = None,
     ) -> None:
         self.plan = plan
         self.schema = schema
@@ -118,7 +226,27 @@ class ServerStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         self.start = start
         self.server_id = server_id
         self.limit = limit or ReadAllAvailable()
+        self.history_path = history_path
         self.target: ServerOffset | None = None
+        self._history: StreamHistory | None = None
+        self._verified = False
+        """Whether an offset was checked against the server (see :meth:`_checked`)."""
+
+    def _riding_out(self, call: Callable[[], _T]) -> _T:
+        """``call()`` (the driver's reads: idempotent), made again after a broken connection
+        or while the server restarts, as :data:`READ_BACKOFF` says."""
+        failures = 0
+        while True:
+            try:
+                return call()
+            except (ConnectionLost, TimeoutError, OSError, ServerError) as err:
+                failures += 1
+                attempts = READ_BACKOFF.attempts
+                if not is_retryable(err) or (attempts is not None and failures > attempts):
+                    raise
+                delay = READ_BACKOFF.delay(failures)
+                log.warning("binlog stream driver: %s; again in %.2f s", err, delay)
+                time.sleep(delay)
 
     @contextmanager
     def _connection(self) -> Iterator[MySQLConnection]:
@@ -132,42 +260,102 @@ class ServerStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         )
 
     def initialOffset(self) -> dict[str, Any]:
-        if self.start not in ("now", "oldest"):
+        return self._riding_out(self._initial_offset)
+
+    def _initial_offset(self) -> dict[str, Any]:
+        history = self._driver_history()
+        if self.start == "now":
+            return self._seeded(history).dump()
+        if history.empty:
+            log.warning(
+                "schema history %s is empty and the stream starts at %s, not now: tables are "
+                "known from the DDL read from there on; the others have positional names and "
+                "raw values unless the server logs binlog_row_metadata=FULL. Seed the history "
+                "at the start (binlogkit spark sync does), or start now",
+                self.history_path or "(temporary)",
+                self.start,
+            )
+        if self.start != "oldest":
             file, colon, pos = self.start.rpartition(":")
             if not colon or not file or not pos.isdigit():
                 raise BinlogError(
                     f"option start must be now, oldest or file:pos, not {self.start!r}"
                 )
-            return ServerOffset(file, int(pos)).dump()
+            with self._connection() as conn:
+                return ServerOffset(file, int(pos), _gtid_at(conn, file, int(pos))).dump()
         with self._connection() as conn:
-            if self.start == "now":
-                return ServerOffset(*current_position(conn)).dump()
             files = conn.query("SHOW BINARY LOGS").rows
-        if not files or files[0][0] is None:
-            raise BinlogError("the server has no binary logs (is log_bin on?)")
-        return ServerOffset(files[0][0], BINLOG_HEADER_SIZE).dump()
+            if not files or files[0][0] is None:
+                raise BinlogError("the server has no binary logs (is log_bin on?)")
+            first = files[0][0]
+            return ServerOffset(first, BINLOG_HEADER_SIZE, _gtid_at(conn, first, 4)).dump()
+
+    def _seeded(self, history: StreamHistory) -> ServerOffset:
+        """The position a query that starts now starts at: where the server's definitions,
+        recorded in the history there, hold."""
+        schema, start = stream_schema(self.url, "now")
+        with self._connection() as conn:
+            if not isinstance(start, tuple):  # the definitions could not be read (warned)
+                return _now(conn)
+            file, pos = start
+            at = ServerOffset(file, pos, _gtid_at(conn, file, pos))
+        history.seed(schema.catalog, at.position())
+        return at
 
     def getDefaultReadLimit(self) -> ReadLimit:
         return self.limit
 
     def prepareForTriggerAvailableNow(self) -> None:
+        self.target = self._riding_out(self._now)
+
+    def _now(self) -> ServerOffset:
         with self._connection() as conn:
-            self.target = ServerOffset(*current_position(conn))
+            return _now(conn)
+
+    def _check(self, begin: ServerOffset) -> None:
+        with self._connection() as conn:
+            self._checked(conn, begin)
 
     def latestOffset(self, start: dict[str, Any], limit: ReadLimit) -> dict[str, Any]:
+        return self._riding_out(lambda: self._latest_offset(start, limit))
+
+    def _latest_offset(self, start: dict[str, Any], limit: ReadLimit) -> dict[str, Any]:
         begin = ServerOffset.load(start)
         with self._connection() as conn:
-            files = {row[0] for row in conn.query("SHOW BINARY LOGS").rows}
-            if begin.file not in files:
-                raise self._gone(begin.file)
-            end = self.target or ServerOffset(*current_position(conn))
+            begin = self._checked(conn, begin)
+            end = self.target or _now(conn)
         if end.key() <= begin.key():
-            return begin.dump()
+            return start
         if isinstance(limit, ReadMaxBytes):
             end = self._bounded(begin, end, limit.max_bytes, _event_bytes)
         elif isinstance(limit, ReadMaxRows):
             end = self._bounded(begin, end, limit.max_rows, _event_rows)
+        self._keep(begin, end)
         return end.dump()
+
+    def _checked(self, conn: MySQLConnection, begin: ServerOffset) -> ServerOffset:
+        """``begin`` checked to be a position of this server's binlog: its file is there and,
+        the first time this driver is given a position, the server's GTID position there is the
+        offset's (one of an older binlogkit, without it, is given it)."""
+        files = {row[0] for row in conn.query("SHOW BINARY LOGS").rows}
+        if begin.file not in files:
+            raise self._gone(begin.file)
+        if self._verified and begin.gtid is not None:
+            return begin
+        here = _gtid_at(conn, begin.file, begin.pos)
+        self._verified = True
+        if begin.gtid is None:
+            return ServerOffset(begin.file, begin.pos, here)
+        if conn.is_mariadb and not _same_position(here, begin.gtid):
+            raise BinlogError(
+                f"the stream's checkpoint is at {begin.file}:{begin.pos} after GTIDs "
+                f"{begin.gtid or '(none)'}, but this server's binlog is at {here or '(none)'} "
+                "there: it is not the binlog the checkpoint was made on (another server after "
+                "a failover, a restore, RESET MASTER?)",
+                hint="start a new query (a new checkpoint) from a fresh snapshot of the tables; "
+                "resuming on another server by GTID is not supported yet",
+            )
+        return begin
 
     def _bounded(
         self, begin: ServerOffset, end: ServerOffset, budget: int, measure: Callable[[Event], int]
@@ -175,12 +363,13 @@ class ServerStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         """The last complete resume point up to ``end`` within ``budget`` (bytes or rows, as
         ``measure`` counts them) from ``begin``; the first one when a transaction is bigger."""
         last, read = begin, 0
-        with self._stream(begin) as stream:
+        with self._stream(begin, self.plan.options()) as stream:
             for event, point in stream.located():
                 read += measure(event)
-                offset, complete = _where(point)
-                if not complete:
+                fields = _fields(point)
+                if not fields[3]:  # a transaction is open
                     continue
+                offset = _offset(fields)
                 if offset.key() > end.key() or (read > budget and last != begin):
                     break
                 last = offset
@@ -189,16 +378,24 @@ class ServerStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         return last
 
     @contextmanager
-    def _stream(self, begin: ServerOffset) -> Iterator[BinlogStream]:
-        """A non-blocking dump from ``begin``; a clear error when its file is purged."""
+    def _stream(
+        self,
+        begin: ServerOffset,
+        options: DecodeOptions,
+        schema: SchemaSource | None = None,
+        reconnect: Backoff | None = None,
+    ) -> Iterator[BinlogStream]:
+        """A non-blocking dump from ``begin`` (reconnecting as ``reconnect`` says: the driver's
+        are made again whole instead); a clear error when its file is purged."""
         stream = BinlogStream(
             self.url,
             server_id=self.server_id,
-            start=(begin.file, begin.pos),
+            start=begin.resume_point(),
             blocking=False,
             heartbeat=None,
-            reconnect=None,
-            options=self.plan.options(),
+            reconnect=reconnect,
+            options=options,
+            schema=schema,
         )
         try:
             with stream:
@@ -208,33 +405,95 @@ class ServerStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
                 raise self._gone(begin.file) from err
             raise
 
-    def partitions(self, start: dict[str, Any], end: dict[str, Any]) -> list[InputPartition]:
-        begin, stop = ServerOffset.load(start), ServerOffset.load(end)
-        return [ServerPartition(begin, stop)] if stop.key() > begin.key() else []
-
-    def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
-        assert isinstance(partition, ServerPartition)
-        events = self.plan.rules.filter(self._events(partition.start, partition.end))
-        return change_batches(events, self.schema)
-
-    def _events(self, begin: ServerOffset, end: ServerOffset) -> Iterator[Event]:
+    def _events(
+        self,
+        begin: ServerOffset,
+        end: ServerOffset,
+        options: DecodeOptions,
+        schema: SchemaSource | None = None,
+        reconnect: Backoff | None = None,
+    ) -> Iterator[Event]:
         """The events from ``begin`` to ``end``; an error if the server's binlog ends before."""
-        with self._stream(begin) as stream:
+        stop = end.key()
+        with self._stream(begin, options, schema, reconnect) as stream:
             for event, point in stream.located():
                 yield event
-                if _where(point)[0].key() >= end.key():
+                file, pos, _, _ = _fields(point)
+                if (binlog_order(file), pos) >= stop:
                     return
         raise BinlogError(
             f"the server's binlog ended before {end.file}:{end.pos}, where the batch ends",
             hint="the server lost binlogs (a restore or RESET MASTER?): start a new query",
         )
 
+    # -- the schema history ------------------------------------------------------------------
+
+    def _driver_history(self) -> StreamHistory:
+        if self._history is None:
+            self._history = StreamHistory(self.history_path)
+        return self._history
+
+    def _keep(self, begin: ServerOffset, end: ServerOffset) -> StreamHistory:
+        """The history with the DDL up to ``end`` recorded, read from a dump of the range that
+        decodes only QUERY events (and what frames them)."""
+        history = self._driver_history()
+        no_tables = DecodeOptions(
+            verify_checksum=self.plan.verify_checksum, tables=lambda db, table: False
+        )
+
+        def scan(schema: SchemaHistory, at: Position) -> None:
+            assert at.file is not None
+            for _ in self._events(ServerOffset(at.file, at.pos, at.gtid), end, no_tables, schema):
+                pass
+
+        history.keep(begin.position(), end.position(), scan)
+        return history
+
+    # -- batches -----------------------------------------------------------------------------
+
+    def partitions(self, start: dict[str, Any], end: dict[str, Any]) -> list[InputPartition]:
+        begin, stop = ServerOffset.load(start), ServerOffset.load(end)
+        if stop.key() <= begin.key():
+            return []
+        if not self._verified:  # a batch read again as the query restarts
+            self._riding_out(lambda: self._check(begin))
+        history = self._riding_out(lambda: self._keep(begin, stop))
+        return [ServerPartition(begin, stop, history.catalog_at(begin.position()))]
+
+    def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
+        assert isinstance(partition, ServerPartition)
+        schema = None if partition.catalog is None else SchemaHistory(partition.catalog)
+        options = self.plan.options()
+        events = self._events(partition.start, partition.end, options, schema, READ_BACKOFF)
+        typed = None
+        if self.plan.table is not None and self.plan.columns is not None:
+            name = ".".join(self.plan.table)
+            typed = (typed_columns(self.plan.columns, name), name)
+        return change_batches(self.plan.rules.filter(events), self.schema, typed=typed)
+
+    def stop(self) -> None:
+        if self._history is not None:
+            self._history.close()
+
+
+def server_columns(url: str, table: tuple[str, str]) -> tuple[ColumnInfo, ...]:
+    """The columns of ``table`` for typed images, from its definition on the server now."""
+    name = TableName(*table)
+    with MySQLConnection.connect(ConnectionSpec.from_url(url)) as conn:
+        definition = reread_tables(conn, Catalog(), [name]).table(*name)
+    if definition is None:
+        raise BinlogError(
+            f"no table {name} on the server {ConnectionSpec.from_url(url).address}",
+            hint="check the table name, or read without the table option",
+        )
+    return column_infos(definition)
+
 
 def server_reader(
     plan: ReadPlan, options: dict[str, str], max_bytes: int | None
 ) -> ServerStreamReader:
-    """The stream reader of the server of option ``url`` (row changes only, the table maps'
-    columns), from the source's options (lower-case names)."""
+    """The stream reader of the server of option ``url`` (row changes only), from the source's
+    options (lower-case names)."""
     if plan.events:
         raise BinlogError("a server stream gives row changes: option events=all needs files")
     server_id = options.get("serverid", str(DEFAULT_SERVER_ID))
@@ -251,9 +510,10 @@ def server_reader(
         limit = ReadMaxRows(int(rows))
     return ServerStreamReader(
         plan,
-        CHANGE_SCHEMA,
+        plan.schema(),
         options["url"],
         start=options.get("start", "now"),
         server_id=int(server_id),
         limit=limit,
+        history_path=options.get("schemahistory"),
     )

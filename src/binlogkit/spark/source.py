@@ -24,6 +24,9 @@ Options (all optional besides the path):
   driver follows the history through the input first, reading only the
   events DDL needs (:func:`binlogkit.schema.scan.catalogs_at`), and each
   partition starts with the definitions in force where it starts.
+- ``schemaHistory`` (streams only): a schema history file the stream's driver
+  keeps (:mod:`binlogkit.spark.stream_history`); ``table`` takes the table's
+  columns from its last version there, when it has one.
 - ``splitSize``: bytes per partition on average (``k``/``m``/``g`` suffixes
   allowed). The files are taken as one stream of bytes and cut into
   partitions of about equal work at transaction starts
@@ -102,6 +105,7 @@ from binlogkit.schema.seed import seed_from_path
 from binlogkit.schema.store import Position
 from binlogkit.spark.arrow import change_batches, event_batches
 from binlogkit.spark.schema import CHANGE_SCHEMA, EVENT_SCHEMA, typed_columns, typed_schema
+from binlogkit.spark.stream_history import last_columns
 
 __all__ = [
     "BinlogDataSource",
@@ -197,9 +201,9 @@ class ReadPlan:
     keep_history: bool = False
     """Whether the DDL of the ranges is appended to ``seed``, a .jsonl history file (the
     ingest's): the driver then follows the history to the end of the ranges."""
-    history_from: tuple[tuple[str, int, int], ...] = ()
-    """Ranges before ``ranges`` whose DDL the schema history follows first (a stream's
-    earlier micro-batches): the history starts at the first of them."""
+    catalog: Catalog | None = None
+    """The catalog in force at the start of the ranges (a stream's batch, from the history its
+    driver keeps): where the schema history starts instead of ``seed``."""
 
     @classmethod
     def from_options(cls, options: dict[str, str], parallelism: int | None = None) -> ReadPlan:
@@ -263,7 +267,9 @@ class ReadPlan:
         events listing shows no column)."""
         if self.seed is None or self.events:
             return None
-        path, start, _ = (self.history_from or self.ranges)[0]
+        if self.catalog is not None:
+            return SchemaHistory(self.catalog)
+        path, start, _ = self.ranges[0]
         at = Position(path, start)
         if self.keep_history:
             return SchemaHistory.load(self.seed, at=at)
@@ -278,11 +284,8 @@ class ReadPlan:
         if history is None:
             return None
         ranges = [
-            *self.history_from,
-            *(
-                (path, start, os.path.getsize(path) if end is None else end)
-                for path, start, end in self.ranges
-            ),
+            (path, start, os.path.getsize(path) if end is None else end)
+            for path, start, end in self.ranges
         ]
         points = [(split.path, split.start) for split in splits]
         options = DecodeOptions(verify_checksum=self.verify_checksum)
@@ -577,11 +580,24 @@ class BinlogDataSource(DataSource):
         if plan is None:
             plan = ReadPlan.from_options(dict(self.options), self.parallelism)
             if plan.table is not None:
-                if not plan.ranges:
-                    raise BinlogError("option table needs binlog files; a server stream has none")
-                plan = _with_columns(plan)
+                plan = replace(plan, columns=self._columns(plan))
             self._read_plan = plan
         return plan
+
+    def _columns(self, plan: ReadPlan) -> tuple[ColumnInfo, ...]:
+        """The typed table's columns: its last version in a stream's schema history, else
+        from the files or, for a server stream (option ``url``), the server."""
+        assert plan.table is not None
+        options = {key.lower(): value for key, value in self.options.items()}
+        history = options.get("schemahistory")
+        found = None if history is None else last_columns(history, plan.table)
+        if found is not None:
+            return found
+        if "url" not in options:
+            return plan.find_columns()
+        from binlogkit.spark.server_stream import server_columns
+
+        return server_columns(options["url"], plan.table)
 
     def schema(self) -> StructType:
         return self._plan().schema()
@@ -602,6 +618,8 @@ class BinlogDataSource(DataSource):
         limit = options.get("maxbytespertrigger")
         size = None if limit is None else parse_size(limit, "maxBytesPerTrigger")
         plan = self._plan()
+        if "schemahistory" in options and plan.seed is None:
+            raise BinlogError("option schemaHistory keeps a schema history: not with schema=none")
         if "url" in options:
             from binlogkit.spark.server_stream import server_reader
 
@@ -616,14 +634,11 @@ class BinlogDataSource(DataSource):
             )
         from binlogkit.spark.stream import FileStreamReader
 
-        return FileStreamReader(plan, plan.schema(), options["path"], size)
+        history = options.get("schemahistory")
+        return FileStreamReader(plan, plan.schema(), options["path"], size, history)
 
 
 class PlainBinlogDataSource(BinlogDataSource):
     """Format ``binlog`` without filter pushdown (Spark evaluates every filter)."""
 
     reader_class = BinlogSourceReader
-
-
-def _with_columns(plan: ReadPlan) -> ReadPlan:
-    return replace(plan, columns=plan.find_columns())

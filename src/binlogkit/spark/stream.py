@@ -4,9 +4,18 @@ The folder is what ``binlogkit relay`` writes (or a server's own binlog
 folder): binlog files and an index, the last file still being written. An
 offset is JSON ``{"origin": name, "file": name, "pos": n}``: ``pos`` is a
 transaction boundary of ``file`` (0: its start), so every micro-batch holds
-whole transactions; ``origin`` is the query's first file, from where the
-driver's DDL pre-pass (:func:`binlogkit.schema.scan.catalogs_at`) follows the
-schema history up to each batch, as the batch source does for its partitions.
+whole transactions; ``origin`` is the query's first file.
+
+The driver keeps the schema history (:mod:`binlogkit.spark.stream_history`;
+option ``schemaHistory=PATH`` keeps it in that file, else in a temporary one):
+as each batch's end is chosen it records the batch's DDL, read with
+:func:`~binlogkit.schema.scan.catalogs_at` (only format descriptions and the
+QUERY events that may be DDL), and each partition starts with the catalog in
+force at its start. When the history is empty as the driver starts, it is
+followed from the start of ``origin`` first (seeded with option ``schema``,
+if given), as a batch read of the whole folder would. Option ``table`` takes
+the table's columns from the history file's last version when it has one,
+else from the table's first table map in the folder.
 
 :meth:`FileStreamReader.latestOffset` costs a listing of the folder (its
 index) and :func:`~binlogkit.io.complete.complete_end` of the last file,
@@ -32,10 +41,16 @@ from pyspark.sql.streaming.datasource import (
 )
 from pyspark.sql.types import StructType
 
+from binlogkit.binlog.context import DecodeOptions
 from binlogkit.errors import BinlogError
 from binlogkit.io.binlog_index import binlog_order, resolve_sources
 from binlogkit.io.complete import complete_end
+from binlogkit.schema.history import SchemaHistory
+from binlogkit.schema.scan import catalogs_at
+from binlogkit.schema.seed import seed_from_path
+from binlogkit.schema.store import Position
 from binlogkit.spark.source import BinlogSourceReader, ReadPlan
+from binlogkit.spark.stream_history import StreamHistory
 
 __all__ = ["FileOffset", "FileStreamReader"]
 
@@ -62,18 +77,29 @@ class FileOffset:
         """Stream order: by file (name, then number) and position."""
         return (binlog_order(self.file), self.pos)
 
+    def position(self) -> Position:
+        return Position(self.file, self.pos)
+
 
 class FileStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
-    """Micro-batches of the whole transactions a folder of binlogs gained; plain data only."""
+    """Micro-batches of the whole transactions a folder of binlogs gained; plain data only
+    (the driver's schema history is made on first use)."""
 
     def __init__(
-        self, plan: ReadPlan, schema: StructType, source: str, max_bytes: int | None = None
+        self,
+        plan: ReadPlan,
+        schema: StructType,
+        source: str,
+        max_bytes: int | None = None,
+        history_path: str | None = None,
     ) -> None:
         self.plan = plan
         self.schema = schema
         self.source = source
         self.max_bytes = max_bytes
+        self.history_path = history_path
         self.target: FileOffset | None = None
+        self._history: StreamHistory | None = None
 
     def _files(self) -> list[str]:
         return resolve_sources(self.source)
@@ -108,6 +134,7 @@ class FileStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         target = self.target
         if target is not None and end.key() > target.key():
             end = max(begin, replace(target, origin=begin.origin), key=FileOffset.key)
+        self._keep(begin, end)
         return end.dump()
 
     def _advance(self, begin: FileOffset, budget: int | None) -> tuple[str, int]:
@@ -143,19 +170,45 @@ class FileStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
 
     def partitions(self, start: dict[str, Any], end: dict[str, Any]) -> list[InputPartition]:
         begin, stop = FileOffset.load(start), FileOffset.load(end)
-        files = self._files()
-        ranges = self._ranges(files, begin, stop)
+        ranges = self._ranges(self._files(), begin, stop)
         if not ranges:
             return []
-        before: list[Range] = []
-        if self.plan.seed is not None and not self.plan.events:
-            self._find(files, begin.origin, "where the schema history starts")
-            before = self._ranges(files, FileOffset(begin.origin, begin.origin, 0), begin)
-        plan = replace(self.plan, ranges=tuple(ranges), history_from=tuple(before))
+        history = self._keep(begin, stop)  # a batch replayed after a restart: kept already?
+        catalog = None if history is None else history.catalog_at(begin.position())
+        plan = replace(self.plan, ranges=tuple(ranges), catalog=catalog)
         return BinlogSourceReader(plan, self.schema).partitions()
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         return BinlogSourceReader(self.plan, self.schema).read(partition)
+
+    def stop(self) -> None:
+        if self._history is not None:
+            self._history.close()
+
+    def _keep(self, begin: FileOffset, end: FileOffset) -> StreamHistory | None:
+        """The schema history with the DDL up to ``end`` recorded; None when it is off (option
+        ``schema=none``, or ``events=all``, which shows no column)."""
+        if self.plan.seed is None or self.plan.events:
+            return None
+        history, start = self._history, begin
+        if history is None:
+            history = self._history = StreamHistory(self.history_path)
+            if history.empty:
+                self._find(self._files(), begin.origin, "where the schema history starts")
+                start = FileOffset(begin.origin, begin.origin, 0)
+                if self.plan.seed != "auto":
+                    at = start.position()
+                    history.seed(seed_from_path(self.plan.seed, at=at), at)
+        files = self._files()
+        options = DecodeOptions(verify_checksum=self.plan.verify_checksum)
+
+        def scan(schema: SchemaHistory, at: Position) -> None:
+            assert at.file is not None
+            ranges = self._ranges(files, FileOffset(begin.origin, at.file, at.pos), end)
+            catalogs_at(ranges, [], schema, options=options, whole=True)
+
+        history.keep(start.position(), end.position(), scan)
+        return history
 
 
 def _cut(path: str, pos: int, end: int, budget: int, taken: bool) -> int:
