@@ -138,14 +138,19 @@ def run(args: argparse.Namespace, server: MariaDBSandbox, base: Path) -> None:
     time.sleep(args.warmup + args.seconds)
     stop.set()
     load.join()
-    time.sleep(5 * max(1.0, _seconds(args.trigger)))
+    ended = time.time()
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline and not any(
+        b.lag_bytes == 0 and b.applied_at.timestamp() >= ended for b in batches
+    ):
+        time.sleep(0.5)  # until a batch applied after the load's end caught up with the server
     for query in spark.streams.active:
         query.stop()
     sync_run.join(60)
     measured = began + args.warmup
     lags = visible_lags(lake / "bench" / "lag" / "mirror", measured)
-    rate = sum(written) / (time.time() - began)
-    print(f"written: {sum(written):,} rows ({rate:,.0f}/s over the whole run)")
+    rate = sum(written) / (ended - began)
+    print(f"written: {sum(written):,} rows ({rate:,.0f}/s while the load ran)")
     if lags:
         print(
             f"lag commit -> visible in the mirror: p50 {percentile(lags, 0.5):.2f} s, "
@@ -172,7 +177,8 @@ def catchup(
         count = min(step, args.catchup - first)
         server.execute(
             "INSERT INTO bench.lag (written, n, pad) SELECT UNIX_TIMESTAMP(), seq, 'c' "
-            f"FROM seq_1_to_{count}"
+            f"FROM seq_1_to_{count}",
+            database="bench",
         )
     server.execute("UPDATE bench.lag SET pad = 'u' WHERE n % 2 = 0 AND pad = 'c'")
     batches: list[StreamProgress] = []
@@ -192,11 +198,6 @@ def catchup(
         f"{report.rows / applying:,.0f} rows/s applying ({applying:.1f} s), "
         f"{report.rows / wall:,.0f} rows/s for the whole once run ({wall:.1f} s)"
     )
-
-
-def _seconds(trigger: str) -> float:
-    number, _, unit = trigger.partition(" ")
-    return float(number) * (60.0 if unit.startswith("minute") else 1.0)
 
 
 if __name__ == "__main__":

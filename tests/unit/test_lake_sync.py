@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from binlogkit.errors import BinlogError, ConnectionLost, ServerError
-from binlogkit.spark.lake_status import committed_offset
+from binlogkit.spark.lake_status import LakeStatus, TableStatus, committed_offset
 from binlogkit.spark.query_errors import query_error, restartable
 from binlogkit.spark.sync_progress import AppliedBatch, BatchLog, bytes_behind, describe
 from binlogkit.spark.sync_state import LakeLayout, SyncState, redact_url, source_address
@@ -187,3 +187,28 @@ def test_a_python_error_of_the_batch_function_keeps_its_type_name() -> None:
         str(failure)
         == "the streaming query failed: RuntimeError: BINLOGKIT_DELTA_CRASH=0: stopping"
     )
+
+
+def test_status_text_says_how_far_the_snapshot_and_the_stream_got() -> None:
+    found = LakeStatus(
+        "/lake",
+        "mariadb://u@h",
+        "server",
+        None,
+        False,
+        {"file": "bin.000002", "pos": 90, "gtid": "0-1-7"},
+        3,
+        (
+            TableStatus("shop.a", 12, 30, datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)),
+            TableStatus("shop.n", None, 2, None),
+        ),
+        (4, 4),
+    )
+    assert found.text().splitlines() == [
+        "lake /lake: server mariadb://u@h",
+        "snapshot: 4 of 4 chunk groups written",
+        "position: bin.000002:90 (GTID 0-1-7), after 3 micro-batches",
+        "  shop.a: 12 rows, 30 changes, last commit 2026-01-02 03:04:05+00:00",
+        "  shop.n: no mirror, 2 changes, last commit -",
+    ]
+    assert found.to_json()["tables"][0]["last_commit"] == "2026-01-02T03:04:05+00:00"

@@ -209,7 +209,21 @@ def _pipeline_errors() -> Iterator[None]:
         raise click.ClickException(f"{type(err).__name__}: {lines[0]}") from err
 
 
-def _finished(command: str, report: Any) -> None:
+def _pipeline(command: Callable[..., Any]) -> Callable[..., Any]:
+    """Decorator: the options ``sync`` and ``apply`` share."""
+    for option in reversed((_LAKE, _TABLES, _SCD2, _ONCE, _MASTER, _TRIGGER)):
+        command = option(command)
+    return command
+
+
+def _run(command: str, source: str, lake: str, tables: tuple[str, ...], **options: Any) -> None:
+    """Run ``sync`` or ``apply`` with progress on stderr, and say what it applied."""
+    with _pipeline_errors():
+        from binlogkit.spark import lakehouse
+
+        run = lakehouse.sync if command == "sync" else lakehouse.apply
+        names = _table_names(tables) or None
+        report = run(source, lake, tables=names, progress=_show(command), **options)
     click.echo(
         f"binlogkit spark {command}: {report.rows:,} row changes in {report.batches} "
         "micro-batches applied",
@@ -219,21 +233,8 @@ def _finished(command: str, report: Any) -> None:
 
 @spark_group.command("sync")
 @click.argument("url")
-@_LAKE
-@_TABLES
-@_SCD2
-@_ONCE
-@_MASTER
-@_TRIGGER
-def sync_command(
-    url: str,
-    lake: str,
-    tables: tuple[str, ...],
-    scd2: bool,
-    once: bool,
-    master: str | None,
-    trigger: str,
-) -> None:
+@_pipeline
+def sync_command(url: str, lake: str, tables: tuple[str, ...], **options: Any) -> None:
     """Mirror the tables of the server at URL (mariadb://user:pw@host) into Delta tables in LAKE.
 
     A consistent snapshot first (resumed if an earlier run stopped in it), then
@@ -241,58 +242,19 @@ def sync_command(
     each table gets a mirror equal to the source table and a change log. Run it
     again after a crash or stop: it goes on where it stopped. Progress goes to stderr.
     """
-    with _pipeline_errors():
-        from binlogkit.spark.lakehouse import sync
-
-        report = sync(
-            url,
-            lake,
-            tables=_table_names(tables) or None,
-            once=once,
-            scd2=scd2,
-            master=master,
-            trigger=trigger,
-            progress=_show("sync"),
-        )
-        _finished("sync", report)
+    _run("sync", url, lake, tables, **options)
 
 
 @spark_group.command("apply")
 @click.argument("source", metavar="DIR|INDEX|GLOB")
-@_LAKE
-@_TABLES
-@_SCD2
-@_ONCE
-@_MASTER
-@_TRIGGER
-def apply_command(
-    source: str,
-    lake: str,
-    tables: tuple[str, ...],
-    scd2: bool,
-    once: bool,
-    master: str | None,
-    trigger: str,
-) -> None:
+@_pipeline
+def apply_command(source: str, lake: str, tables: tuple[str, ...], **options: Any) -> None:
     """Apply the row changes of a folder of binlogs (an .index file, or a quoted glob) to LAKE.
 
     As sync, without a server and without a snapshot: every change of the files
     from the first one on; the folder may grow (binlogkit relay) while it runs.
     """
-    with _pipeline_errors():
-        from binlogkit.spark.lakehouse import apply
-
-        report = apply(
-            source,
-            lake,
-            tables=_table_names(tables) or None,
-            once=once,
-            scd2=scd2,
-            master=master,
-            trigger=trigger,
-            progress=_show("apply"),
-        )
-        _finished("apply", report)
+    _run("apply", source, lake, tables, **options)
 
 
 @spark_group.command("status")

@@ -45,6 +45,8 @@ class LakeStatus:
     """The source offset the last committed micro-batch ended at (None: no batch yet)."""
     batches: int
     tables: tuple[TableStatus, ...]
+    snapshot: tuple[int, int] | None = None
+    """Groups of chunks the snapshot wrote, of all (None: no snapshot, as for ``apply``)."""
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
@@ -55,11 +57,12 @@ class LakeStatus:
 
     def text(self) -> str:
         """A few lines for people."""
-        where = "none yet (the snapshot)" if self.position is None else _where(self.position)
-        lines = [
-            f"lake {self.lake}: {self.kind} {self.source}",
-            f"position: {where}, after {self.batches} micro-batches",
-        ]
+        where = "none yet" if self.position is None else _where(self.position)
+        lines = [f"lake {self.lake}: {self.kind} {self.source}"]
+        if self.snapshot is not None:
+            done, total = self.snapshot
+            lines.append(f"snapshot: {done} of {total} chunk groups written")
+        lines.append(f"position: {where}, after {self.batches} micro-batches")
         for t in self.tables:
             mirror = "no mirror" if t.mirror_rows is None else f"{t.mirror_rows:,} rows"
             commit = "-" if t.last_commit is None else t.last_commit.isoformat(sep=" ")
@@ -109,7 +112,17 @@ def status(lake: str | Path, *, spark: Any = None) -> LakeStatus:
         offset,
         batches,
         tables,
+        _snapshot(layout.meta / "snapshot.json"),
     )
+
+
+def _snapshot(path: Path) -> tuple[int, int] | None:
+    """How far the snapshot's state file says it got."""
+    try:
+        state = json.loads(path.read_text(encoding="utf-8"))
+        return int(state["done"]), len(state["groups"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
 
 
 def _table(spark: Any, layout: LakeLayout, name: str) -> TableStatus:

@@ -61,6 +61,8 @@ class StreamProgress:
     """From the batch's newest commit on the source to its changes visible in the lake."""
     lag_bytes: int | None
     """Binlog bytes the source had written beyond the batch's end when it was applied."""
+    applied_at: datetime
+    """When the batch's changes became visible in the lake (UTC)."""
 
     @property
     def rows_per_second(self) -> float:
@@ -112,7 +114,11 @@ class BatchLog:
                 lag = max(0.0, (done.applied_at - done.newest_commit).total_seconds())
             position = f"{file}:{pos}"
             behind = bytes_behind(known, file, pos) if known else None
-            out.append(StreamProgress(done.batch, done.rows, done.seconds, position, lag, behind))
+            out.append(
+                StreamProgress(
+                    done.batch, done.rows, done.seconds, position, lag, behind, done.applied_at
+                )
+            )
         return out
 
 
