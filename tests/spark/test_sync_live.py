@@ -118,6 +118,7 @@ def _text(rows: list[tuple[Any, ...]]) -> list[tuple[str | None, ...]]:
 CHANGE = ("file", "pos", "row", "op", "before", "after")
 
 
+@pytest.mark.slow
 def test_snapshot_under_load_then_stream_equals_the_source(
     spark: Any, mariadb_factory: Callable[..., MariaDBSandbox], tmp_path: Path
 ) -> None:
@@ -239,6 +240,7 @@ def _reap(group: int) -> None:
         os.killpg(group, signal.SIGKILL)
 
 
+@pytest.mark.slow
 def test_killed_in_the_snapshot_and_after_a_batch_then_run_again(
     spark: Any, mariadb_factory: Callable[..., MariaDBSandbox], tmp_path: Path
 ) -> None:
@@ -365,6 +367,7 @@ def _streaming(lake: Path) -> bool:
     return state is not None and state.streaming
 
 
+@pytest.mark.slow
 def test_a_stream_rides_out_killed_dumps_and_a_restart_follows_ddl_and_stops_when_purged(
     spark: Any, mariadb_factory: Callable[..., MariaDBSandbox], tmp_path: Path
 ) -> None:
