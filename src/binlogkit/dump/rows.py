@@ -173,7 +173,17 @@ class RowsPrinter:
             after = before  # pre-GA updates: one bitmap for both images
         width = min(event.width, len(table.columns))
         first = _present(before if event.has_before else after, width)
-        return first, (_present(after, width) if both else None)
+        second = _present(after, width) if both else None
+        if not first and not second and event.rows_data and not event.partial:
+            # Rows of no column take no bytes: a walk of the rows section would never end.
+            raise DecodeError(
+                f"{len(event.rows_data)} bytes of rows data for row images of no column "
+                "(the columns-present bitmaps are empty)",
+                file=event.header.file,
+                offset=event.header.offset,
+                event_type=event.header.type_name,
+            )
+        return first, second
 
     def rows(self, event: RowsEvent, table: TablePrinter | None) -> tuple[list[str], int]:
         """The ``###`` lines of ``event`` (none when not verbose) and its number of rows."""
@@ -221,6 +231,7 @@ class RowsPrinter:
                 f"row {count} of {table.name} cannot be printed: {err}",
                 file=event.header.file,
                 offset=event.header.offset,
+                event_type=event.header.type_name,
             ) from err
         if not self.verbose:
             return [], count
