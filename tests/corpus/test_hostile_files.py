@@ -4,11 +4,17 @@ from __future__ import annotations
 
 import struct
 import zlib
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 from cli_run import invoke
 from corpus_walk import read, walk
+
+from binlogkit import BinlogDecoder, encode_event
+from binlogkit.binlog.events.payload import TransactionPayloadEvent
+from binlogkit.binlog.framing import Signal
+from binlogkit.errors import DecodeError
 
 ROWS_V1 = "blackbeam+rust_mysql_common/test-data/binlogs/mariadb-bin.000001"
 WRITE_ROWS_V1 = 23
@@ -47,3 +53,43 @@ def test_zeroed_columns_bitmap_ends(corpus_dir: Path, tmp_path: Path, args: list
     run = invoke(*args, str(zeroed_bitmap_file(tmp_path)), seconds=5)
     assert run.failed_cleanly() is None, run.failed_cleanly()
     assert "zeroed-bitmap.bin" in run.stderr
+
+
+COMPRESSED = "blackbeam+rust_mysql_common/test-data/binlogs/transaction_compression.000001"
+BOMB_SIZE = 256 << 20
+
+
+def _zstd_bomb(size: int) -> bytes:
+    """A zstd frame of ``size`` zero bytes (a few kilobytes), made without holding them."""
+    import zstandard
+
+    stream = zstandard.ZstdCompressor().compressobj()
+    zeros = bytes(1 << 20)
+    return b"".join(stream.compress(zeros) for _ in range(size >> 20)) + stream.flush()
+
+
+def bomb_file(tmp_path: Path) -> tuple[Path, TransactionPayloadEvent]:
+    """The corpus file up to its TRANSACTION_PAYLOAD, whose payload inflates to 256 MiB.
+
+    The event still declares the size of the original transaction.
+    """
+    data = read(COMPRESSED)
+    dec = BinlogDecoder(file=COMPRESSED)
+    dec.receive_data(data)
+    while not isinstance(event := dec.next_event(), TransactionPayloadEvent):
+        assert not isinstance(event, Signal)
+    assert dec.last_frame is not None and event.uncompressed_size
+    bomb = replace(event, payload=_zstd_bomb(BOMB_SIZE), header_fields=None)
+    path = tmp_path / "bomb.bin"
+    path.write_bytes(data[: event.header.offset] + encode_event(bomb, dec.last_frame.fmt))
+    return path, bomb
+
+
+def test_zstd_bomb_stops_at_the_declared_size(corpus_dir: Path, tmp_path: Path) -> None:
+    path, bomb = bomb_file(tmp_path)
+    with pytest.raises(DecodeError, match=f"past its declared {bomb.uncompressed_size} bytes"):
+        bomb.uncompressed()
+    for command in ("events", "rows", "dump"):
+        run = invoke(command, str(path), seconds=20)
+        assert run.failed_cleanly() is None, run.failed_cleanly()
+        assert f"offset {bomb.header.offset}" in run.stderr, run.stderr
