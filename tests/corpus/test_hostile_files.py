@@ -93,3 +93,16 @@ def test_zstd_bomb_stops_at_the_declared_size(corpus_dir: Path, tmp_path: Path) 
         run = invoke(command, str(path), seconds=20)
         assert run.failed_cleanly() is None, run.failed_cleanly()
         assert f"offset {bomb.header.offset}" in run.stderr, run.stderr
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "blackbeam+rust_mysql_common/test-data/binlogs/json-opaque.binlog",  # opaque values
+        "avaitla+mysqlbinlog2parquet/test/samples/mysql-bin-changelog.547927",  # an empty value
+    ],
+)
+def test_flashback_sql_of_every_json_value(corpus_dir: Path, name: str) -> None:
+    run = invoke("flashback", "--sql", str(corpus_dir / name), seconds=60)
+    assert run.exit_code == 0 and run.exception is None, run.stderr or run.exception
+    assert b"AS JSON)" in run.stdout
