@@ -23,13 +23,16 @@ class Run:
     exception: BaseException | None
 
     def failed_cleanly(self) -> str | None:
-        """None when the command failed with one error line and no traceback; else why not."""
+        """None when the command failed with one error line and no traceback; else why not.
+
+        (A usage error comes after click's usage lines.)
+        """
         if self.exception is not None and not isinstance(self.exception, SystemExit):
             return f"{type(self.exception).__name__}: {self.exception}"
         if self.exit_code == 0:
             return "exit code 0"
-        lines = self.stderr.splitlines()
-        if len(lines) != 1 or not lines[0].startswith("Error: "):
+        errors = [line for line in self.stderr.splitlines() if line.startswith("Error: ")]
+        if len(errors) != 1 or "Traceback" in self.stderr:
             return f"not one error line: {self.stderr!r}"
         return None
 

@@ -8,10 +8,13 @@ the commands imports them all.
 
 from __future__ import annotations
 
+import errno
 import importlib
 import importlib.util
 import logging
+import os
 import pkgutil
+import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -25,7 +28,18 @@ from binlogkit.errors import BinlogError
 if TYPE_CHECKING:
     from binlogkit.services.replica_stream import BinlogStream
 
-__all__ = ["binlog_files", "cli", "command", "emit", "main", "open_files", "reading_errors"]
+__all__ = [
+    "POSITION",
+    "Parsed",
+    "binlog_files",
+    "cli",
+    "command",
+    "emit",
+    "main",
+    "open_files",
+    "os_error_text",
+    "reading_errors",
+]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -53,6 +67,17 @@ class _Commands(click.Group):
         self._load()
         return super().list_commands(ctx)
 
+    def invoke(self, ctx: click.Context) -> Any:
+        """Run the command; a library or system error becomes one ``Error:`` line, exit 1."""
+        try:
+            return super().invoke(ctx)
+        except BinlogError as err:
+            raise click.ClickException(str(err)) from err
+        except OSError as err:
+            if err.errno == errno.EPIPE:
+                raise  # click quiets a closed pipe
+            raise click.ClickException(os_error_text(err)) from err
+
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         if cmd_name not in self.commands and not self._loaded:
             name = cmd_name.replace("-", "_")
@@ -64,6 +89,40 @@ class _Commands(click.Group):
 
 
 _PACKAGE = "binlogkit.cli"
+
+
+_WRITE_ERRORS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG})
+"""Errors of an output that is full."""
+
+
+def os_error_text(err: OSError) -> str:
+    """An OSError as one line: the path and the system's reason, or where it came from."""
+    reason = err.strerror or str(err)
+    if err.filename is not None:
+        return f"{err.filename}: {reason}"
+    if err.errno in _WRITE_ERRORS:
+        return f"cannot write the output: {reason}"
+    return reason
+
+
+class Parsed(click.ParamType):
+    """An option value that a library function parses; its complaint is a usage error."""
+
+    def __init__(self, name: str, parse: Callable[[str], Any]) -> None:
+        self.name = name
+        self.parse = parse
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if not isinstance(value, str):
+            return value
+        try:
+            return self.parse(value)
+        except (BinlogError, ValueError) as err:
+            self.fail(str(err), param, ctx)
+
+
+POSITION = click.IntRange(min=0, max=(1 << 63) - 1)
+"""A file offset: not negative, and one a file system can seek to."""
 
 
 @click.group(cls=_Commands, context_settings={"help_option_names": ["-h", "--help"]})
@@ -88,9 +147,9 @@ def binlog_files(command: F) -> F:
     command = click.option(
         "--no-verify-checksum", is_flag=True, help="Do not check the events' CRC32."
     )(command)
-    return click.option("--start-position", type=int, help="Begin the first file at this offset.")(
-        command
-    )
+    return click.option(
+        "--start-position", type=POSITION, help="Begin the first file at this offset."
+    )(command)
 
 
 def open_files(
@@ -121,4 +180,19 @@ def emit(line: str) -> None:
 
 def main(argv: list[str] | None = None) -> None:
     """Entry point of the ``binlogkit`` console script."""
-    cli.main(args=argv, prog_name="binlogkit")  # click itself quiets a broken pipe
+    try:
+        cli.main(args=argv, prog_name="binlogkit")  # click itself quiets a broken pipe
+    finally:
+        _flush_output()
+
+
+def _flush_output() -> None:
+    """Write out what stdout still holds; a failure is an error line, not a message at exit."""
+    try:
+        sys.stdout.flush()
+    except OSError as err:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # nothing left to flush
+        if err.errno == errno.EPIPE:
+            raise SystemExit(1) from None
+        click.echo(f"Error: {os_error_text(err)}", err=True)
+        raise SystemExit(1) from None
