@@ -17,6 +17,7 @@ from binlogkit.binlog.constants import Flavor
 from binlogkit.binlog.context import FormatContext
 from binlogkit.binlog.decoder import encode_event
 from binlogkit.binlog.events import Event, FormatDescriptionEvent, StartEventV3
+from binlogkit.cli.credentials import client_settings, credential_options, resolve_password
 from binlogkit.cli.main import POSITION, binlog_files, command, reading_errors
 from binlogkit.cli.selecting import GTID_SET, ID_LIST, REWRITE_DB
 from binlogkit.dump import Base64Output, Dumper, DumpOptions
@@ -142,11 +143,23 @@ def _remote_spec(
     host: str | None,
     port: int | None,
     user: str | None,
-    password: str | None,
+    credentials: tuple[str | None, str | None, str | None],
     socket: str | None,
 ) -> ConnectionSpec:
-    """The server of ``-R``: a URL, overridden by --host/--port/--user/--password/--socket."""
+    """The server of ``-R``: a URL, overridden by --host/--port/--user/--socket.
+
+    ``credentials``: the values of :func:`credential_options`; the option file's
+    ``[client]`` settings stand in for options not given.
+    """
     from binlogkit.protocol.spec import ConnectionSpec
+
+    password, password_file, defaults_file = credentials
+    settings = client_settings(defaults_file)
+    host = host or settings.get("host")
+    port = port or (int(settings["port"]) if settings.get("port", "").isdigit() else None)
+    user = user or settings.get("user")
+    socket = socket or settings.get("socket")
+    password = resolve_password(url, password, password_file, settings)
 
     spec = ConnectionSpec.from_url(url) if url else ConnectionSpec()
     changes: dict[str, Any] = {}
@@ -180,7 +193,6 @@ def _is_url(text: str) -> bool:
 @click.option("-h", "--host", help="The server's host (with -R).")
 @click.option("-P", "--port", type=int, help="The server's port (with -R).")
 @click.option("-u", "--user", help="User name on the server (with -R).")
-@click.option("-p", "--password", help="Password on the server (with -R).")
 @click.option("-S", "--socket", help="The server's unix socket (with -R).")
 @click.option(
     "-t", "--to-last-log", is_flag=True, help="With -R: go on through the server's later binlogs."
@@ -253,6 +265,7 @@ def _is_url(text: str) -> bool:
     show_default=True,
     help="Print like mariadb-binlog or mysqlbinlog; auto follows the binlog.",
 )
+@credential_options
 def dump_command(
     files: tuple[str, ...],
     start_position: int | None,
@@ -285,6 +298,8 @@ def dump_command(
     port: int | None,
     user: str | None,
     password: str | None,
+    password_file: str | None,
+    defaults_extra_file: str | None,
     socket: str | None,
     to_last_log: bool,
     stop_never: bool,
@@ -310,7 +325,9 @@ def dump_command(
 
         try:
             remote_options = RemoteOptions(
-                spec=_remote_spec(url, host, port, user, password, socket),
+                spec=_remote_spec(
+                    url, host, port, user, (password, password_file, defaults_extra_file), socket
+                ),
                 files=files,
                 start_position=start_position,
                 to_last_log=to_last_log,

@@ -11,6 +11,7 @@ from types import FrameType
 
 import click
 
+from binlogkit.cli.credentials import credential_options, server_spec
 from binlogkit.cli.main import command, reading_errors
 from binlogkit.services.relay import BinlogRelay
 
@@ -62,6 +63,7 @@ def _stopped_by_signals(relay: BinlogRelay) -> Iterator[None]:
 @click.option(
     "--heartbeat", type=float, default=5.0, show_default=True, help="Heartbeat period, seconds."
 )
+@credential_options
 def relay_command(
     url: str,
     directory: str,
@@ -71,6 +73,9 @@ def relay_command(
     no_verify_checksum: bool,
     sync: bool,
     heartbeat: float,
+    password: str | None,
+    password_file: str | None,
+    defaults_extra_file: str | None,
 ) -> None:
     """Copy the binlogs of the server at URL (mysql://user:pw@host:port) into DIR.
 
@@ -81,7 +86,7 @@ def relay_command(
     with reading_errors():
         try:
             relay = BinlogRelay(
-                url,
+                server_spec(url, password, password_file, defaults_extra_file),
                 directory,
                 server_id=server_id if server_id is not None else _default_server_id(),
                 start_file=start_file,

@@ -11,6 +11,7 @@ import click
 from binlogkit.binlog.context import DecodeOptions
 from binlogkit.binlog.events import Event
 from binlogkit.binlog.info import list_events
+from binlogkit.cli.credentials import credential_options, server_spec
 from binlogkit.cli.filtering import replication_filter
 from binlogkit.cli.main import command, emit, reading_errors
 from binlogkit.cli.render import EVENT_FORMATS, ROW_FORMATS
@@ -103,6 +104,7 @@ def _binlog_events(events: Iterator[Event]) -> Iterator[Event]:
     "--heartbeat", type=float, default=30.0, show_default=True, help="Heartbeat period, seconds."
 )
 @click.option("--raw", is_flag=True, help="Row values as stored (ints and bytes).")
+@credential_options
 @replication_filter
 @schema_options
 def tail_command(
@@ -118,6 +120,9 @@ def tail_command(
     server_id: int | None,
     heartbeat: float,
     raw: bool,
+    password: str | None,
+    password_file: str | None,
+    defaults_extra_file: str | None,
     rules: ReplicationFilter,
     schema: SchemaChoice,
 ) -> None:
@@ -130,14 +135,15 @@ def tail_command(
     """
     start = _start(start_file, start_position, start_gtid, oldest)
     with reading_errors():
+        spec = server_spec(url, password, password_file, defaults_extra_file)
         if schema.source is None and schema.history_path is None:
-            history, start = stream_schema(url, start)
+            history, start = stream_schema(spec, start)
         else:  # a history file gives the definitions as of a (file, position) start
             at = Position(*start) if isinstance(start, tuple) else None
             history = schema.history(at)
         try:
             stream = BinlogStream(
-                url,
+                spec,
                 server_id=server_id if server_id is not None else _default_server_id(),
                 start=start,
                 blocking=not non_blocking,
