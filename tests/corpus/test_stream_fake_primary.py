@@ -36,6 +36,7 @@ from binlogkit.protocol.replication import (
     ResumePoint,
     SemiSyncAck,
 )
+from binlogkit.services.relay import RECONNECT, BinlogRelay
 from binlogkit.services.replica_stream import Backoff, BinlogStream, ReplicaStream
 
 pytestmark = pytest.mark.corpus
@@ -306,7 +307,12 @@ def test_backoff_doubles_while_the_primary_is_away(chain: list[Path]) -> None:
     with FakePrimary(chain) as primary:
         primary.refuse(4)
         got = keyed(
-            streamed(primary, start="oldest", sleep=sleeps.append, reconnect=Backoff(0.1, 0.5))
+            streamed(
+                primary,
+                start="oldest",
+                sleep=sleeps.append,
+                reconnect=Backoff(0.1, 0.5, first_attempts=None),
+            )
         )
     assert sleeps == [0.1, 0.2, 0.4, 0.5]
     assert got == expected
@@ -317,7 +323,12 @@ def test_backoff_gives_up_after_its_attempts(chain: list[Path]) -> None:
     with FakePrimary(chain) as primary:
         primary.refuse(10)
         with pytest.raises(ConnectionLost):
-            streamed(primary, start="oldest", sleep=sleeps.append, reconnect=Backoff(attempts=2))
+            streamed(
+                primary,
+                start="oldest",
+                sleep=sleeps.append,
+                reconnect=Backoff(attempts=2, first_attempts=None),
+            )
     assert sleeps == [0.1, 0.2]
     assert primary.connections == 3
 
@@ -459,3 +470,37 @@ def test_tail_prints_what_the_file_commands_print(
         got = runner.invoke(cli, [*args, "--format", tail_format])
     assert got.exit_code == 0, got.output
     assert got.output == expected.output
+
+
+def test_a_first_connection_that_fails_is_final(chain: list[Path]) -> None:
+    sleeps: list[float] = []
+    with FakePrimary(chain) as primary:
+        primary.refuse(1)
+        with pytest.raises(ConnectionLost):
+            streamed(primary, start="oldest", sleep=sleeps.append)
+        assert primary.connections == 1 and sleeps == []
+        primary.refuse(2)
+        got = streamed(
+            primary, start="oldest", sleep=sleeps.append, reconnect=Backoff(first_attempts=2)
+        )
+    assert keyed(got) == file_keys(chain) and sleeps == [0.1, 0.2]
+
+
+def test_relay_backoff_restarts_after_each_working_connection(
+    chain: list[Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cuts = cuts_for([load_binlog(p) for p in chain])
+    waits: list[float] = []
+    with FakePrimary(chain, cuts=cuts) as primary, time_limit(30):
+        relay = BinlogRelay(primary.url, tmp_path, blocking=False, server_id=43)
+        monkeypatch.setattr(relay._stop, "wait", waits.append)
+        relay.run()
+    assert len(cuts) > 1 and waits == [RECONNECT.initial] * len(cuts)
+
+
+def test_relay_gives_up_on_a_first_connection(chain: list[Path], tmp_path: Path) -> None:
+    with FakePrimary(chain) as primary, time_limit(30):
+        primary.refuse(1)
+        with pytest.raises(ConnectionLost):
+            BinlogRelay(primary.url, tmp_path, blocking=False, server_id=43).run()
+        assert primary.connections == 1

@@ -17,7 +17,7 @@ from binlogkit.binlog.constants import Flavor
 from binlogkit.binlog.context import FormatContext
 from binlogkit.binlog.decoder import encode_event
 from binlogkit.binlog.events import Event, FormatDescriptionEvent, StartEventV3
-from binlogkit.cli.credentials import client_settings, credential_options, resolve_password
+from binlogkit.cli.connection import client_settings, credential_options, resolve_password
 from binlogkit.cli.main import POSITION, binlog_files, command, reading_errors
 from binlogkit.cli.selecting import GTID_SET, ID_LIST, REWRITE_DB
 from binlogkit.dump import Base64Output, Dumper, DumpOptions

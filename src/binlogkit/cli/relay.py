@@ -11,9 +11,14 @@ from types import FrameType
 
 import click
 
-from binlogkit.cli.credentials import credential_options, server_spec
+from binlogkit.cli.connection import (
+    credential_options,
+    first_retries,
+    retry_option,
+    server_spec,
+)
 from binlogkit.cli.main import command, reading_errors
-from binlogkit.services.relay import BinlogRelay
+from binlogkit.services.relay import RECONNECT, BinlogRelay
 
 log = logging.getLogger(__name__)
 
@@ -64,6 +69,7 @@ def _stopped_by_signals(relay: BinlogRelay) -> Iterator[None]:
     "--heartbeat", type=float, default=5.0, show_default=True, help="Heartbeat period, seconds."
 )
 @credential_options
+@retry_option
 def relay_command(
     url: str,
     directory: str,
@@ -76,6 +82,7 @@ def relay_command(
     password: str | None,
     password_file: str | None,
     defaults_extra_file: str | None,
+    connect_retries: int,
 ) -> None:
     """Copy the binlogs of the server at URL (mysql://user:pw@host:port) into DIR.
 
@@ -94,6 +101,7 @@ def relay_command(
                 verify_checksum=not no_verify_checksum,
                 sync=sync,
                 heartbeat=heartbeat,
+                reconnect=first_retries(RECONNECT, connect_retries),
             )
         except ValueError as err:
             raise click.UsageError(str(err)) from None

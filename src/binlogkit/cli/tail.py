@@ -11,7 +11,12 @@ import click
 from binlogkit.binlog.context import DecodeOptions
 from binlogkit.binlog.events import Event
 from binlogkit.binlog.info import list_events
-from binlogkit.cli.credentials import credential_options, server_spec
+from binlogkit.cli.connection import (
+    credential_options,
+    first_retries,
+    retry_option,
+    server_spec,
+)
 from binlogkit.cli.filtering import replication_filter
 from binlogkit.cli.main import command, emit, reading_errors
 from binlogkit.cli.render import EVENT_FORMATS, ROW_FORMATS
@@ -21,7 +26,7 @@ from binlogkit.pipeline.filters import ReplicationFilter
 from binlogkit.protocol.replication import is_stream_only
 from binlogkit.schema.store import Position
 from binlogkit.services.live_schema import stream_schema
-from binlogkit.services.replica_stream import BinlogStream, Start, parse_gtids
+from binlogkit.services.replica_stream import Backoff, BinlogStream, Start, parse_gtids
 
 
 def _default_server_id() -> int:
@@ -105,6 +110,7 @@ def _binlog_events(events: Iterator[Event]) -> Iterator[Event]:
 )
 @click.option("--raw", is_flag=True, help="Row values as stored (ints and bytes).")
 @credential_options
+@retry_option
 @replication_filter
 @schema_options
 def tail_command(
@@ -123,6 +129,7 @@ def tail_command(
     password: str | None,
     password_file: str | None,
     defaults_extra_file: str | None,
+    connect_retries: int,
     rules: ReplicationFilter,
     schema: SchemaChoice,
 ) -> None:
@@ -148,6 +155,7 @@ def tail_command(
                 start=start,
                 blocking=not non_blocking,
                 heartbeat=heartbeat,
+                reconnect=first_retries(Backoff(), connect_retries),
                 include_stream_only=True,
                 options=DecodeOptions(raw_values=raw, tables=rules.table_predicate),
                 schema=history,

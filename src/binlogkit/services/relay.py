@@ -43,9 +43,9 @@ from binlogkit.services.replica_stream import Backoff, ReplicaStream, is_retryab
 
 log = logging.getLogger(__name__)
 
-__all__ = ["BinlogRelay", "RelayError", "RelayPosition", "RelayWriter"]
+__all__ = ["RECONNECT", "BinlogRelay", "RelayError", "RelayPosition", "RelayWriter"]
 
-_RECONNECT = Backoff(initial=0.1, maximum=5.0)
+RECONNECT = Backoff(initial=0.1, maximum=5.0)
 """The relay's default reconnect timing."""
 _FDE_FLAGS_AT = len(MAGIC) + FLAGS_OFFSET
 _ROTATE_POSITION = struct.Struct("<Q")
@@ -338,7 +338,7 @@ class BinlogRelay:
         verify_checksum: bool = True,
         sync: bool = False,
         heartbeat: float = 5.0,
-        reconnect: Backoff = _RECONNECT,
+        reconnect: Backoff = RECONNECT,
     ) -> None:
         self.spec = ConnectionSpec.from_url(spec) if isinstance(spec, str) else spec
         self.writer = RelayWriter(directory, verify_checksum=verify_checksum, sync=sync)
@@ -349,6 +349,7 @@ class BinlogRelay:
         self.reconnect = reconnect
         self._stop = threading.Event()
         self._lock = threading.Lock()
+        self._opened = False  # the last _follow got its dump started
         self._stream: ReplicaStream | None = None
 
     def stop(self) -> None:
@@ -370,16 +371,19 @@ class BinlogRelay:
             if position is not None:
                 log.info("resuming the copy at %s:%d", position.file, position.position)
             failures = 0
+            connected = False
             while not self._stop.is_set():
+                self._opened = False
                 try:
                     if self._follow(position):
                         break
                 except (ConnectionLost, OSError, ServerError) as err:
                     if self._stop.is_set():
                         break
+                    if self._opened:  # this connection worked: the next failure is the first
+                        connected, failures = True, 0
                     failures += 1
-                    attempts = self.reconnect.attempts
-                    if not is_retryable(err) or (attempts is not None and failures > attempts):
+                    if not is_retryable(err) or self.reconnect.gives_up(failures, connected):
                         raise
                     delay = self.reconnect.delay(failures)
                     log.warning("relay: %s; reconnecting in %.1f s", err, delay)
@@ -406,6 +410,7 @@ class BinlogRelay:
                 stream.open(file=self.start_file, flags=flags)
             else:
                 stream.open("oldest", flags=flags)
+            self._opened = True
             while (raw := stream.fetch()) is not None:
                 self.writer.write_event(raw)
                 if self._stop.is_set():

@@ -1,4 +1,4 @@
-"""A server connection's password, taken the ways MySQL's clients take it, kept out of ``ps``.
+"""A server connection from the command line: its password, kept out of ``ps``, and retries.
 
 In order: ``-p``/``--password`` (with no value: a prompt), the URL's
 password, ``--password-file`` (its first line), ``--defaults-extra-file``
@@ -6,6 +6,10 @@ password, ``--password-file`` (its first line), ``--defaults-extra-file``
 then the ``MYSQL_PWD`` environment variable. A password that had to come on
 the command line is overwritten in the process's arguments (what ``ps`` and
 ``/proc/PID/cmdline`` show), as the MySQL clients do.
+
+A first connection that fails is final unless ``--connect-retries`` says
+otherwise (a wrong host or port does not heal); once one has worked, the
+services reconnect by themselves.
 """
 
 from __future__ import annotations
@@ -22,12 +26,15 @@ import click
 
 if TYPE_CHECKING:
     from binlogkit.protocol.spec import ConnectionSpec
+    from binlogkit.services.replica_stream import Backoff
 
 __all__ = [
     "PROMPT",
     "client_settings",
     "credential_options",
+    "first_retries",
     "resolve_password",
+    "retry_option",
     "scrub_argv",
     "server_spec",
 ]
@@ -45,6 +52,22 @@ def credential_options(command: F) -> F:
     for option in reversed(_OPTIONS):
         command = option(command)
     return command
+
+
+def retry_option(command: F) -> F:
+    """Decorator: ``--connect-retries N`` (see :func:`first_retries`)."""
+    return click.option(
+        "--connect-retries",
+        type=click.IntRange(min=0),
+        default=0,
+        show_default=True,
+        help="Retry a first connection that fails this many times (later ones: always).",
+    )(command)
+
+
+def first_retries(backoff: Backoff, retries: int) -> Backoff:
+    """``backoff`` with ``retries`` attempts before a connection has worked."""
+    return replace(backoff, first_attempts=retries)
 
 
 _OPTIONS = (

@@ -8,9 +8,10 @@ from pathlib import Path
 
 import click
 import pytest
+from cli_run import invoke
 from click.testing import CliRunner
 
-from binlogkit.cli.credentials import PROMPT, resolve_password, server_spec
+from binlogkit.cli.connection import PROMPT, resolve_password, server_spec
 
 
 def password(url: str, *args: str | None) -> bytes:
@@ -56,7 +57,7 @@ def test_prompt_for_p_without_a_value() -> None:
 
 SCRUB = """
 import sys
-from binlogkit.cli.credentials import resolve_password
+from binlogkit.cli.connection import resolve_password
 resolve_password(sys.argv[1], sys.argv[2][2:], None, {})  # as click gives -pSECRET
 print(open("/proc/self/cmdline", "rb").read().replace(b"\\0", b" ").decode())
 """
@@ -71,3 +72,14 @@ def test_passwords_on_the_command_line_are_scrubbed() -> None:
     shown = done.stdout
     assert "url-secret" not in shown and "secret-p" not in shown, shown
     assert "mysql://repl:xxxxxxxxxx@db:3306 -pxxxxxxxx" in shown
+
+
+@pytest.mark.parametrize(
+    "args", [["tail", "--oldest"], ["tail", "--oldest", "--non-blocking"], ["relay", "--to"]]
+)
+def test_a_refused_first_connection_ends_the_command(tmp_path: Path, args: list[str]) -> None:
+    if args[-1] == "--to":
+        args = [*args, str(tmp_path / "copy")]
+    run = invoke(args[0], "mysql://u@127.0.0.1:1", *args[1:], seconds=20)
+    assert run.failed_cleanly() is None, run.failed_cleanly()
+    assert "cannot connect to 127.0.0.1:1" in run.stderr
