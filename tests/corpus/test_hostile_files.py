@@ -106,3 +106,13 @@ def test_flashback_sql_of_every_json_value(corpus_dir: Path, name: str) -> None:
     run = invoke("flashback", "--sql", str(corpus_dir / name), seconds=60)
     assert run.exit_code == 0 and run.exception is None, run.stderr or run.exception
     assert b"AS JSON)" in run.stdout
+
+
+def test_dump_from_inside_a_transaction(corpus_dir: Path) -> None:
+    # 1635: the WRITE_ROWS after its transaction's TABLE_MAP; the tools print what follows.
+    path = corpus_dir / "local-mariadb-10.11/compressed/mysql-bin.000002"
+    run = invoke("dump", "-v", "--start-position", "1635", str(path))
+    assert run.exit_code == 0, run.stderr
+    assert b"\n### Row event for unknown table #18# Number of rows: 0\n# at 1741\n" in run.stdout
+    run = invoke("rows", "--start-position", "1635", str(path))
+    assert run.failed_cleanly() is None and "no TABLE_MAP event for table id 18" in run.stderr

@@ -29,7 +29,7 @@ from binlogkit.dump.text import backquoted
 from binlogkit.dump.values import ColumnPrinter, PrintFn, table_def_metas, value_printer
 from binlogkit.errors import BinlogError, DecodeError
 
-__all__ = ["RowsPrinter", "TablePrinter"]
+__all__ = ["RowsPrinter", "TablePrinter", "Unterminated", "joined_lines"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,6 +74,12 @@ class TablePrinter:
         )
         name = f"{backquoted(table.schema)}.{backquoted(table.table_name)}"
         return cls(name, columns, unsized, diffs)
+
+
+class Unterminated(str):
+    """A ``###`` text the tools print without its newline (an unknown table's rows event)."""
+
+    __slots__ = ()
 
 
 def _present(bitmap: bytes | None, width: int) -> tuple[int, ...]:
@@ -190,7 +196,7 @@ class RowsPrinter:
         if table is None:
             if not self.verbose:
                 return [], 0
-            return [f"### Row event for unknown table #{event.table_id}"], 0
+            return [Unterminated(f"### Row event for unknown table #{event.table_id}")], 0
         data = event.rows_data
         if self.compiled and self.verbose and data and not event.partial:
             try:
@@ -309,3 +315,8 @@ class RowsPrinter:
             elif verbose:
                 out.append(f"###   @{i + 1}={text}")
         return pos
+
+
+def joined_lines(lines: list[str]) -> str:
+    """``###`` texts as the tools print them: each on its line, but see :class:`Unterminated`."""
+    return "".join(line if isinstance(line, Unterminated) else line + "\n" for line in lines)
