@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 from cli_run import invoke
+from corpus_walk import walk
+from time_limit import time_limit
 
 FILE = "local-mariadb-10.11/compressed/mysql-bin.000002"
 MAIN = "import sys; from binlogkit.cli.main import main; main(sys.argv[1:])"
@@ -66,3 +68,37 @@ def test_output_to_a_full_device(corpus_dir: Path, command: list[str]) -> None:
     assert done.returncode == 1
     errors = [line for line in done.stderr.splitlines() if line.startswith("Error: ")]
     assert errors == ["Error: cannot write the output: No space left on device"], done.stderr
+
+
+def test_skip_corrupt_goes_past_a_damaged_event(corpus_dir: Path, tmp_path: Path) -> None:
+    data = bytearray((corpus_dir / FILE).read_bytes())
+    data[700] ^= 0xFF  # inside the third event's body: its CRC32 fails
+    path = tmp_path / "damaged.bin"
+    path.write_bytes(data)
+    for command in (["events"], ["rows"], ["dump", "-v"]):
+        stopped = invoke(*command, str(path))
+        assert stopped.failed_cleanly() is None and "--skip-corrupt" in stopped.stderr
+        skipped = invoke(*command, "--skip-corrupt", str(path))
+        assert skipped.exit_code == 0, skipped.stderr
+        assert len(skipped.stdout) > len(stopped.stdout)
+
+
+def test_follow_reads_what_is_appended(corpus_dir: Path, tmp_path: Path) -> None:
+    data = (corpus_dir / FILE).read_bytes()
+    path = tmp_path / "growing.bin"
+    path.write_bytes(data[:700])
+    last = walk(data).events[-1].offset
+    with subprocess.Popen(
+        [sys.executable, "-c", MAIN, "events", "--follow", str(path)],
+        stdout=subprocess.PIPE,
+        text=True,
+    ) as child:
+        try:
+            with time_limit(30):
+                assert child.stdout is not None
+                with path.open("ab") as f:
+                    f.write(data[700:])
+                offsets = (line.split("\t")[1:2] for line in child.stdout)
+                assert any(offset == [str(last)] for offset in offsets)
+        finally:
+            child.terminate()

@@ -221,7 +221,7 @@ class EventFramer:
             f"input ends inside {what} ({len(self._buf) - self._start} bytes left)",
             file=self.file,
             offset=self._offset,
-            hint="the file may still be written (read it in follow mode) or was cut short",
+            hint="the file may still be written (read it with --follow) or was cut short",
         )
 
     def next_plain(self) -> tuple[EventHeader, bytes] | None:
@@ -347,7 +347,10 @@ class EventFramer:
                 file=self.file,
                 offset=self._offset,
                 event_type=header.type_name,
-                hint="the file is corrupt; skip corrupt events or disable checksum verification",
+                hint=(
+                    "the file is corrupt; skip corrupt events (--skip-corrupt) or disable "
+                    "checksum verification (--no-verify-checksum)"
+                ),
             )
             if not self.skip_corrupt:
                 raise error

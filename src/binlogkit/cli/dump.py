@@ -18,7 +18,14 @@ from binlogkit.binlog.context import FormatContext
 from binlogkit.binlog.decoder import encode_event
 from binlogkit.binlog.events import Event, FormatDescriptionEvent, StartEventV3
 from binlogkit.cli.connection import client_settings, credential_options, resolve_password
-from binlogkit.cli.main import POSITION, binlog_files, command, reading_errors
+from binlogkit.cli.main import (
+    POSITION,
+    binlog_files,
+    command,
+    read_modes,
+    read_options,
+    reading_errors,
+)
 from binlogkit.cli.selecting import GTID_SET, ID_LIST, REWRITE_DB
 from binlogkit.dump import Base64Output, Dumper, DumpOptions
 from binlogkit.dump.selection import Selection
@@ -183,6 +190,7 @@ def _is_url(text: str) -> bool:
 
 @command("dump", context_settings={"help_option_names": ["--help"]})
 @binlog_files
+@read_modes
 @click.option(
     "-R",
     "--read-from-remote-server",
@@ -270,6 +278,8 @@ def dump_command(
     files: tuple[str, ...],
     start_position: int | None,
     no_verify_checksum: bool,
+    follow: bool,
+    skip_corrupt: bool,
     stop_position: int | None,
     start_datetime: str | None,
     stop_datetime: str | None,
@@ -397,7 +407,8 @@ def dump_command(
                 source = _Source(
                     files,
                     start_position,
-                    {"verify_checksum": not no_verify_checksum},
+                    {"verify_checksum": not no_verify_checksum}
+                    | read_options(follow, skip_corrupt),
                     held=not selection.is_empty,
                 )
             if flashback:

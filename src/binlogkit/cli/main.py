@@ -38,6 +38,8 @@ __all__ = [
     "main",
     "open_files",
     "os_error_text",
+    "read_modes",
+    "read_options",
     "reading_errors",
 ]
 
@@ -150,6 +152,26 @@ def binlog_files(command: F) -> F:
     return click.option(
         "--start-position", type=POSITION, help="Begin the first file at this offset."
     )(command)
+
+
+def read_modes(command: F) -> F:
+    """Decorator: ``--follow`` and ``--skip-corrupt``; :func:`read_options` turns them into
+    :func:`binlogkit.open` options."""
+    command = click.option(
+        "--skip-corrupt",
+        is_flag=True,
+        help="Skip events that fail their checksum or decoding (a warning each) and go on.",
+    )(command)
+    return click.option(
+        "--follow",
+        is_flag=True,
+        help="Wait for more at the end of the last file, and go on into the files it rotates to.",
+    )(command)
+
+
+def read_options(follow: bool, skip_corrupt: bool) -> dict[str, Any]:
+    """The :func:`binlogkit.open` options of :func:`read_modes`."""
+    return {"follow": follow, "on_corrupt": "skip" if skip_corrupt else "error"}
 
 
 def open_files(
