@@ -41,6 +41,7 @@ __all__ = [
     "read_modes",
     "read_options",
     "reading_errors",
+    "show_progress",
 ]
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -128,11 +129,20 @@ POSITION = click.IntRange(min=0, max=(1 << 63) - 1)
 
 
 @click.group(cls=_Commands, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="binlogkit", message="binlogkit %(version)s")
 @click.option("-v", "--verbose", count=True, help="Log more to stderr (-v info, -vv debug).")
 def cli(verbose: int) -> None:
     """Read, stream, process and write MySQL and MariaDB binary logs."""
     level = logging.WARNING - 10 * min(verbose, 2)
     logging.basicConfig(level=level, format="binlogkit: %(levelname)s: %(message)s")
+
+
+def show_progress() -> None:
+    """Show the services' connection and progress lines (INFO) at the default verbosity."""
+    from binlogkit.services.replica_stream import progress
+
+    if not progress.isEnabledFor(logging.INFO):
+        progress.setLevel(logging.INFO)
 
 
 def command(name: str, **settings: Any) -> Callable[[Callable[..., Any]], click.Command]:

@@ -17,7 +17,7 @@ from binlogkit.cli.connection import (
     retry_option,
     server_spec,
 )
-from binlogkit.cli.main import command, reading_errors
+from binlogkit.cli.main import command, reading_errors, show_progress
 from binlogkit.services.relay import RECONNECT, BinlogRelay
 
 log = logging.getLogger(__name__)
@@ -90,6 +90,7 @@ def relay_command(
     resumes after the last complete event. Reconnects after a broken
     connection; SIGINT or SIGTERM stops it cleanly.
     """
+    show_progress()
     with reading_errors():
         try:
             relay = BinlogRelay(

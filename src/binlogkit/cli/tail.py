@@ -18,7 +18,7 @@ from binlogkit.cli.connection import (
     server_spec,
 )
 from binlogkit.cli.filtering import replication_filter
-from binlogkit.cli.main import command, emit, reading_errors
+from binlogkit.cli.main import command, emit, reading_errors, show_progress
 from binlogkit.cli.render import EVENT_FORMATS, ROW_FORMATS
 from binlogkit.cli.schema_source import SchemaChoice, schema_options
 from binlogkit.pipeline.changes import row_changes
@@ -140,6 +140,7 @@ def tail_command(
     replica with those options would apply. Started from now, the tables' definitions are
     read from the server at that very position (lock-free), and followed through its DDL.
     """
+    show_progress()
     start = _start(start_file, start_position, start_gtid, oldest)
     with reading_errors():
         spec = server_spec(url, password, password_file, defaults_extra_file)

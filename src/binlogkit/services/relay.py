@@ -26,6 +26,7 @@ import logging
 import os
 import struct
 import threading
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
@@ -39,12 +40,14 @@ from binlogkit.errors import BinlogError, ChecksumError, ConnectionLost, ServerE
 from binlogkit.io.binlog_index import find_index, index_name, read_index, write_index
 from binlogkit.protocol.replication import DumpFlag
 from binlogkit.protocol.spec import ConnectionSpec
-from binlogkit.services.replica_stream import Backoff, ReplicaStream, is_retryable
+from binlogkit.services.replica_stream import Backoff, ReplicaStream, is_retryable, progress
 
 log = logging.getLogger(__name__)
 
 __all__ = ["RECONNECT", "BinlogRelay", "RelayError", "RelayPosition", "RelayWriter"]
 
+PROGRESS_EVERY = 60.0
+"""Seconds between the relay's progress reports."""
 RECONNECT = Backoff(initial=0.1, maximum=5.0)
 """The relay's default reconnect timing."""
 _FDE_FLAGS_AT = len(MAGIC) + FLAGS_OFFSET
@@ -395,6 +398,14 @@ class BinlogRelay:
         finally:
             self.writer.close()
 
+    def _report(self, raw: bytes) -> None:
+        """Say how far the copy is, and how far behind the server (by the event's time)."""
+        at = self.writer.position
+        where = "" if at is None else f" at {at.file}:{at.position}"
+        stamp = int.from_bytes(raw[:4], "little")
+        lag = f", {max(0.0, time.time() - stamp):.0f} s behind" if stamp else ""
+        progress.info("relay: copied%s%s", where, lag)
+
     def _follow(self, position: RelayPosition | None) -> bool:
         """Stream from ``position`` into the writer; True when done (end or stop)."""
         stream = ReplicaStream(self.spec, server_id=self.server_id, heartbeat=self.heartbeat)
@@ -411,10 +422,14 @@ class BinlogRelay:
             else:
                 stream.open("oldest", flags=flags)
             self._opened = True
+            report = time.monotonic() + PROGRESS_EVERY
             while (raw := stream.fetch()) is not None:
                 self.writer.write_event(raw)
                 if self._stop.is_set():
                     return True
+                if time.monotonic() >= report:
+                    report = time.monotonic() + PROGRESS_EVERY
+                    self._report(raw)
             if self.blocking:  # MariaDB ends a dump with EOF when it shuts down
                 raise ConnectionLost("the server ended the binlog dump")
             return True

@@ -57,6 +57,9 @@ from binlogkit.protocol.replication import (
 from binlogkit.protocol.spec import ConnectionSpec
 
 log = logging.getLogger(__name__)
+progress = logging.getLogger("binlogkit.progress")
+"""Where a stream (and the relay) says it connected, and how far it is: INFO records that
+the command line shows by default."""
 
 __all__ = [
     "Backoff",
@@ -331,6 +334,10 @@ class ReplicaStream:
             command = BinlogDump(request.file, request.position, self.server_id, flags)
         log.debug("dump: %s", command)
         conn.send_command(command.encode())
+        where = f"{request.file}:{request.position}" if request.file else f"after {request.gtids}"
+        progress.info(
+            "connected to %s (%s), streaming from %s", conn.spec.address, conn.server_version, where
+        )
 
     # -- fetch ----------------------------------------------------------------------------------
 
