@@ -54,6 +54,8 @@ _FDE_FLAGS_AT = len(MAGIC) + FLAGS_OFFSET
 _ROTATE_POSITION = struct.Struct("<Q")
 _SKIPPED_TYPES = frozenset({EventType.HEARTBEAT, EventType.HEARTBEAT_V2})
 _SCAN_CHUNK = 1 << 20
+_FDE_SAME = V4_HEADER_LENGTH + 2 + 50
+"""The common header, binlog version and server version of a format description."""
 
 
 class RelayError(BinlogError):
@@ -225,6 +227,12 @@ class RelayWriter:
             log.warning("%s ends without a ROTATE or STOP event (server crash?)", self.file)
         self.close()
         path = self.directory / name
+        if path.exists() and path.stat().st_size > len(MAGIC):  # (MAGIC alone: a crash left it)
+            raise RelayError(
+                f"the folder already holds a {name} that the copy does not continue",
+                file=str(path),
+                hint="relay each server into a folder of its own, or move the old files away",
+            )
         if position != len(MAGIC):
             raise RelayError(
                 f"the server starts file {name} at offset {position}; a copy starts at offset 4",
@@ -238,8 +246,11 @@ class RelayWriter:
         self._add_to_index(name)
 
     def _format_description(self, raw: bytes) -> None:
-        if self._skip_format or self.size > len(MAGIC):
+        if self._skip_format:
             self._skip_format = False
+            self._check_same_file(raw)
+            return
+        if self.size > len(MAGIC):
             return
         if self._stream is None:
             raise RelayError("format description before the server named its file")
@@ -250,6 +261,24 @@ class RelayWriter:
         event = bytearray(raw)
         event[FLAGS_OFFSET] |= EventFlag.BINLOG_IN_USE
         self._write(bytes(event))
+
+    def _check_same_file(self, raw: bytes) -> None:
+        """Refuse to continue a copy whose file the server did not write (another server's).
+
+        The server's format description of the file must match the copy's in
+        what a resend keeps: its time, server id, binlog and server version.
+        """
+        assert self._stream is not None
+        self._stream.seek(len(MAGIC))
+        ours = self._stream.read(_FDE_SAME)
+        self._stream.seek(self.size)
+        if _fde_identity(ours) != _fde_identity(raw):
+            raise RelayError(
+                "the copy's file was not written by this server (its format description differs)",
+                file=self.file,
+                offset=len(MAGIC),
+                hint="relay each server into a folder of its own, or move the old copy away",
+            )
 
     def _append(self, raw: bytes, code: int, log_pos: int) -> None:
         if self._stream is None or self.size <= len(MAGIC):
@@ -307,6 +336,11 @@ class RelayWriter:
         names = read_index(index) if index.exists() else []
         if name not in names:
             write_index(index, [*names, name], sync=self.sync)
+
+
+def _fde_identity(raw: bytes) -> tuple[bytes, bytes, bytes]:
+    """What a server keeps of a format description when it sends it again mid-file."""
+    return raw[0:4], raw[5:9], raw[V4_HEADER_LENGTH:_FDE_SAME]
 
 
 def _rotate_target(raw: bytes, checksum_length: int) -> RelayPosition:
