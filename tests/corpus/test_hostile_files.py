@@ -6,6 +6,7 @@ import struct
 import zlib
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 from cli_run import invoke
@@ -116,3 +117,29 @@ def test_dump_from_inside_a_transaction(corpus_dir: Path) -> None:
     assert b"\n### Row event for unknown table #18# Number of rows: 0\n# at 1741\n" in run.stdout
     run = invoke("rows", "--start-position", "1635", str(path))
     assert run.failed_cleanly() is None and "no TABLE_MAP event for table id 18" in run.stderr
+
+
+SIZES = "local-mariadb-10.11/compressed/mysql-bin.000002"
+
+
+@pytest.mark.parametrize(
+    ("damage", "message"),
+    [
+        (lambda size: size | 1 << 31, "above the 1073741824 bytes a server writes"),
+        (lambda size: size + 65536, "runs past the end of the input"),
+        (lambda size: size + 40, "CRC32 mismatch"),  # inside the file: the checksum tells
+    ],
+)
+def test_a_corrupt_event_size(corpus_dir: Path, tmp_path: Path, damage: Any, message: str) -> None:
+    data = bytearray(read(SIZES))
+    events = walk(bytes(data)).events
+    event = events[13]
+    struct.pack_into("<I", data, event.offset + 9, damage(event.size))
+    path = tmp_path / "sized.bin"
+    path.write_bytes(data)
+    stopped = invoke("events", str(path))
+    assert stopped.failed_cleanly() is None and message in stopped.stderr, stopped.stderr
+    assert f"offset {event.offset}" in stopped.stderr
+    skipped = invoke("events", "--skip-corrupt", str(path))
+    assert skipped.exit_code == 0, skipped.stderr
+    assert skipped.stdout.count(b"\n") == 1 + len(events)  # the header line, every event
