@@ -5,15 +5,7 @@ from __future__ import annotations
 import click
 
 from binlogkit.binlog.info import list_events
-from binlogkit.cli.main import (
-    binlog_files,
-    command,
-    emit,
-    open_files,
-    read_modes,
-    read_options,
-    reading_errors,
-)
+from binlogkit.cli.main import binlog_files, command, emit, open_files, read_modes, reading_errors
 from binlogkit.cli.render import EVENT_FORMATS
 
 
@@ -50,7 +42,8 @@ def events_command(
             start_position,
             no_verify_checksum,
             on_unknown=on_unknown,
-            **read_options(follow, skip_corrupt),
+            follow=follow,
+            skip_corrupt=skip_corrupt,
         ) as reader,
     ):
         for row in list_events(reader):

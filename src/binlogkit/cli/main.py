@@ -185,13 +185,21 @@ def read_options(follow: bool, skip_corrupt: bool) -> dict[str, Any]:
 
 
 def open_files(
-    files: tuple[str, ...], start_position: int | None, no_verify_checksum: bool, **options: Any
+    files: tuple[str, ...],
+    start_position: int | None,
+    no_verify_checksum: bool,
+    *,
+    follow: bool = False,
+    skip_corrupt: bool = False,
+    **options: Any,
 ) -> binlogkit.BinlogReader | BinlogStream:
-    """Open the files of :func:`binlog_files`; ``options`` go to :func:`binlogkit.open`."""
+    """Open the files of :func:`binlog_files` (read as :func:`read_modes` say); ``options``
+    go to :func:`binlogkit.open`."""
     return binlogkit.open(
         list(files),
         start_position=start_position,
         verify_checksum=not no_verify_checksum,
+        **read_options(follow, skip_corrupt),
         **options,
     )
 

@@ -5,15 +5,7 @@ from __future__ import annotations
 import click
 
 from binlogkit.cli.filtering import replication_filter
-from binlogkit.cli.main import (
-    binlog_files,
-    command,
-    emit,
-    open_files,
-    read_modes,
-    read_options,
-    reading_errors,
-)
+from binlogkit.cli.main import binlog_files, command, emit, open_files, read_modes, reading_errors
 from binlogkit.cli.render import ROW_FORMATS
 from binlogkit.cli.schema_source import SchemaChoice, schema_options
 from binlogkit.io.binlog_index import resolve_sources
@@ -59,8 +51,14 @@ def rows_command(
         first = files[0] if files[0] == "-" else resolve_sources(list(files))[0]
         history = schema.history(Position(first, start_position or 4))
         options = {"raw_values": raw, "tables": rules.table_predicate, "schema": history}
-        options |= read_options(follow, skip_corrupt)
-        reader = open_files(files, start_position, no_verify_checksum, **options)
+        reader = open_files(
+            files,
+            start_position,
+            no_verify_checksum,
+            follow=follow,
+            skip_corrupt=skip_corrupt,
+            **options,
+        )
         with reader:
             for change in row_changes(rules.filter(reader)):
                 for line in render(change):
