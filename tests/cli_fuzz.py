@@ -58,6 +58,9 @@ COMMANDS = [
     ["dump", "-B", "-v"],
     ["flashback"],
     ["flashback", "--sql"],
+    ["events", "--skip-corrupt"],
+    ["rows", "--skip-corrupt"],
+    ["dump", "-vv", "--skip-corrupt"],
 ]
 SEED_BYTES = 16 << 10
 """Seeds are cut at the first event boundary past this size (to keep cases fast)."""
