@@ -35,6 +35,9 @@ def test_password_and_option_files(tmp_path: Path, monkeypatch: pytest.MonkeyPat
     assert password("mysql://u@h", None, str(tmp_path / "pw")) == b"from-file"
     spec = server_spec("mysql://h", None, None, str(tmp_path / "my.cnf"))
     assert (spec.user, spec.password.reveal()) == ("repl", b"it's")
+    (tmp_path / "host.cnf").write_text("[client]\nhost = db1\nport = 3307\n")
+    spec = server_spec("mysql://", None, None, str(tmp_path / "host.cnf"))
+    assert (spec.host, spec.port) == ("db1", 3307)
     assert password("mysql://u@h", None, str(tmp_path / "pw"), str(tmp_path / "my.cnf")) == (
         b"from-file"
     )

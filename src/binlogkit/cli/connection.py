@@ -37,6 +37,7 @@ __all__ = [
     "retry_option",
     "scrub_argv",
     "server_spec",
+    "settings_port",
 ]
 
 log = logging.getLogger(__name__)
@@ -115,6 +116,12 @@ def client_settings(path: str | None) -> dict[str, str]:
     return out
 
 
+def settings_port(settings: dict[str, str]) -> int | None:
+    """The port of :func:`client_settings`, when it is a number."""
+    port = settings.get("port", "")
+    return int(port) if port.isdigit() else None
+
+
 def resolve_password(
     url: str | None, password: str | None, password_file: str | None, settings: dict[str, str]
 ) -> str | None:
@@ -153,6 +160,10 @@ def server_spec(
     changes: dict[str, Any] = {}
     if parts.username is None and "user" in settings:
         changes["user"] = settings["user"]
+    if not parts.hostname and "host" in settings:
+        changes["host"] = settings["host"]
+    if parts.port is None and settings_port(settings) is not None:
+        changes["port"] = settings_port(settings)
     if spec.unix_socket is None and "socket" in settings:
         changes["unix_socket"] = settings["socket"]
     spec = replace(spec, **changes)

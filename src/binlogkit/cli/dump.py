@@ -17,7 +17,12 @@ from binlogkit.binlog.constants import Flavor
 from binlogkit.binlog.context import FormatContext
 from binlogkit.binlog.decoder import encode_event
 from binlogkit.binlog.events import Event, FormatDescriptionEvent, StartEventV3
-from binlogkit.cli.connection import client_settings, credential_options, resolve_password
+from binlogkit.cli.connection import (
+    client_settings,
+    credential_options,
+    resolve_password,
+    settings_port,
+)
 from binlogkit.cli.main import (
     POSITION,
     binlog_files,
@@ -163,7 +168,7 @@ def _remote_spec(
     password, password_file, defaults_file = credentials
     settings = client_settings(defaults_file)
     host = host or settings.get("host")
-    port = port or (int(settings["port"]) if settings.get("port", "").isdigit() else None)
+    port = port or settings_port(settings)
     user = user or settings.get("user")
     socket = socket or settings.get("socket")
     password = resolve_password(url, password, password_file, settings)
