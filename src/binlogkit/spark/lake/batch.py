@@ -45,6 +45,7 @@ from binlogkit.spark.lake.tables import (
     literal,
     position_property,
     properties,
+    quote,
     set_properties,
 )
 from binlogkit.spark.lake.timeline import Timeline, Version
@@ -226,7 +227,7 @@ def _apply_segment(spark: Any, run: _Run, segment: _Segment) -> None:
             typed_schema(spark_columns(definition))["after"].dataType,
             extra={DEFINITION: position_property(version.at)},
         )
-    else:
+    elif steps:
         _follow(spark, mirror_path, steps, version.at)
     merge_mirror(typed, mirror_path, key, app_id, run.version)
     if run.scd2:
@@ -339,12 +340,14 @@ def _follow(spark: Any, path: str, steps: Steps, target: Position) -> None:
             continue
         apply_plan(spark, path, plan)
         unknown = _unknown_after(unknown, plan, version.at)
-    if unknown:
-        log.warning(
-            "%s: columns %s were added by DDL; rows not changed since hold NULL there",
-            path,
-            sorted(unknown),
-        )
+        if plan.adds:
+            log.warning(
+                "%s: columns %s added at %s: the mirror's rows not changed since hold NULL there "
+                "(the schema history keeps no DEFAULT)",
+                path,
+                [name for name, _ in plan.adds],
+                version.at,
+            )
     set_properties(
         spark, path, {DEFINITION: position_property(target), UNKNOWN_COLUMNS: json.dumps(unknown)}
     )
@@ -388,7 +391,7 @@ def _drop(spark: Any, run: _Run, versions: Sequence[Version], dropped: Version) 
         _move(spark, run, mirror, history, dropped.moved_to, dropped.at)
     elif run.scd2 and exists(spark, history):
         close_all(spark, history, dropped.at)
-    spark.sql(f"DELETE FROM delta.`{mirror}`")
+    spark.sql(f"DELETE FROM delta.{quote(mirror)}")
     set_properties(spark, mirror, {DEFINITION: position_property(dropped.at)})
 
 
@@ -408,6 +411,6 @@ def _copy(spark: Any, source: str, target: str, extra: dict[str, str]) -> None:
     props = {**TABLE_PROPERTIES, **extra}
     pairs = ", ".join(f"{literal(k)} = {literal(v)}" for k, v in props.items())
     spark.sql(
-        f"CREATE OR REPLACE TABLE delta.`{target}` USING DELTA TBLPROPERTIES ({pairs}) "
-        f"AS SELECT * FROM delta.`{source}`"
+        f"CREATE OR REPLACE TABLE delta.{quote(target)} USING DELTA TBLPROPERTIES ({pairs}) "
+        f"AS SELECT * FROM delta.{quote(source)}"
     )

@@ -35,9 +35,10 @@ from binlogkit.schema.model import ColumnDef, TableDef, fold_column
 from binlogkit.schema.render import column_sql
 from binlogkit.schema.store import Position
 from binlogkit.schema.table_map import column_infos
+from binlogkit.spark.lake.tables import quote
 from binlogkit.spark.schema import TypedColumn, typed_columns
 
-__all__ = ["Plan", "apply_plan", "plan_change", "quote", "spark_columns"]
+__all__ = ["Plan", "apply_plan", "plan_change", "resnapshot_hint", "spark_columns"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -188,10 +189,6 @@ def delta_widens(old: DataType, new: DataType) -> bool:
 
 
 # -- carrying a plan out ------------------------------------------------------------------
-
-
-def quote(name: str) -> str:
-    return "`" + name.replace("`", "``") + "`"
 
 
 def apply_plan(spark: Any, path: str, plan: Plan) -> None:

@@ -14,8 +14,7 @@ from delta.tables import DeltaTable
 from pyspark.sql import Column, Window
 from pyspark.sql import functions as F
 
-from binlogkit.spark.lake.evolve import quote
-from binlogkit.spark.lake.tables import transaction
+from binlogkit.spark.lake.tables import quote, transaction
 
 __all__ = ["ORDER", "merge_mirror"]
 

@@ -36,8 +36,8 @@ from pyspark.sql.types import (
 from binlogkit.errors import BinlogError
 from binlogkit.schema.model import fold_column
 from binlogkit.schema.store import Position
-from binlogkit.spark.lake.evolve import delta_widens, quote
-from binlogkit.spark.lake.tables import create_table, exists, transaction
+from binlogkit.spark.lake.evolve import delta_widens
+from binlogkit.spark.lake.tables import create_table, exists, quote, transaction
 
 __all__ = ["SCD2_COLUMNS", "close_all", "merge_history"]
 

@@ -28,6 +28,7 @@ __all__ = [
     "literal",
     "position_property",
     "properties",
+    "quote",
     "set_properties",
     "transaction",
 ]
@@ -62,11 +63,15 @@ def create_table(
     replace: bool = False,
 ) -> None:
     """Create the table at ``path`` (unless it exists; ``replace``: in place of it, empty)."""
-    builder = DeltaTable.createOrReplace(spark) if replace else DeltaTable.createIfNotExists(spark)
-    builder = builder.location(path).addColumns(schema)
+    props = {**TABLE_PROPERTIES, **(extra or {})}
+    if replace:  # keeps the table's properties (and its history for time travel)
+        empty = spark.createDataFrame([], schema).write.format("delta").mode("overwrite")
+        empty.option("overwriteSchema", "true").save(path)
+        return
+    builder = DeltaTable.createIfNotExists(spark).location(path).addColumns(schema)
     if partition is not None:
         builder = builder.partitionedBy(partition)
-    for key, value in {**TABLE_PROPERTIES, **(extra or {})}.items():
+    for key, value in props.items():
         builder = builder.property(key, value)
     builder.execute()
 
@@ -77,11 +82,16 @@ def properties(spark: Any, path: str) -> dict[str, str]:
 
 def set_properties(spark: Any, path: str, values: Mapping[str, str]) -> None:
     pairs = ", ".join(f"{literal(k)} = {literal(v)}" for k, v in values.items())
-    spark.sql(f"ALTER TABLE delta.`{path}` SET TBLPROPERTIES ({pairs})")
+    spark.sql(f"ALTER TABLE delta.{quote(path)} SET TBLPROPERTIES ({pairs})")
 
 
 def position_property(at: Position) -> str:
     return json.dumps({"file": at.file, "pos": at.pos})
+
+
+def quote(name: str) -> str:
+    """A Spark SQL identifier."""
+    return "`" + name.replace("`", "``") + "`"
 
 
 def literal(text: str) -> str:
