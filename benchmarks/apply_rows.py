@@ -72,7 +72,9 @@ def changes(rows: int, keys: int, file: str) -> list[tuple[Any, ...]]:
             live[key] = after
         enc = [None if i is None else jsonenc.dumps(i) for i in (before, after)]
         pos = 1000 + 100 * n
-        out.append((file, pos, pos + 100, "WRITE_ROWS", 1, None, ts, None, "bench", "t", op, *enc, 0))
+        out.append(
+            (file, pos, pos + 100, "WRITE_ROWS", 1, None, ts, None, "bench", "t", op, *enc, 0)
+        )
     return out
 
 

@@ -15,7 +15,7 @@ import json
 import logging
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -228,7 +228,7 @@ def _apply_segment(spark: Any, run: _Run, segment: _Segment) -> None:
             extra={DEFINITION: position_property(version.at)},
         )
     elif steps:
-        _follow(spark, mirror_path, steps, version.at)
+        _follow(spark, mirror_path, steps, version.at, history_path if run.scd2 else None)
     merge_mirror(typed, mirror_path, key, app_id, run.version)
     if run.scd2:
         merge_history(typed, history_path, table, key, app_id, run.version)
@@ -328,8 +328,9 @@ def _typed(definition: TableDef) -> list[tuple[str, Any]]:
     return [(fold_column(c.name), c.data_type) for c in spark_columns(definition)]
 
 
-def _follow(spark: Any, path: str, steps: Steps, target: Position) -> None:
-    """Carry the DDL steps out on the mirror, then record that it holds ``target``."""
+def _follow(spark: Any, path: str, steps: Steps, target: Position, history: str | None) -> None:
+    """Carry the DDL steps out on the mirror (and the renames and widenings on the SCD type 2
+    ``history``), then record that the mirror holds ``target``."""
     unknown: dict[str, str] = json.loads(properties(spark, path).get(UNKNOWN_COLUMNS, "{}"))
     for version, plan in steps:
         assert version.definition is not None
@@ -339,6 +340,8 @@ def _follow(spark: Any, path: str, steps: Steps, target: Position) -> None:
             unknown = {}
             continue
         apply_plan(spark, path, plan)
+        if history is not None and exists(spark, history):
+            apply_plan(spark, history, replace(plan, drops=(), adds=(), order=()))
         unknown = _unknown_after(unknown, plan, version.at)
         if plan.adds:
             log.warning(

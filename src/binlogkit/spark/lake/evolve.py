@@ -1,8 +1,9 @@
 """A table definition's change (one DDL statement) as a change of its Delta table's columns.
 
 :func:`plan_change` compares two definitions of a table: a column of the same
-name is kept (and retyped when its Spark type changed), a column gone where one
-appears at the same place is renamed, others are dropped or added, and the
+name is kept (and retyped when its Spark type changed); a column gone whose
+place (the column before it) a new column takes, and whose values the new one
+holds exactly, is renamed; others are dropped or added, and the
 columns end in the new definition's order. A retyped column is kept only when
 every value of the old type is exactly a value of the new one, both in MySQL
 and as Delta widens its Spark type; else :class:`~binlogkit.errors.BinlogError`
@@ -69,21 +70,33 @@ def plan_change(old: TableDef, new: TableDef, at: Position) -> Plan:
     """The column changes from ``old`` to ``new`` (made at ``at``)."""
     old_types = {c.name: c.data_type for c in spark_columns(old)}
     new_typed = spark_columns(new)
-    olds = {fold_column(c.name): (i, c) for i, c in enumerate(old.columns)}
+    olds = {fold_column(c.name): c for c in old.columns}
     news = {fold_column(c.name) for c in new.columns}
-    renames, retypes, adds = [], [], []
+    after = _predecessors(old)
+    renames: list[tuple[str, str]] = []
+    retypes, adds = [], []
+    previous: str | None = None  # the old name of the new column before, if it has one
     for index, col in enumerate(new.columns):
         data_type = new_typed[index].data_type
         kept = olds.get(fold_column(col.name))
-        if kept is None and index < len(old.columns):
-            former = old.columns[index]
-            if fold_column(former.name) not in news:
-                kept = (index, former)
-                renames.append((former.name, col.name))
+        if kept is None:
+            kept = next(
+                (
+                    c
+                    for c in old.columns
+                    if fold_column(c.name) not in news
+                    and after[fold_column(c.name)] == previous
+                    and exact(c, col)
+                ),
+                None,
+            )
+            if kept is not None:
+                renames.append((kept.name, col.name))
+        previous = _ADDED if kept is None else fold_column(kept.name)
         if kept is None:
             adds.append((col.name, data_type))
             continue
-        former = kept[1]
+        former = kept
         if not exact(former, col) or not delta_widens(old_types[former.name], data_type):
             raise BinlogError(
                 f"{new.table_name}: column {col.name} changed at {at} from "
@@ -101,6 +114,16 @@ def plan_change(old: TableDef, new: TableDef, at: Position) -> Plan:
     )
     order = tuple(c.name for c in new.columns)
     return Plan(drops, tuple(renames), tuple(retypes), tuple(adds), order)
+
+
+_ADDED = "\0added"
+"""The place after an added column, which no old column has."""
+
+
+def _predecessors(table: TableDef) -> dict[str, str | None]:
+    """Each column's folded name → the folded name of the column before it (None: first)."""
+    names = [fold_column(c.name) for c in table.columns]
+    return dict(zip(names, [None, *names[:-1]], strict=True))
 
 
 # -- exactness ---------------------------------------------------------------------------

@@ -10,9 +10,9 @@ another); a delete closes. Each change of a key in a batch gives a version.
 versions are closed at the DROP's position (``ts`` NULL: the history does not
 keep its time).
 
-The history's columns follow the table's DDL by adding: a new (or renamed)
-column is added, a dropped one stays (NULL in the versions opened since),
-widened ones are widened.
+The history's columns follow the table's DDL except drops: a new column is
+added, a renamed one renamed (its old versions' values with it), a widened one
+widened, a dropped one stays (NULL in the versions opened since).
 """
 
 from __future__ import annotations
