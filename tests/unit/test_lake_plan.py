@@ -109,3 +109,17 @@ def test_timeline_versions_renames_and_drops(tmp_path: Path) -> None:
     u = timeline.of("d", "u")
     assert [(v.at.pos, v.definition is None) for v in u] == [(300, False), (400, True)]
     assert u[1].moved_to is None and not u[1].unknown
+
+
+def test_time_is_kept_as_microseconds() -> None:
+    from datetime import timedelta
+
+    from binlogkit.spark.lake.evolve import spark_columns
+
+    catalog = apply_script(Catalog(), "CREATE DATABASE d; CREATE TABLE d.t (t TIME(6))").catalog
+    table = catalog.table("d", "t")
+    assert table is not None
+    (column,) = spark_columns(table)
+    assert column.data_type == LongType()
+    assert column.convert(-timedelta(hours=838, minutes=59, seconds=59)) == -3020399 * 10**6
+    assert column.convert(-timedelta(seconds=1, microseconds=500000)) == -1500000

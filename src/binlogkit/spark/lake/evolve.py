@@ -14,13 +14,15 @@ that it can be repeated after a crash.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from datetime import timedelta
 from typing import Any
 
 from pyspark.sql.types import (
     ByteType,
     DataType,
     DateType,
+    DayTimeIntervalType,
     DecimalType,
     DoubleType,
     FloatType,
@@ -54,8 +56,20 @@ class Plan:
 
 
 def spark_columns(definition: TableDef) -> tuple[TypedColumn, ...]:
-    """The typed columns of a table definition (:func:`typed_columns` of its table map)."""
-    return typed_columns(column_infos(definition), str(definition.table_name))
+    """The columns of a table definition in the lake's tables: :func:`typed_columns` of its
+    table map, but TIME as BIGINT microseconds (Delta has no interval type)."""
+    typed = typed_columns(column_infos(definition), str(definition.table_name))
+    return tuple(_storable(col) for col in typed)
+
+
+def _storable(col: TypedColumn) -> TypedColumn:
+    if isinstance(col.data_type, DayTimeIntervalType):
+        return replace(col, data_type=LongType(), convert=_microseconds)
+    return col
+
+
+def _microseconds(value: timedelta) -> int:
+    return value // timedelta(microseconds=1)
 
 
 def resnapshot_hint(table: str) -> str:
