@@ -3,6 +3,7 @@ session), and the table versions a schema history file gives."""
 
 from __future__ import annotations
 
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
@@ -16,7 +17,7 @@ from binlogkit.errors import BinlogError
 from binlogkit.schema.model import Catalog, TableDef
 from binlogkit.schema.script import apply_script
 from binlogkit.schema.store import HistoryStore, Position
-from binlogkit.spark.lake.evolve import Plan, delta_widens, plan_change
+from binlogkit.spark.lake.evolve import Plan, delta_widens, plan_change, spark_columns
 from binlogkit.spark.lake.timeline import Timeline
 
 BASE = "CREATE DATABASE d; CREATE TABLE d.t (id INT PRIMARY KEY, a TINYINT, b VARCHAR(5), c DATE)"
@@ -112,10 +113,6 @@ def test_timeline_versions_renames_and_drops(tmp_path: Path) -> None:
 
 
 def test_time_is_kept_as_microseconds() -> None:
-    from datetime import timedelta
-
-    from binlogkit.spark.lake.evolve import spark_columns
-
     catalog = apply_script(Catalog(), "CREATE DATABASE d; CREATE TABLE d.t (t TIME(6))").catalog
     table = catalog.table("d", "t")
     assert table is not None

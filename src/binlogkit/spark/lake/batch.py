@@ -14,7 +14,8 @@ from __future__ import annotations
 import json
 import logging
 import os
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -208,30 +209,41 @@ def _apply_segment(spark: Any, run: _Run, segment: _Segment) -> None:
     definition = version.definition
     log_path, mirror_path, history_path = run.paths(segment.db, segment.name)
     app_id = run.app_id if segment.index == 0 else f"{run.app_id}+{segment.index}"
-    typed = typed_images(segment.rows, spark_columns(definition), table)
-    key = definition.primary_key
-    versions = run.timeline.of(segment.db, segment.name)
-    steps = _mirror_steps(spark, table, mirror_path, versions, version) if key else None
-    append_log(typed, log_path, app_id, run.version)
-    if os.environ.get(CRASH_ENV) == str(run.version):
-        raise RuntimeError(f"{CRASH_ENV}={run.version}: stopping before the mirror")
-    if steps is None:
-        _warn(run, table, _no_mirror_reason(spark, mirror_path, versions, version))
-        return
-    if steps == "done":
-        return
-    if steps == "create":
-        create_table(
-            spark,
-            mirror_path,
-            typed_schema(spark_columns(definition))["after"].dataType,
-            extra={DEFINITION: position_property(version.at)},
-        )
-    elif steps:
-        _follow(spark, mirror_path, steps, version.at, history_path if run.scd2 else None)
-    merge_mirror(typed, mirror_path, key, app_id, run.version)
-    if run.scd2:
-        merge_history(typed, history_path, table, key, app_id, run.version)
+    with _cached(typed_images(segment.rows, spark_columns(definition), table)) as typed:
+        key = definition.primary_key
+        versions = run.timeline.of(segment.db, segment.name)
+        steps = _mirror_steps(spark, table, mirror_path, versions, version) if key else None
+        append_log(typed, log_path, app_id, run.version)
+        if os.environ.get(CRASH_ENV) == str(run.version):
+            raise RuntimeError(f"{CRASH_ENV}={run.version}: stopping before the mirror")
+        if steps is None:
+            _warn(run, table, _no_mirror_reason(spark, mirror_path, versions, version))
+            return
+        if steps == "done":
+            return
+        if steps == "create":
+            create_table(
+                spark,
+                mirror_path,
+                typed_schema(spark_columns(definition))["after"].dataType,
+                extra={DEFINITION: position_property(version.at)},
+            )
+        elif steps:
+            _follow(spark, mirror_path, steps, version.at, history_path if run.scd2 else None)
+        merge_mirror(typed, mirror_path, key, app_id, run.version)
+        if run.scd2:
+            merge_history(typed, history_path, table, key, app_id, run.version)
+
+
+@contextmanager
+def _cached(frame: Any) -> Iterator[Any]:
+    """The frame, computed once for the writes that read it (the change log, the MERGE's two
+    passes, the history)."""
+    frame = frame.persist()
+    try:
+        yield frame
+    finally:
+        frame.unpersist()
 
 
 def _warn(run: _Run, table: str, reason: str) -> None:
