@@ -5,7 +5,9 @@
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/setup.sh"
 
-apt_need mariadb-server:mariadbd mariadb-client:mariadb
-ensure_venv
+{  # set-up chatter (apt-get, pip) goes to stderr: stdout is only the row changes
+    apt_need mariadb-server:mariadbd mariadb-client:mariadb
+    ensure_venv
+} >&2
 
 exec "$VENV/bin/python" -m binlogkit.sandbox.demo "$@"

@@ -11,11 +11,11 @@ from contextlib import contextmanager
 from types import FrameType
 
 
-class TimeLimitExceeded(Exception):
+class TimeLimitExceeded(BaseException):
     """The block ran past its time limit.
 
-    Neither a BinlogError nor an OSError, so no code under test can take it for
-    an error of its own and carry on.
+    Not even an Exception, so no code under test can take it for an error of
+    its own (or for a reason to fall back to another path) and carry on.
     """
 
 

@@ -133,3 +133,33 @@ def test_corrupt_event_is_refused(corpus_dir: Path, tmp_path: Path) -> None:
         damaged[25] ^= 0x40
         with pytest.raises(ChecksumError):
             writer.write_event(bytes(damaged))
+
+
+def test_a_copy_of_another_server_is_not_continued(corpus_dir: Path, tmp_path: Path) -> None:
+    # Two runs of MariaDB with the same file names: the copy of one, cut in its first
+    # file, must not be continued with the other's bytes (a hybrid file).
+    ours, theirs = _files(corpus_dir, "gtid"), _files(corpus_dir, "full")
+    assert ours[0].name == theirs[0].name
+    events = list(dump(ours, RelayPosition(ours[0].name, 4)))
+    with RelayWriter(tmp_path) as writer:
+        for event in events[:8]:
+            writer.write_event(event)
+    before = (tmp_path / ours[0].name).read_bytes()
+    with RelayWriter(tmp_path) as writer:
+        start = writer.recover()
+        assert start is not None and start.file == ours[0].name and start.position > 4
+        with pytest.raises(RelayError, match="not written by this server"):
+            for event in dump(theirs, start):
+                writer.write_event(event)
+    assert (tmp_path / ours[0].name).read_bytes() == before
+
+
+def test_files_outside_the_copy_are_not_overwritten(corpus_dir: Path, tmp_path: Path) -> None:
+    ours, theirs = _files(corpus_dir, "gtid"), _files(corpus_dir, "full")
+    (tmp_path / ours[0].name).write_bytes(ours[0].read_bytes())  # no index file
+    with RelayWriter(tmp_path) as writer:
+        assert writer.recover() is None
+        with pytest.raises(RelayError, match="already holds"):
+            for event in dump(theirs, RelayPosition(theirs[0].name, 4)):
+                writer.write_event(event)
+    assert (tmp_path / ours[0].name).read_bytes() == ours[0].read_bytes()

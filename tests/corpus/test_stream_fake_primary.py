@@ -14,17 +14,21 @@ No MariaDB needed.
 from __future__ import annotations
 
 import asyncio
+import logging
+import re
 import threading
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 from fake_primary import Cut, FakePrimary, LogFile, load_binlog
 from time_limit import time_limit
 
 import binlogkit
 from binlogkit.binlog.constants import EventFlag, EventType
 from binlogkit.binlog.events import Event
+from binlogkit.cli.main import cli
 from binlogkit.errors import ConnectionLost, ServerError
 from binlogkit.gtid import GtidSet
 from binlogkit.io.mysql import MySQLConnection
@@ -36,6 +40,8 @@ from binlogkit.protocol.replication import (
     ResumePoint,
     SemiSyncAck,
 )
+from binlogkit.services import relay as relay_module
+from binlogkit.services.relay import RECONNECT, BinlogRelay
 from binlogkit.services.replica_stream import Backoff, BinlogStream, ReplicaStream
 
 pytestmark = pytest.mark.corpus
@@ -306,7 +312,12 @@ def test_backoff_doubles_while_the_primary_is_away(chain: list[Path]) -> None:
     with FakePrimary(chain) as primary:
         primary.refuse(4)
         got = keyed(
-            streamed(primary, start="oldest", sleep=sleeps.append, reconnect=Backoff(0.1, 0.5))
+            streamed(
+                primary,
+                start="oldest",
+                sleep=sleeps.append,
+                reconnect=Backoff(0.1, 0.5, first_attempts=None),
+            )
         )
     assert sleeps == [0.1, 0.2, 0.4, 0.5]
     assert got == expected
@@ -317,7 +328,12 @@ def test_backoff_gives_up_after_its_attempts(chain: list[Path]) -> None:
     with FakePrimary(chain) as primary:
         primary.refuse(10)
         with pytest.raises(ConnectionLost):
-            streamed(primary, start="oldest", sleep=sleeps.append, reconnect=Backoff(attempts=2))
+            streamed(
+                primary,
+                start="oldest",
+                sleep=sleeps.append,
+                reconnect=Backoff(attempts=2, first_attempts=None),
+            )
     assert sleeps == [0.1, 0.2]
     assert primary.connections == 3
 
@@ -459,3 +475,65 @@ def test_tail_prints_what_the_file_commands_print(
         got = runner.invoke(cli, [*args, "--format", tail_format])
     assert got.exit_code == 0, got.output
     assert got.output == expected.output
+
+
+def test_a_first_connection_that_fails_is_final(chain: list[Path]) -> None:
+    sleeps: list[float] = []
+    with FakePrimary(chain) as primary:
+        primary.refuse(1)
+        with pytest.raises(ConnectionLost):
+            streamed(primary, start="oldest", sleep=sleeps.append)
+        assert primary.connections == 1 and sleeps == []
+        primary.refuse(2)
+        got = streamed(
+            primary, start="oldest", sleep=sleeps.append, reconnect=Backoff(first_attempts=2)
+        )
+    assert keyed(got) == file_keys(chain) and sleeps == [0.1, 0.2]
+
+
+def test_relay_backoff_restarts_after_each_working_connection(
+    chain: list[Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cuts = cuts_for([load_binlog(p) for p in chain])
+    waits: list[float] = []
+    with FakePrimary(chain, cuts=cuts) as primary, time_limit(30):
+        relay = BinlogRelay(primary.url, tmp_path, blocking=False, server_id=43)
+        monkeypatch.setattr(relay._stop, "wait", waits.append)
+        relay.run()
+    assert len(cuts) > 1 and waits == [RECONNECT.initial] * len(cuts)
+
+
+def test_relay_gives_up_on_a_first_connection(chain: list[Path], tmp_path: Path) -> None:
+    with FakePrimary(chain) as primary, time_limit(30):
+        primary.refuse(1)
+        with pytest.raises(ConnectionLost):
+            BinlogRelay(primary.url, tmp_path, blocking=False, server_id=43).run()
+        assert primary.connections == 1
+
+
+def test_tail_and_relay_say_where_they_stream_from(
+    chain: list[Path], tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    first = load_binlog(chain[0]).name
+    with FakePrimary(chain) as primary, time_limit(30):
+        for args in (["tail", "--oldest", "--non-blocking"], ["relay", "--non-blocking", "--to"]):
+            if args[0] == "relay":
+                args.append(str(tmp_path / "copy"))
+            result = CliRunner().invoke(cli, [args[0], primary.url, *args[1:]])
+            assert result.exit_code == 0, result.output
+            connected = f"connected to 127.0.0.1:{primary.port} (8.4.3), streaming from {first}:4"
+            assert connected in caplog.text
+            caplog.clear()
+
+
+def test_relay_reports_progress_and_lag(
+    chain: list[Path],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    monkeypatch.setattr(relay_module, "PROGRESS_EVERY", 0.0)
+    caplog.set_level(logging.INFO, logger="binlogkit.progress")
+    with FakePrimary(chain) as primary, time_limit(30):
+        BinlogRelay(primary.url, tmp_path, blocking=False, server_id=43).run()
+    assert re.search(r"relay: copied at mysql-bin\.\d+:\d+, \d+ s behind", caplog.text)

@@ -2,7 +2,8 @@
 
 A workload of inserts, updates and deletes (a primary key moved, keys changed
 several times within a batch, a key deleted and inserted again) is cut into
-three batches of binlog files. Applied in order, the mirror equals the
+three batches of binlog files. Applied in order (``apply_batch`` with the
+schema history of the files), the mirror equals the
 server's table and the change log holds each change once; a batch applied
 again changes nothing; a run stopped between the change log and the MERGE is
 completed by applying its batch again.
@@ -24,6 +25,8 @@ pytest.importorskip("delta")
 from delta.tables import DeltaTable
 from pyspark.sql.types import DecimalType, IntegerType, TimestampNTZType
 
+from binlogkit.schema.history import SchemaHistory
+from binlogkit.sources import open_binlog
 from binlogkit.spark.delta import CRASH_ENV, apply_batch, apply_changes, table_key
 
 pytestmark = [pytest.mark.mariadb, pytest.mark.xdist_group("mariadb")]
@@ -68,8 +71,10 @@ BATCHES = [
 
 
 @pytest.fixture(scope="module")
-def workload(mariadb_factory: Callable[..., MariaDBSandbox]) -> tuple[MariaDBSandbox, list[Any]]:
-    """The running server and the binlog files of each batch."""
+def workload(
+    mariadb_factory: Callable[..., MariaDBSandbox], tmp_path_factory: pytest.TempPathFactory
+) -> tuple[MariaDBSandbox, list[Any], Path]:
+    """The running server, the binlog files of each batch and their schema history file."""
     server = mariadb_factory("delta")
     server.execute(SETUP)
     seen: set[Path] = set()
@@ -79,7 +84,11 @@ def workload(mariadb_factory: Callable[..., MariaDBSandbox]) -> tuple[MariaDBSan
         closed = server.flush_binlogs()[:-1]
         batches.append([str(f) for f in closed if f not in seen])
         seen.update(closed)
-    return server, batches
+    history = tmp_path_factory.mktemp("history") / "schema.jsonl"
+    with open_binlog(sorted(seen), schema=SchemaHistory(path=history)) as events:
+        for _ in events:
+            pass
+    return server, batches, history
 
 
 def _batch(spark: Any, files: list[str], table: str = "shop.items") -> Any:
@@ -116,7 +125,7 @@ def _versions(lake: Path, spark: Any) -> tuple[int, int]:
 
 
 def test_mirror_and_change_log_follow_the_server(spark: Any, workload: Any, tmp_path: Path) -> None:
-    server, batches = workload
+    server, batches, _ = workload
     assert table_key(batches[0], "shop.items") == ("id",)
     _apply_all(spark, batches, tmp_path)
     _mirror_equals_server(spark, server, tmp_path)
@@ -140,14 +149,14 @@ def test_mirror_and_change_log_follow_the_server(spark: Any, workload: Any, tmp_
 def test_a_stop_between_log_and_merge_is_completed_by_a_rerun(
     spark: Any, workload: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    server, batches = workload
+    server, batches, _ = workload
     monkeypatch.setenv(CRASH_ENV, "1")
     with pytest.raises(RuntimeError, match=CRASH_ENV):
         _apply_all(spark, batches, tmp_path)
-    assert _versions(tmp_path, spark) == (1, 1)  # change log: 2 batches; mirror: created, 1 batch
+    assert _versions(tmp_path, spark) == (2, 1)  # both created; change log: 2 batches; mirror: 1
     monkeypatch.delenv(CRASH_ENV)
     _apply_all(spark, batches, tmp_path)
-    assert _versions(tmp_path, spark) == (2, 3)
+    assert _versions(tmp_path, spark) == (3, 3)
     _mirror_equals_server(spark, server, tmp_path)
     every = _batch(spark, [f for files in batches for f in files])
     assert _log(spark, tmp_path) == sorted(
@@ -158,7 +167,7 @@ def test_a_stop_between_log_and_merge_is_completed_by_a_rerun(
 def test_a_table_without_primary_key_gets_a_change_log_only(
     spark: Any, workload: Any, tmp_path: Path
 ) -> None:
-    _, batches = workload
+    _, batches, _ = workload
     assert table_key(batches[0], "shop.notes") == ()
     notes = _batch(spark, batches[0], "shop.notes")
     with pytest.raises(BinlogError, match=r"no primary key(.|\n)*mirror=False"):
@@ -173,10 +182,10 @@ def test_a_table_without_primary_key_gets_a_change_log_only(
 def test_a_batch_with_json_images_is_applied_per_table(
     spark: Any, workload: Any, tmp_path: Path
 ) -> None:
-    server, batches = workload
+    server, batches, history = workload
     for version, files in enumerate(batches):
         changes = spark.read.format("binlog").load(files)
-        apply_batch(changes, tmp_path, files, app_id="json", version=version)
+        apply_batch(changes, tmp_path, history=history, app_id="json", version=version)
     _mirror_equals_server(spark, server, tmp_path)
     every = _batch(spark, [f for files in batches for f in files])
     assert _log(spark, tmp_path) == sorted(

@@ -185,10 +185,10 @@ def test_typed_columns_need_the_metadata_or_a_schema(spark: Any, corpus_dir: Pat
 def test_json_images_typed_equal_the_typed_mode(
     spark: Any, live_binlog: tuple[Path, list[str]]
 ) -> None:
-    """``typed_changes`` of the JSON rows (Delta's ``apply_batch``) equals option ``table``."""
+    """``typed_images`` of the JSON rows (Delta's ``apply_batch``) equals option ``table``."""
     from binlogkit.spark.delta import table_columns
+    from binlogkit.spark.lake.images import typed_images
     from binlogkit.spark.schema import typed_columns
-    from binlogkit.spark.typed import typed_changes
 
     path, tables = live_binlog
     changes = spark.read.format("binlog").load(str(path))
@@ -197,6 +197,6 @@ def test_json_images_typed_equal_the_typed_mode(
         columns = typed_columns(table_columns([str(path)], table), table)
         mine = changes.where((changes.db == db) & (changes.table == name))
         typed = spark.read.format("binlog").option("table", table).load(str(path))
-        got = typed_changes(mine, columns)
+        got = typed_images(mine, columns, table)
         assert got.schema == typed.schema, table
         assert got.collect() == typed.collect(), table

@@ -310,3 +310,8 @@ def test_rows_table_filter(corpus_dir: Path) -> None:
     assert len(changes) == len(want) > 0
     for change, w in zip(changes, want, strict=True):
         assert (change["op"], change["source"]["table"]) == (w["op"], w["table"])
+
+
+def test_version() -> None:
+    result = CliRunner().invoke(cli, ["--version"])
+    assert result.exit_code == 0 and re.fullmatch(r"binlogkit \d+\.\d+\.\d+\S*\n", result.output)

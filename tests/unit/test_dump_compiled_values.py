@@ -12,9 +12,10 @@ from __future__ import annotations
 import struct
 
 import pytest
+from time_limit import time_limit
 
 from binlogkit.binlog.constants import ColumnType as CT
-from binlogkit.dump.compiled import compile_rows
+from binlogkit.dump.compiled import Fallback, compile_counter, compile_rows
 from binlogkit.dump.rows import RowsPrinter
 from binlogkit.dump.values import ColumnPrinter, decimal_layout, value_printer
 
@@ -105,3 +106,15 @@ def test_strings_and_integers() -> None:
             rows.append(row + bytes([number & 0xFF]) + struct.pack("<Q", number << 32 | number))
     for verbose in (1, 2):
         assert _both(columns, rows, verbose) == len(rows) + 1
+
+
+@pytest.mark.parametrize("verbose", [0, 1, 2])
+def test_rows_of_no_column_do_not_loop(verbose: int) -> None:
+    # Such rows take no bytes: a loop over the rows section would never move on.
+    columns = (value_printer(CT.LONG, 0, False),)
+    if verbose:
+        fn = compile_rows(columns, "### INSERT INTO `d`.`t`", [("### SET", ())], verbose)
+    else:
+        fn = compile_counter(columns, [()])
+    with time_limit(5), pytest.raises(Fallback):
+        fn(b"\x01\x02")

@@ -315,3 +315,27 @@ def test_idle_err_closes() -> None:
     with pytest.raises(ServerError):
         client.next_event()
     assert client.state is ClientState.CLOSED
+
+
+def test_missing_replication_grant_gets_a_hint() -> None:
+    client = connect_552(whole)
+    client.send_command(b"\x12x")
+    denied = b"Access denied; you need (at least one of) the REPLICATION SLAVE privilege(s)"
+    client.receive_data(frame(b"\xff\xcb\x04#42000" + denied, 1))
+    with pytest.raises(ServerError) as info:
+        client.next_packet()
+    assert info.value.code == 1227
+    assert "GRANT REPLICATION SLAVE" in str(info.value)
+
+
+@pytest.mark.parametrize(
+    "first",
+    [b"SSH-2.0-OpenSSH_9.6\r\n", b"HTTP/1.1 400 Bad Request\r\n\r\n", b"\x05\x00\x00\x00xyz"],
+)
+@pytest.mark.parametrize("feeder", FEEDERS)
+def test_a_peer_that_does_not_greet_as_mysql(first: bytes, feeder: Feeder) -> None:
+    client = ClientConnection(user="u")
+    with pytest.raises(ProtocolError, match="not a MySQL server") as info:
+        feed(client, first, feeder)
+    assert repr(first[:5])[2:-1] in str(info.value)
+    assert client.state is ClientState.CLOSED

@@ -8,6 +8,7 @@ from decimal import Decimal
 import pytest
 
 from binlogkit.binlog.constants import ColumnType
+from binlogkit.binlog.jsonb import EMPTY_JSON, JsonOpaque
 from binlogkit.binlog.rows.columns import ColumnInfo
 from binlogkit.binlog.rows.types.values import JSON_NULL, Geometry, InvalidDate, InvalidDateTime
 from binlogkit.dump.selection import (
@@ -62,6 +63,15 @@ def test_option_parsers() -> None:
         (col(ColumnType.GEOMETRY), Geometry(4326, b"\x01"), "X'E610000001'"),
         (col(ColumnType.JSON), JSON_NULL, "CAST(_utf8mb4'null' AS JSON)"),
         (col(ColumnType.JSON), {"a": "it's"}, 'CAST(_utf8mb4\'{"a": "it\\\'s"}\' AS JSON)'),
+        (col(ColumnType.JSON), 5, "CAST(_utf8mb4'5' AS JSON)"),
+        (col(ColumnType.JSON), EMPTY_JSON, "CAST(_utf8mb4'null' AS JSON)"),
+        (col(ColumnType.JSON), JsonOpaque(ColumnType.NEWDECIMAL, b"\x03\x02\x81\x0d"), "1.13"),
+        (
+            col(ColumnType.JSON),
+            {"k": [JsonOpaque(ColumnType.BLOB, b"\xca\xfe"), "x", None]},
+            "JSON_OBJECT(_utf8mb4'k', JSON_ARRAY(CAST(X'CAFE' AS BINARY), "
+            "CAST(_utf8mb4'\"x\"' AS JSON), CAST(_utf8mb4'null' AS JSON)))",
+        ),
     ],
 )
 def test_sql_literals(column: ColumnInfo, value: object, literal: str) -> None:

@@ -302,6 +302,13 @@ def test_query_compressed_malformed(stored: bytes) -> None:
         decode(EventType.MARIADB_QUERY_COMPRESSED, query_body(b"", b"", stored), MARIADB)
 
 
+def test_query_compressed_length_beyond_any_event() -> None:
+    # Refused before inflating: the stream may well hold the 4 GiB it declares.
+    stored = b"\x84\xff\xff\xff\xff" + zlib.compress(b"x" * 1000)
+    with pytest.raises(DecodeError, match="more than an event can hold"):
+        mariadb_compression.uncompress(stored)
+
+
 # -- LOAD DATA family -------------------------------------------------------------
 
 

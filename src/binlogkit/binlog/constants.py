@@ -15,6 +15,9 @@ V4_HEADER_LENGTH = 19
 
 CHECKSUM_LENGTH = 4
 
+MAX_EVENT_SIZE = 1 << 30
+"""The largest event a server writes or sends (max_allowed_packet is at most 1 GiB)."""
+
 
 class EventType(IntEnum):
     """Event type codes: MySQL 0-42, MariaDB 160-171."""

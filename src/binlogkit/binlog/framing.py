@@ -19,6 +19,7 @@ from dataclasses import dataclass, replace
 
 from binlogkit.binlog.constants import (
     MAGIC,
+    MAX_EVENT_SIZE,
     V1_HEADER_LENGTH,
     V4_HEADER_LENGTH,
     ChecksumAlg,
@@ -31,6 +32,7 @@ from binlogkit.binlog.frozen import fast_constructor
 from binlogkit.binlog.header import (
     EVENT_SIZE_OFFSET,
     FLAGS_OFFSET,
+    LOG_POS_OFFSET,
     TYPE_CODE_OFFSET,
     V4_HEADER,
     EventHeader,
@@ -221,7 +223,7 @@ class EventFramer:
             f"input ends inside {what} ({len(self._buf) - self._start} bytes left)",
             file=self.file,
             offset=self._offset,
-            hint="the file may still be written (read it in follow mode) or was cut short",
+            hint="the file may still be written (read it with --follow) or was cut short",
         )
 
     def next_plain(self) -> tuple[EventHeader, bytes] | None:
@@ -323,6 +325,10 @@ class EventFramer:
                 offset=self._offset,
                 event_type=event_type_name(type_code),
             )
+        if size > MAX_EVENT_SIZE or (avail < size and self._eof):
+            skipped = self._impossible_size(start, avail, size, header_length)
+            if skipped is not None:
+                return skipped
         if avail < size:
             if self._eof:
                 raise self._truncated(f"a {size}-byte {event_type_name(type_code)} event")
@@ -347,10 +353,16 @@ class EventFramer:
                 file=self.file,
                 offset=self._offset,
                 event_type=header.type_name,
-                hint="the file is corrupt; skip corrupt events or disable checksum verification",
+                hint=(
+                    "the file is corrupt; skip corrupt events (--skip-corrupt) or disable "
+                    "checksum verification (--no-verify-checksum)"
+                ),
             )
             if not self.skip_corrupt:
                 raise error
+            end = self._end_by_position(start, avail, header_length)
+            if end is not None and end != size:  # the size field itself is damaged
+                size, raw = end, bytes(buf[start : start + end])
         self._start = start + size
         self._offset += size
         self._first_event = False
@@ -359,6 +371,62 @@ class EventFramer:
         if type_code == EventType.MARIADB_START_ENCRYPTION:
             self._encrypted_from = self._offset
         return Frame(header, raw, fmt, checksum_length, error)
+
+    def _impossible_size(
+        self, start: int, avail: int, size: int, header_length: int
+    ) -> Frame | None:
+        """An event whose size field is corrupt, skipped (or the error raised); None: not so.
+
+        The size is impossible above what a server writes, or when the input
+        ends before it while the event's next position (log_pos) puts its end
+        at the start of a plausible event. That end is where skip mode goes on.
+        """
+        buf = self._buf
+        type_name = event_type_name(buf[start + TYPE_CODE_OFFSET])
+        end = self._end_by_position(start, avail, header_length)
+        if end is None and size <= MAX_EVENT_SIZE:
+            return None  # a truncated event, as far as anyone can tell
+        why = (
+            f"above the {MAX_EVENT_SIZE} bytes a server writes"
+            if size > MAX_EVENT_SIZE
+            else f"it runs past the end of the input; its next position says {end} bytes"
+        )
+        error = DecodeError(
+            f"event size {size} is corrupt: {why}",
+            file=self.file,
+            offset=self._offset,
+            event_type=type_name,
+            hint="skip corrupt events (--skip-corrupt) to go on after it",
+        )
+        if not self.skip_corrupt or end is None:
+            raise error
+        raw = bytes(buf[start : start + end])
+        header = EventHeader.decode(raw, 0, header_length, offset=self._offset, file=self.file)
+        self._start = start + end
+        self._offset += end
+        self._first_event = False
+        return Frame(header, raw, self.fmt, self.fmt.checksum_length, error)
+
+    def _end_by_position(self, start: int, avail: int, header_length: int) -> int | None:
+        """The event's length by its next-position field, when the bytes agree; else None.
+
+        They agree when that end is the end of the input, or the start of an
+        event whose own next position matches its size.
+        """
+        if header_length < V4_HEADER_LENGTH or avail < V4_HEADER_LENGTH:
+            return None
+        buf = self._buf
+        end = _U32.unpack_from(buf, start + LOG_POS_OFFSET)[0] - self._offset
+        if not header_length <= end <= avail:
+            return None
+        if end == avail:
+            return end if self._eof else None
+        if avail - end < V4_HEADER_LENGTH:
+            return None
+        after = start + end
+        size = _U32.unpack_from(buf, after + EVENT_SIZE_OFFSET)[0]
+        log_pos = _U32.unpack_from(buf, after + LOG_POS_OFFSET)[0]
+        return end if size >= V4_HEADER_LENGTH and log_pos == self._offset + end + size else None
 
     def _formats_of(
         self, header: EventHeader, raw: bytes

@@ -13,9 +13,21 @@ from __future__ import annotations
 
 import zlib
 
+from binlogkit.binlog.constants import MAX_EVENT_SIZE
 from binlogkit.errors import DecodeError, EncodeError
 
-__all__ = ["compress", "uncompress"]
+__all__ = ["compress", "declared_length", "uncompress"]
+
+
+def declared_length(field: bytes, what: str) -> int:
+    """The big-endian original length before a zlib stream; refused above any event's size."""
+    length = int.from_bytes(field, "big")
+    if length > MAX_EVENT_SIZE:
+        raise DecodeError(
+            f"{what} declares {length} bytes, more than an event can hold "
+            f"({MAX_EVENT_SIZE}, the ceiling of max_allowed_packet)"
+        )
+    return length
 
 
 def uncompress(data: bytes) -> bytes:
@@ -28,7 +40,7 @@ def uncompress(data: bytes) -> bytes:
         raise DecodeError(f"compressed payload uses unknown algorithm {alg}")
     if not 1 <= width <= 4 or len(data) < 1 + width:
         raise DecodeError(f"compressed payload has a bad length width {width}")
-    length = int.from_bytes(data[1 : 1 + width], "big")
+    length = declared_length(data[1 : 1 + width], "compressed payload")
     inflater = zlib.decompressobj()
     try:
         # Never inflate past the announced length (+1 to notice a longer stream).

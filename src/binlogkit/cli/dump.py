@@ -17,16 +17,30 @@ from binlogkit.binlog.constants import Flavor
 from binlogkit.binlog.context import FormatContext
 from binlogkit.binlog.decoder import encode_event
 from binlogkit.binlog.events import Event, FormatDescriptionEvent, StartEventV3
-from binlogkit.cli.main import binlog_files, command, reading_errors
+from binlogkit.cli.connection import (
+    client_settings,
+    credential_options,
+    resolve_password,
+    settings_port,
+)
+from binlogkit.cli.main import (
+    POSITION,
+    binlog_files,
+    command,
+    read_modes,
+    read_options,
+    reading_errors,
+)
+from binlogkit.cli.selecting import GTID_SET, ID_LIST, REWRITE_DB
 from binlogkit.dump import Base64Output, Dumper, DumpOptions
-from binlogkit.dump.selection import Selection, parse_id_list, parse_rewrite_db
+from binlogkit.dump.selection import Selection
 from binlogkit.errors import BinlogError
-from binlogkit.gtid import GtidSet
 from binlogkit.io.binlog_index import resolve_sources
 from binlogkit.sources import open_binlog
 
 if TYPE_CHECKING:  # the server's modules are imported only for -R
     from binlogkit.dump.remote import RemoteOptions
+    from binlogkit.gtid import GtidSet
     from binlogkit.protocol.spec import ConnectionSpec
 
 _FLAVORS = {"auto": None, "mariadb": Flavor.MARIADB, "mysql": Flavor.MYSQL}
@@ -141,11 +155,23 @@ def _remote_spec(
     host: str | None,
     port: int | None,
     user: str | None,
-    password: str | None,
+    credentials: tuple[str | None, str | None, str | None],
     socket: str | None,
 ) -> ConnectionSpec:
-    """The server of ``-R``: a URL, overridden by --host/--port/--user/--password/--socket."""
+    """The server of ``-R``: a URL, overridden by --host/--port/--user/--socket.
+
+    ``credentials``: the values of :func:`credential_options`; the option file's
+    ``[client]`` settings stand in for options not given.
+    """
     from binlogkit.protocol.spec import ConnectionSpec
+
+    password, password_file, defaults_file = credentials
+    settings = client_settings(defaults_file)
+    host = host or settings.get("host")
+    port = port or settings_port(settings)
+    user = user or settings.get("user")
+    socket = socket or settings.get("socket")
+    password = resolve_password(url, password, password_file, settings)
 
     spec = ConnectionSpec.from_url(url) if url else ConnectionSpec()
     changes: dict[str, Any] = {}
@@ -169,6 +195,7 @@ def _is_url(text: str) -> bool:
 
 @command("dump", context_settings={"help_option_names": ["--help"]})
 @binlog_files
+@read_modes
 @click.option(
     "-R",
     "--read-from-remote-server",
@@ -179,7 +206,6 @@ def _is_url(text: str) -> bool:
 @click.option("-h", "--host", help="The server's host (with -R).")
 @click.option("-P", "--port", type=int, help="The server's port (with -R).")
 @click.option("-u", "--user", help="User name on the server (with -R).")
-@click.option("-p", "--password", help="Password on the server (with -R).")
 @click.option("-S", "--socket", help="The server's unix socket (with -R).")
 @click.option(
     "-t", "--to-last-log", is_flag=True, help="With -R: go on through the server's later binlogs."
@@ -204,18 +230,20 @@ def _is_url(text: str) -> bool:
     "--result-file",
     help="Write the dump here; with --raw the folder for the files.",
 )
-@click.option("--stop-position", type=int, help="Stop at the first event at or past this offset.")
+@click.option(
+    "--stop-position", type=POSITION, help="Stop at the first event at or past this offset."
+)
 @click.option("--start-datetime", help="Begin at the first event at or after this local time.")
 @click.option("--stop-datetime", help="Stop at the first event at or after this local time.")
 @click.option("-d", "--database", help="Only this database's statements and rows.")
 @click.option("-T", "--table", help="Only this table's rows (MariaDB).")
-@click.option("--rewrite-db", multiple=True, metavar="FROM->TO", help="Rename a database.")
-@click.option("--include-gtids", help="Only these GTIDs (MySQL).")
-@click.option("--exclude-gtids", help="Not these GTIDs (MySQL).")
-@click.option("--do-domain-ids", help="Only these GTID domains (MariaDB).")
-@click.option("--ignore-domain-ids", help="Not these GTID domains (MariaDB).")
-@click.option("--do-server-ids", help="Only events of these server ids (MariaDB).")
-@click.option("--ignore-server-ids", help="Not events of these server ids (MariaDB).")
+@click.option("--rewrite-db", multiple=True, type=REWRITE_DB, help="Rename a database.")
+@click.option("--include-gtids", type=GTID_SET, help="Only these GTIDs (MySQL).")
+@click.option("--exclude-gtids", type=GTID_SET, help="Not these GTIDs (MySQL).")
+@click.option("--do-domain-ids", type=ID_LIST, help="Only these GTID domains (MariaDB).")
+@click.option("--ignore-domain-ids", type=ID_LIST, help="Not these GTID domains (MariaDB).")
+@click.option("--do-server-ids", type=ID_LIST, help="Only events of these server ids (MariaDB).")
+@click.option("--ignore-server-ids", type=ID_LIST, help="Not events of these server ids (MariaDB).")
 @click.option("--server-id", type=int, help="Only events of this server id.")
 @click.option(
     "--base64-output",
@@ -250,22 +278,25 @@ def _is_url(text: str) -> bool:
     show_default=True,
     help="Print like mariadb-binlog or mysqlbinlog; auto follows the binlog.",
 )
+@credential_options
 def dump_command(
     files: tuple[str, ...],
     start_position: int | None,
     no_verify_checksum: bool,
+    follow: bool,
+    skip_corrupt: bool,
     stop_position: int | None,
     start_datetime: str | None,
     stop_datetime: str | None,
     database: str | None,
     table: str | None,
-    rewrite_db: tuple[str, ...],
-    include_gtids: str | None,
-    exclude_gtids: str | None,
-    do_domain_ids: str | None,
-    ignore_domain_ids: str | None,
-    do_server_ids: str | None,
-    ignore_server_ids: str | None,
+    rewrite_db: tuple[tuple[str, str], ...],
+    include_gtids: GtidSet | None,
+    exclude_gtids: GtidSet | None,
+    do_domain_ids: frozenset[int] | None,
+    ignore_domain_ids: frozenset[int] | None,
+    do_server_ids: frozenset[int] | None,
+    ignore_server_ids: frozenset[int] | None,
     server_id: int | None,
     base64_output: str,
     verbose: int,
@@ -282,6 +313,8 @@ def dump_command(
     port: int | None,
     user: str | None,
     password: str | None,
+    password_file: str | None,
+    defaults_extra_file: str | None,
     socket: str | None,
     to_last_log: bool,
     stop_never: bool,
@@ -307,7 +340,9 @@ def dump_command(
 
         try:
             remote_options = RemoteOptions(
-                spec=_remote_spec(url, host, port, user, password, socket),
+                spec=_remote_spec(
+                    url, host, port, user, (password, password_file, defaults_extra_file), socket
+                ),
                 files=files,
                 start_position=start_position,
                 to_last_log=to_last_log,
@@ -339,7 +374,7 @@ def dump_command(
         print_table_metadata=print_table_metadata,
         database=database,
         table=table,
-        rewrite_db=dict(parse_rewrite_db(r) for r in rewrite_db),
+        rewrite_db=dict(rewrite_db),
         id_filters=any(
             x is not None
             for x in (do_domain_ids, ignore_domain_ids, do_server_ids, ignore_server_ids, server_id)
@@ -360,12 +395,12 @@ def dump_command(
                 start_position=start_position,
                 start_datetime=_datetime(start_datetime),
                 stop_datetime=_datetime(stop_datetime),
-                include_gtids=GtidSet.parse(include_gtids) if include_gtids else None,
-                exclude_gtids=GtidSet.parse(exclude_gtids) if exclude_gtids else None,
-                do_domain_ids=parse_id_list(do_domain_ids) if do_domain_ids else None,
-                ignore_domain_ids=parse_id_list(ignore_domain_ids) if ignore_domain_ids else None,
-                do_server_ids=parse_id_list(do_server_ids) if do_server_ids else None,
-                ignore_server_ids=parse_id_list(ignore_server_ids) if ignore_server_ids else None,
+                include_gtids=include_gtids,
+                exclude_gtids=exclude_gtids,
+                do_domain_ids=do_domain_ids,
+                ignore_domain_ids=ignore_domain_ids,
+                do_server_ids=do_server_ids,
+                ignore_server_ids=ignore_server_ids,
                 server_id=server_id,
             )
             source: Source
@@ -377,7 +412,8 @@ def dump_command(
                 source = _Source(
                     files,
                     start_position,
-                    {"verify_checksum": not no_verify_checksum},
+                    {"verify_checksum": not no_verify_checksum}
+                    | read_options(follow, skip_corrupt),
                     held=not selection.is_empty,
                 )
             if flashback:

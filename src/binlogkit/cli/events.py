@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from binlogkit.binlog.info import list_events
-from binlogkit.cli.main import binlog_files, command, emit, open_files, reading_errors
+from binlogkit.cli.main import binlog_files, command, emit, open_files, read_modes, reading_errors
 from binlogkit.cli.render import EVENT_FORMATS
 
 
@@ -19,11 +19,14 @@ from binlogkit.cli.render import EVENT_FORMATS
     help="text: SHOW BINLOG EVENTS columns, tab-separated; jsonl: one JSON object per event.",
 )
 @binlog_files
+@read_modes
 @click.option("--pass-unknown", is_flag=True, help="List unknown event types instead of stopping.")
 def events_command(
     fmt: str,
     start_position: int | None,
     no_verify_checksum: bool,
+    follow: bool,
+    skip_corrupt: bool,
     pass_unknown: bool,
     files: tuple[str, ...],
 ) -> None:
@@ -34,7 +37,14 @@ def events_command(
     on_unknown = "pass" if pass_unknown else "error"
     with (
         reading_errors(),
-        open_files(files, start_position, no_verify_checksum, on_unknown=on_unknown) as reader,
+        open_files(
+            files,
+            start_position,
+            no_verify_checksum,
+            on_unknown=on_unknown,
+            follow=follow,
+            skip_corrupt=skip_corrupt,
+        ) as reader,
     ):
         for row in list_events(reader):
             emit(render.line(row))

@@ -8,9 +8,9 @@ from typing import Any, TypeVar
 
 import click
 
-from binlogkit.cli.main import binlog_files, command, emit, reading_errors
-from binlogkit.dump.selection import Selection, parse_id_list, parse_rewrite_db, read_selected
-from binlogkit.gtid import GtidSet
+from binlogkit.cli.main import POSITION, binlog_files, command, emit, reading_errors
+from binlogkit.cli.selecting import GTID_SET, ID_LIST, REWRITE_DB
+from binlogkit.dump.selection import Selection, read_selected
 from binlogkit.pipeline.flashback import flashback, undo_script
 from binlogkit.pipeline.sql import undo_sql
 
@@ -18,19 +18,23 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 _SELECTION_OPTIONS = (
     click.option(
-        "--stop-position", type=int, help="Stop at the first event at or past this offset."
+        "--stop-position", type=POSITION, help="Stop at the first event at or past this offset."
     ),
     click.option("--start-datetime", help="Begin at the first event at or after this local time."),
     click.option("--stop-datetime", help="Stop at the first event at or after this local time."),
     click.option("-d", "--database", help="Only this database's statements and rows."),
     click.option("-T", "--table", help="Only this table's rows (MariaDB)."),
-    click.option("--rewrite-db", multiple=True, metavar="FROM->TO", help="Rename a database."),
-    click.option("--include-gtids", help="Only these GTIDs (MySQL)."),
-    click.option("--exclude-gtids", help="Not these GTIDs (MySQL)."),
-    click.option("--do-domain-ids", help="Only these GTID domains (MariaDB)."),
-    click.option("--ignore-domain-ids", help="Not these GTID domains (MariaDB)."),
-    click.option("--do-server-ids", help="Only events of these server ids (MariaDB)."),
-    click.option("--ignore-server-ids", help="Not events of these server ids (MariaDB)."),
+    click.option("--rewrite-db", multiple=True, type=REWRITE_DB, help="Rename a database."),
+    click.option("--include-gtids", type=GTID_SET, help="Only these GTIDs (MySQL)."),
+    click.option("--exclude-gtids", type=GTID_SET, help="Not these GTIDs (MySQL)."),
+    click.option("--do-domain-ids", type=ID_LIST, help="Only these GTID domains (MariaDB)."),
+    click.option("--ignore-domain-ids", type=ID_LIST, help="Not these GTID domains (MariaDB)."),
+    click.option(
+        "--do-server-ids", type=ID_LIST, help="Only events of these server ids (MariaDB)."
+    ),
+    click.option(
+        "--ignore-server-ids", type=ID_LIST, help="Not events of these server ids (MariaDB)."
+    ),
     click.option("--server-id", type=int, help="Only events of this server id."),
 )
 
@@ -51,13 +55,8 @@ def _datetime(text: str | None) -> datetime | None:
         raise click.BadParameter(f"not a date and time: {text!r}") from None
 
 
-def _ids(text: str | None) -> frozenset[int] | None:
-    return None if text is None else parse_id_list(text)
-
-
 def selection(start_position: int | None, **options: Any) -> Selection:
     """The :class:`Selection` of the values of :func:`selection_options` (and --start-position)."""
-    include, exclude = options["include_gtids"], options["exclude_gtids"]
     return Selection(
         start_position=start_position,
         stop_position=options["stop_position"],
@@ -65,13 +64,13 @@ def selection(start_position: int | None, **options: Any) -> Selection:
         stop_datetime=_datetime(options["stop_datetime"]),
         database=options["database"],
         table=options["table"],
-        rewrite_db=dict(parse_rewrite_db(text) for text in options["rewrite_db"]),
-        include_gtids=GtidSet.parse(include) if include else None,
-        exclude_gtids=GtidSet.parse(exclude) if exclude else None,
-        do_domain_ids=_ids(options["do_domain_ids"]),
-        ignore_domain_ids=_ids(options["ignore_domain_ids"]),
-        do_server_ids=_ids(options["do_server_ids"]),
-        ignore_server_ids=_ids(options["ignore_server_ids"]),
+        rewrite_db=dict(options["rewrite_db"]),
+        include_gtids=options["include_gtids"],
+        exclude_gtids=options["exclude_gtids"],
+        do_domain_ids=options["do_domain_ids"],
+        ignore_domain_ids=options["ignore_domain_ids"],
+        do_server_ids=options["do_server_ids"],
+        ignore_server_ids=options["ignore_server_ids"],
         server_id=options["server_id"],
     )
 

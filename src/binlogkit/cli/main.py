@@ -8,10 +8,13 @@ the commands imports them all.
 
 from __future__ import annotations
 
+import errno
 import importlib
 import importlib.util
 import logging
+import os
 import pkgutil
+import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -25,7 +28,21 @@ from binlogkit.errors import BinlogError
 if TYPE_CHECKING:
     from binlogkit.services.replica_stream import BinlogStream
 
-__all__ = ["binlog_files", "cli", "command", "emit", "main", "open_files", "reading_errors"]
+__all__ = [
+    "POSITION",
+    "Parsed",
+    "binlog_files",
+    "cli",
+    "command",
+    "emit",
+    "main",
+    "open_files",
+    "os_error_text",
+    "read_modes",
+    "read_options",
+    "reading_errors",
+    "show_progress",
+]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -53,6 +70,17 @@ class _Commands(click.Group):
         self._load()
         return super().list_commands(ctx)
 
+    def invoke(self, ctx: click.Context) -> Any:
+        """Run the command; a library or system error becomes one ``Error:`` line, exit 1."""
+        try:
+            return super().invoke(ctx)
+        except BinlogError as err:
+            raise click.ClickException(str(err)) from err
+        except OSError as err:
+            if err.errno == errno.EPIPE:
+                raise  # click quiets a closed pipe
+            raise click.ClickException(os_error_text(err)) from err
+
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         if cmd_name not in self.commands and not self._loaded:
             name = cmd_name.replace("-", "_")
@@ -66,12 +94,55 @@ class _Commands(click.Group):
 _PACKAGE = "binlogkit.cli"
 
 
+_WRITE_ERRORS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG})
+"""Errors of an output that is full."""
+
+
+def os_error_text(err: OSError) -> str:
+    """An OSError as one line: the path and the system's reason, or where it came from."""
+    reason = err.strerror or str(err)
+    if err.filename is not None:
+        return f"{err.filename}: {reason}"
+    if err.errno in _WRITE_ERRORS:
+        return f"cannot write the output: {reason}"
+    return reason
+
+
+class Parsed(click.ParamType):
+    """An option value that a library function parses; its complaint is a usage error."""
+
+    def __init__(self, name: str, parse: Callable[[str], Any]) -> None:
+        self.name = name
+        self.parse = parse
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if not isinstance(value, str):
+            return value
+        try:
+            return self.parse(value)
+        except (BinlogError, ValueError) as err:
+            self.fail(str(err), param, ctx)
+
+
+POSITION = click.IntRange(min=0, max=(1 << 63) - 1)
+"""A file offset: not negative, and one a file system can seek to."""
+
+
 @click.group(cls=_Commands, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="binlogkit", message="binlogkit %(version)s")
 @click.option("-v", "--verbose", count=True, help="Log more to stderr (-v info, -vv debug).")
 def cli(verbose: int) -> None:
     """Read, stream, process and write MySQL and MariaDB binary logs."""
     level = logging.WARNING - 10 * min(verbose, 2)
     logging.basicConfig(level=level, format="binlogkit: %(levelname)s: %(message)s")
+
+
+def show_progress() -> None:
+    """Show the services' connection and progress lines (INFO) at the default verbosity."""
+    from binlogkit.services.replica_stream import progress
+
+    if not progress.isEnabledFor(logging.INFO):
+        progress.setLevel(logging.INFO)
 
 
 def command(name: str, **settings: Any) -> Callable[[Callable[..., Any]], click.Command]:
@@ -88,19 +159,47 @@ def binlog_files(command: F) -> F:
     command = click.option(
         "--no-verify-checksum", is_flag=True, help="Do not check the events' CRC32."
     )(command)
-    return click.option("--start-position", type=int, help="Begin the first file at this offset.")(
-        command
-    )
+    return click.option(
+        "--start-position", type=POSITION, help="Begin the first file at this offset."
+    )(command)
+
+
+def read_modes(command: F) -> F:
+    """Decorator: ``--follow`` and ``--skip-corrupt``; :func:`read_options` turns them into
+    :func:`binlogkit.open` options."""
+    command = click.option(
+        "--skip-corrupt",
+        is_flag=True,
+        help="Skip events that fail their checksum or decoding (a warning each) and go on.",
+    )(command)
+    return click.option(
+        "--follow",
+        is_flag=True,
+        help="Wait for more at the end of the last file, and go on into the files it rotates to.",
+    )(command)
+
+
+def read_options(follow: bool, skip_corrupt: bool) -> dict[str, Any]:
+    """The :func:`binlogkit.open` options of :func:`read_modes`."""
+    return {"follow": follow, "on_corrupt": "skip" if skip_corrupt else "error"}
 
 
 def open_files(
-    files: tuple[str, ...], start_position: int | None, no_verify_checksum: bool, **options: Any
+    files: tuple[str, ...],
+    start_position: int | None,
+    no_verify_checksum: bool,
+    *,
+    follow: bool = False,
+    skip_corrupt: bool = False,
+    **options: Any,
 ) -> binlogkit.BinlogReader | BinlogStream:
-    """Open the files of :func:`binlog_files`; ``options`` go to :func:`binlogkit.open`."""
+    """Open the files of :func:`binlog_files` (read as :func:`read_modes` say); ``options``
+    go to :func:`binlogkit.open`."""
     return binlogkit.open(
         list(files),
         start_position=start_position,
         verify_checksum=not no_verify_checksum,
+        **read_options(follow, skip_corrupt),
         **options,
     )
 
@@ -121,4 +220,19 @@ def emit(line: str) -> None:
 
 def main(argv: list[str] | None = None) -> None:
     """Entry point of the ``binlogkit`` console script."""
-    cli.main(args=argv, prog_name="binlogkit")  # click itself quiets a broken pipe
+    try:
+        cli.main(args=argv, prog_name="binlogkit")  # click itself quiets a broken pipe
+    finally:
+        _flush_output()
+
+
+def _flush_output() -> None:
+    """Write out what stdout still holds; a failure is an error line, not a message at exit."""
+    try:
+        sys.stdout.flush()
+    except OSError as err:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # nothing left to flush
+        if err.errno == errno.EPIPE:
+            raise SystemExit(1) from None
+        click.echo(f"Error: {os_error_text(err)}", err=True)
+        raise SystemExit(1) from None

@@ -11,8 +11,14 @@ from types import FrameType
 
 import click
 
-from binlogkit.cli.main import command, reading_errors
-from binlogkit.services.relay import BinlogRelay
+from binlogkit.cli.connection import (
+    credential_options,
+    first_retries,
+    retry_option,
+    server_spec,
+)
+from binlogkit.cli.main import command, reading_errors, show_progress
+from binlogkit.services.relay import RECONNECT, BinlogRelay
 
 log = logging.getLogger(__name__)
 
@@ -62,6 +68,8 @@ def _stopped_by_signals(relay: BinlogRelay) -> Iterator[None]:
 @click.option(
     "--heartbeat", type=float, default=5.0, show_default=True, help="Heartbeat period, seconds."
 )
+@credential_options
+@retry_option
 def relay_command(
     url: str,
     directory: str,
@@ -71,6 +79,10 @@ def relay_command(
     no_verify_checksum: bool,
     sync: bool,
     heartbeat: float,
+    password: str | None,
+    password_file: str | None,
+    defaults_extra_file: str | None,
+    connect_retries: int,
 ) -> None:
     """Copy the binlogs of the server at URL (mysql://user:pw@host:port) into DIR.
 
@@ -78,10 +90,11 @@ def relay_command(
     resumes after the last complete event. Reconnects after a broken
     connection; SIGINT or SIGTERM stops it cleanly.
     """
+    show_progress()
     with reading_errors():
         try:
             relay = BinlogRelay(
-                url,
+                server_spec(url, password, password_file, defaults_extra_file),
                 directory,
                 server_id=server_id if server_id is not None else _default_server_id(),
                 start_file=start_file,
@@ -89,6 +102,7 @@ def relay_command(
                 verify_checksum=not no_verify_checksum,
                 sync=sync,
                 heartbeat=heartbeat,
+                reconnect=first_retries(RECONNECT, connect_retries),
             )
         except ValueError as err:
             raise click.UsageError(str(err)) from None

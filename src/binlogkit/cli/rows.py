@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from binlogkit.cli.filtering import replication_filter
-from binlogkit.cli.main import binlog_files, command, emit, open_files, reading_errors
+from binlogkit.cli.main import binlog_files, command, emit, open_files, read_modes, reading_errors
 from binlogkit.cli.render import ROW_FORMATS
 from binlogkit.cli.schema_source import SchemaChoice, schema_options
 from binlogkit.io.binlog_index import resolve_sources
@@ -24,6 +24,7 @@ from binlogkit.schema.store import Position
     help="jsonl: one JSON envelope per row change (docs/json-encoding.md); text: for reading.",
 )
 @binlog_files
+@read_modes
 @click.option("--raw", is_flag=True, help="Values as stored (ints and bytes), not converted.")
 @replication_filter
 @schema_options
@@ -31,6 +32,8 @@ def rows_command(
     fmt: str,
     start_position: int | None,
     no_verify_checksum: bool,
+    follow: bool,
+    skip_corrupt: bool,
     raw: bool,
     rules: ReplicationFilter,
     schema: SchemaChoice,
@@ -48,7 +51,14 @@ def rows_command(
         first = files[0] if files[0] == "-" else resolve_sources(list(files))[0]
         history = schema.history(Position(first, start_position or 4))
         options = {"raw_values": raw, "tables": rules.table_predicate, "schema": history}
-        reader = open_files(files, start_position, no_verify_checksum, **options)
+        reader = open_files(
+            files,
+            start_position,
+            no_verify_checksum,
+            follow=follow,
+            skip_corrupt=skip_corrupt,
+            **options,
+        )
         with reader:
             for change in row_changes(rules.filter(reader)):
                 for line in render(change):

@@ -11,8 +11,14 @@ import click
 from binlogkit.binlog.context import DecodeOptions
 from binlogkit.binlog.events import Event
 from binlogkit.binlog.info import list_events
+from binlogkit.cli.connection import (
+    credential_options,
+    first_retries,
+    retry_option,
+    server_spec,
+)
 from binlogkit.cli.filtering import replication_filter
-from binlogkit.cli.main import command, emit, reading_errors
+from binlogkit.cli.main import command, emit, reading_errors, show_progress
 from binlogkit.cli.render import EVENT_FORMATS, ROW_FORMATS
 from binlogkit.cli.schema_source import SchemaChoice, schema_options
 from binlogkit.pipeline.changes import row_changes
@@ -20,7 +26,7 @@ from binlogkit.pipeline.filters import ReplicationFilter
 from binlogkit.protocol.replication import is_stream_only
 from binlogkit.schema.store import Position
 from binlogkit.services.live_schema import stream_schema
-from binlogkit.services.replica_stream import BinlogStream, Start, parse_gtids
+from binlogkit.services.replica_stream import Backoff, BinlogStream, Start, parse_gtids
 
 
 def _default_server_id() -> int:
@@ -103,6 +109,8 @@ def _binlog_events(events: Iterator[Event]) -> Iterator[Event]:
     "--heartbeat", type=float, default=30.0, show_default=True, help="Heartbeat period, seconds."
 )
 @click.option("--raw", is_flag=True, help="Row values as stored (ints and bytes).")
+@credential_options
+@retry_option
 @replication_filter
 @schema_options
 def tail_command(
@@ -118,6 +126,10 @@ def tail_command(
     server_id: int | None,
     heartbeat: float,
     raw: bool,
+    password: str | None,
+    password_file: str | None,
+    defaults_extra_file: str | None,
+    connect_retries: int,
     rules: ReplicationFilter,
     schema: SchemaChoice,
 ) -> None:
@@ -128,20 +140,23 @@ def tail_command(
     replica with those options would apply. Started from now, the tables' definitions are
     read from the server at that very position (lock-free), and followed through its DDL.
     """
+    show_progress()
     start = _start(start_file, start_position, start_gtid, oldest)
     with reading_errors():
+        spec = server_spec(url, password, password_file, defaults_extra_file)
         if schema.source is None and schema.history_path is None:
-            history, start = stream_schema(url, start)
+            history, start = stream_schema(spec, start)
         else:  # a history file gives the definitions as of a (file, position) start
             at = Position(*start) if isinstance(start, tuple) else None
             history = schema.history(at)
         try:
             stream = BinlogStream(
-                url,
+                spec,
                 server_id=server_id if server_id is not None else _default_server_id(),
                 start=start,
                 blocking=not non_blocking,
                 heartbeat=heartbeat,
+                reconnect=first_retries(Backoff(), connect_retries),
                 include_stream_only=True,
                 options=DecodeOptions(raw_values=raw, tables=rules.table_predicate),
                 schema=history,

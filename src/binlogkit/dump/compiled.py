@@ -271,6 +271,14 @@ def _value(w: _Writer, depth: int, col: ColumnPrinter, var: str) -> None:
         w.line(depth, f"{var}, pos = {w.const(col.print)}(buf, pos)")
 
 
+def _rows_loop(w: _Writer, images: Sequence[Sequence[int] | None]) -> None:
+    """The loop over the rows; rows of no column take no bytes and would loop forever."""
+    if not any(images):
+        w.line(1, "if end:")
+        w.line(2, "raise Fallback")
+    w.line(1, "while pos < end:")
+
+
 def _image(
     w: _Writer,
     depth: int,
@@ -325,7 +333,7 @@ def compile_rows(
     w.line(1, "append = out.append")
     w.line(1, "end = len(buf)")
     w.line(1, "pos = 0")
-    w.line(1, "while pos < end:")
+    _rows_loop(w, [present for _, present in images])
     template = [head.replace("%", "%%")]
     args: list[str] = []
     for k, (clause, present) in enumerate(images):
@@ -357,7 +365,7 @@ def compile_counter(
     w.line(1, "end = len(buf)")
     w.line(1, "pos = 0")
     w.line(1, "count = 0")
-    w.line(1, "while pos < end:")
+    _rows_loop(w, images)
     w.line(2, "count += 1")
     for k, present in enumerate(images):
         tag = "ab"[k]

@@ -30,7 +30,7 @@ from binlogkit.binlog.events import Event, FormatDescriptionEvent, StartEventV3
 from binlogkit.binlog.events.rows import RowsEvent
 from binlogkit.binlog.events.table_map import TableMapEvent
 from binlogkit.dump.options import Base64Output, DumpOptions, skips_database
-from binlogkit.dump.rows import RowsPrinter, TablePrinter
+from binlogkit.dump.rows import RowsPrinter, TablePrinter, joined_lines
 from binlogkit.dump.text import backquoted, base64_lines, hexdump, timestamp
 
 __all__ = ["Dumper", "PrintState", "formats"]
@@ -485,7 +485,7 @@ class Dumper:
                 text += f"\nBINLOG '\n{joined}'{delimiter}\n"
         body.clear()
         if tail:
-            text += "\n".join(tail) + "\n"
+            text += joined_lines(tail)
             tail.clear()
         self.write(text + trailer)
 
@@ -507,7 +507,7 @@ class Dumper:
         body.clear()
         tail = s.tail
         for at in range(0, len(tail), _PIECES):
-            write("\n".join(tail[at : at + _PIECES]) + "\n")
+            write(joined_lines(tail[at : at + _PIECES]))
         tail.clear()
         write(trailer)
 

@@ -29,7 +29,7 @@ from binlogkit.dump.text import backquoted
 from binlogkit.dump.values import ColumnPrinter, PrintFn, table_def_metas, value_printer
 from binlogkit.errors import BinlogError, DecodeError
 
-__all__ = ["RowsPrinter", "TablePrinter"]
+__all__ = ["RowsPrinter", "TablePrinter", "Unterminated", "joined_lines"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,6 +74,12 @@ class TablePrinter:
         )
         name = f"{backquoted(table.schema)}.{backquoted(table.table_name)}"
         return cls(name, columns, unsized, diffs)
+
+
+class Unterminated(str):
+    """A ``###`` text the tools print without its newline (an unknown table's rows event)."""
+
+    __slots__ = ()
 
 
 def _present(bitmap: bytes | None, width: int) -> tuple[int, ...]:
@@ -173,14 +179,24 @@ class RowsPrinter:
             after = before  # pre-GA updates: one bitmap for both images
         width = min(event.width, len(table.columns))
         first = _present(before if event.has_before else after, width)
-        return first, (_present(after, width) if both else None)
+        second = _present(after, width) if both else None
+        if not first and not second and event.rows_data and not event.partial:
+            # Rows of no column take no bytes: a walk of the rows section would never end.
+            raise DecodeError(
+                f"{len(event.rows_data)} bytes of rows data for row images of no column "
+                "(the columns-present bitmaps are empty)",
+                file=event.header.file,
+                offset=event.header.offset,
+                event_type=event.header.type_name,
+            )
+        return first, second
 
     def rows(self, event: RowsEvent, table: TablePrinter | None) -> tuple[list[str], int]:
         """The ``###`` lines of ``event`` (none when not verbose) and its number of rows."""
         if table is None:
             if not self.verbose:
                 return [], 0
-            return [f"### Row event for unknown table #{event.table_id}"], 0
+            return [Unterminated(f"### Row event for unknown table #{event.table_id}")], 0
         data = event.rows_data
         if self.compiled and self.verbose and data and not event.partial:
             try:
@@ -221,6 +237,7 @@ class RowsPrinter:
                 f"row {count} of {table.name} cannot be printed: {err}",
                 file=event.header.file,
                 offset=event.header.offset,
+                event_type=event.header.type_name,
             ) from err
         if not self.verbose:
             return [], count
@@ -298,3 +315,8 @@ class RowsPrinter:
             elif verbose:
                 out.append(f"###   @{i + 1}={text}")
         return pos
+
+
+def joined_lines(lines: list[str]) -> str:
+    """``###`` texts as the tools print them: each on its line, but see :class:`Unterminated`."""
+    return "".join(line if isinstance(line, Unterminated) else line + "\n" for line in lines)

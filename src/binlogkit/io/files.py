@@ -153,7 +153,8 @@ class BinlogReader:
             return
         if stream.seekable():
             size = stream.seek(0, os.SEEK_END)
-            stream.seek(start)
+            if size >= start or self.follow:
+                stream.seek(start)
         else:
             size = len(seen) + _discard(stream, start - len(seen))
         if size < start and not self.follow:

@@ -101,6 +101,12 @@ class MySQLConnection:
         conn = cls(sock, client_for(spec), spec)
         try:
             conn._handshake()
+        except TimeoutError as exc:
+            conn._abort()
+            raise ConnectionLost(
+                f"{spec.address} sent no handshake in {spec.connect_timeout} s",
+                hint="is it a MySQL or MariaDB server? check the host and port",
+            ) from exc
         except BaseException:
             conn._abort()
             raise

@@ -11,7 +11,8 @@ bytes in the column's character set behind a charset introducer
 own form) and MariaDB's INET6/UUID as ``X'..'``, ENUM and SET as their index
 and bit mask, DECIMAL in full, floats with every digit (``repr``), times with
 their microseconds, TIMESTAMP columns in UTC (the script sets
-``time_zone='+00:00'``), MySQL JSON as ``CAST('...' AS JSON)``.
+``time_zone='+00:00'``), MySQL JSON as ``CAST('...' AS JSON)`` (built with JSON functions
+around opaque values).
 
 Statements need column names: the table map's optional metadata has them
 when the server logged it with ``binlog_row_metadata=FULL``; else the caller
@@ -30,6 +31,7 @@ from typing import Any
 
 from binlogkit.binlog.constants import ColumnType
 from binlogkit.binlog.events.rows import RowsEvent
+from binlogkit.binlog.jsonb import JsonEmpty, JsonOpaque
 from binlogkit.binlog.rows.charsets import BINARY_COLLATION, charset_name, text_codec
 from binlogkit.binlog.rows.columns import ColumnInfo
 from binlogkit.binlog.rows.types.values import (
@@ -110,10 +112,53 @@ def _json_default(value: Any) -> Any:
     raise TypeError(f"no JSON text for {type(value).__name__}")
 
 
+def _utf8mb4(text: str) -> str:
+    return "_utf8mb4'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+_OPAQUE_CASTS = {
+    ColumnType.DATE: "DATE",
+    ColumnType.TIME: "TIME(6)",
+    ColumnType.DATETIME: "DATETIME(6)",
+    ColumnType.TIMESTAMP: "DATETIME(6)",
+}
+
+
+def _holds_opaque(value: Any) -> bool:
+    if isinstance(value, JsonOpaque):
+        return True
+    if isinstance(value, dict):
+        value = value.values()
+    elif not isinstance(value, list):
+        return False
+    return any(_holds_opaque(v) for v in value)
+
+
 def _json(value: Any) -> str:
-    text = "null" if value is JSON_NULL else json.dumps(value, default=_json_default)
-    escaped = text.replace("\\", "\\\\").replace("'", "\\'")
-    return f"CAST(_utf8mb4'{escaped}' AS JSON)"
+    """A MySQL JSON value as SQL: its JSON text cast to JSON.
+
+    Opaque values (DECIMAL, dates and times, binary strings), which JSON text
+    cannot hold, and the containers around them are built with ``JSON_OBJECT``,
+    ``JSON_ARRAY``, a DECIMAL literal, a temporal ``CAST`` (a TIMESTAMP as
+    DATETIME) or a binary string. An empty value is what MySQL reads it as: null.
+    """
+    if isinstance(value, JsonOpaque):
+        if value.mysql_type == ColumnType.NEWDECIMAL:
+            return value.to_text()
+        cast = _OPAQUE_CASTS.get(value.mysql_type)
+        if cast is not None:
+            return f"CAST('{value.to_text()}' AS {cast})"
+        return f"CAST({_hex(value.data)} AS BINARY)"
+    if isinstance(value, dict | list) and _holds_opaque(value):
+        if isinstance(value, dict):
+            items = ", ".join(f"{_utf8mb4(k)}, {_json(v)}" for k, v in value.items())
+            return f"JSON_OBJECT({items})"
+        return f"JSON_ARRAY({', '.join(_json(v) for v in value)})"
+    if value is JSON_NULL or isinstance(value, JsonEmpty):
+        text = "null"
+    else:
+        text = json.dumps(value, default=_json_default)
+    return f"CAST({_utf8mb4(text)} AS JSON)"
 
 
 def sql_literal(col: ColumnInfo, value: Any, number: Callable[[Any], int] | None = None) -> str:
@@ -124,6 +169,8 @@ def sql_literal(col: ColumnInfo, value: Any, number: Callable[[Any], int] | None
     """
     if value is None:
         return "NULL"
+    if col.binlog_type == ColumnType.JSON:
+        return _json(value)
     if col.type in _ENUM_SET and number is not None and not isinstance(value, int):
         return str(number(value))
     if isinstance(value, bool):
@@ -134,8 +181,6 @@ def sql_literal(col: ColumnInfo, value: Any, number: Callable[[Any], int] | None
         return format(value, "f")
     if isinstance(value, float):
         return repr(value) if "e" in repr(value) else f"{value!r}e0"
-    if col.binlog_type == ColumnType.JSON:
-        return _json(value)
     if isinstance(value, Compressed):
         return _text(col, value.value)
     if isinstance(value, Geometry):

@@ -226,6 +226,8 @@ class ClientConnection:
                 return ConnectionClosed()
             return NEED_DATA
         while True:
+            if self.state is ClientState.HANDSHAKE:
+                self._check_greeting()
             packet = self._packet()
             if packet is NEED_DATA:
                 return NEED_DATA
@@ -298,6 +300,24 @@ class ClientConnection:
             self._close()
             raise ProtocolError("empty packet from the server")
         return packet
+
+    def _check_greeting(self) -> None:
+        """Refuse a peer whose first bytes are not a handshake (or an ERR) packet.
+
+        Before waiting for a whole packet: an HTTP or SSH server's first bytes
+        would read as the header of a packet of megabytes.
+        """
+        head = self._reader.head(_GREETING_SHOWN)
+        if len(head) < 5:
+            return
+        length = head[0] | head[1] << 8 | head[2] << 16
+        if head[3] == 0 and 0 < length <= _MAX_GREETING and head[4] in (10, ERR_HEADER):
+            return
+        self._close()
+        raise ProtocolError(
+            f"not a MySQL server: its first bytes are {head!r}, not a handshake",
+            hint="check the host and port; MySQL and MariaDB listen on 3306 by default",
+        )
 
     def _handle(self, packet: Packet) -> ClientEvent | None:
         state = self.state
@@ -415,7 +435,7 @@ class ClientConnection:
         if header == ERR_HEADER:
             err = self._decode(Err.decode, payload)
             self._close()
-            raise AuthError(err.code, err.sql_state, err.message)
+            raise AuthError(err.code, err.sql_state, err.message, hint=_HINTS.get(err.code))
         try:
             if header == AUTH_SWITCH_HEADER:
                 switch = AuthSwitchRequest.decode(payload)
@@ -556,8 +576,23 @@ class ClientConnection:
             self._reply = _QueryReply()
 
 
+_GREETING_SHOWN = 16
+"""How many of a non-MySQL peer's first bytes an error shows."""
+_MAX_GREETING = 0xFFFF
+"""More than any server's handshake packet (its payload is about 100 bytes)."""
+_SPECIFIC_ACCESS_DENIED = 1227
+_HINTS = {
+    1045: "check the user name and the password",
+    _SPECIFIC_ACCESS_DENIED: (
+        "a replication user needs GRANT REPLICATION SLAVE, REPLICATION CLIENT ON *.* "
+        "(MariaDB 10.5+: REPLICATION SLAVE, BINLOG MONITOR)"
+    ),
+}
+"""What to do about server errors a new user meets first."""
+
+
 def _server_error(err: Err) -> ServerError:
-    return ServerError(err.code, err.sql_state, err.message)
+    return ServerError(err.code, err.sql_state, err.message, hint=_HINTS.get(err.code))
 
 
 def _lost_message(state: ClientState, pending: int) -> str:

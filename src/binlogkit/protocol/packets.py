@@ -81,6 +81,10 @@ class PacketReader:
             return
         self._buf += data
 
+    def head(self, count: int) -> bytes:
+        """The first ``count`` bytes received and not yet returned (fewer if not there yet)."""
+        return bytes(self._buf[:count])
+
     @property
     def ready(self) -> bool:
         """A whole packet is buffered, or the stream has ended: :meth:`next_packet` will not

@@ -13,7 +13,7 @@ from __future__ import annotations
 from binlogkit.pipeline.sql import quote_name
 from binlogkit.schema.model import ColumnDef, DatabaseDef, TableDef
 
-__all__ = ["create_database_sql", "create_table_sql"]
+__all__ = ["column_sql", "create_database_sql", "create_table_sql"]
 
 _TEXT_FREE = frozenset({"binary", "varbinary", "tinyblob", "blob", "mediumblob", "longblob"})
 """Types that take no CHARACTER SET clause (their bytes are not text)."""
@@ -29,7 +29,7 @@ def create_database_sql(db: DatabaseDef) -> str:
 
 
 def create_table_sql(table: TableDef) -> str:
-    lines = [f"  {_column(col)}" for col in table.columns]
+    lines = [f"  {column_sql(col)}" for col in table.columns]
     if table.primary_key:
         lines.append(f"  PRIMARY KEY ({', '.join(quote_name(k) for k in table.primary_key)})")
     sql = f"CREATE TABLE {quote_name(table.db)}.{quote_name(table.name)} (\n"
@@ -41,7 +41,8 @@ def create_table_sql(table: TableDef) -> str:
     return sql
 
 
-def _column(col: ColumnDef) -> str:
+def column_sql(col: ColumnDef) -> str:
+    """A column definition as CREATE TABLE writes it (name, type, attributes)."""
     parts = [quote_name(col.name), _type(col)]
     if col.unsigned:
         parts.append("UNSIGNED")

@@ -84,6 +84,18 @@ class HistoryStore:
             catalog = _apply(catalog, record)
         return catalog
 
+    def timeline(self) -> list[tuple[Position, Catalog]]:
+        """The catalog after each recorded position, in binlog order."""
+        steps: list[tuple[Position, Catalog]] = []
+        catalog = Catalog()
+        for record in self._records():
+            catalog = _apply(catalog, record)
+            position = _position(record)
+            if steps and steps[-1][0].key() == position.key():
+                steps.pop()
+            steps.append((position, catalog))
+        return steps
+
     def _records(self) -> list[dict[str, Any]]:
         if not self.path.exists():
             return []

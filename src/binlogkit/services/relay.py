@@ -26,6 +26,7 @@ import logging
 import os
 import struct
 import threading
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
@@ -39,18 +40,22 @@ from binlogkit.errors import BinlogError, ChecksumError, ConnectionLost, ServerE
 from binlogkit.io.binlog_index import find_index, index_name, read_index, write_index
 from binlogkit.protocol.replication import DumpFlag
 from binlogkit.protocol.spec import ConnectionSpec
-from binlogkit.services.replica_stream import Backoff, ReplicaStream, is_retryable
+from binlogkit.services.replica_stream import Backoff, ReplicaStream, is_retryable, progress
 
 log = logging.getLogger(__name__)
 
-__all__ = ["BinlogRelay", "RelayError", "RelayPosition", "RelayWriter"]
+__all__ = ["RECONNECT", "BinlogRelay", "RelayError", "RelayPosition", "RelayWriter"]
 
-_RECONNECT = Backoff(initial=0.1, maximum=5.0)
+PROGRESS_EVERY = 60.0
+"""Seconds between the relay's progress reports."""
+RECONNECT = Backoff(initial=0.1, maximum=5.0)
 """The relay's default reconnect timing."""
 _FDE_FLAGS_AT = len(MAGIC) + FLAGS_OFFSET
 _ROTATE_POSITION = struct.Struct("<Q")
 _SKIPPED_TYPES = frozenset({EventType.HEARTBEAT, EventType.HEARTBEAT_V2})
 _SCAN_CHUNK = 1 << 20
+_FDE_SAME = V4_HEADER_LENGTH + 2 + 50
+"""The common header, binlog version and server version of a format description."""
 
 
 class RelayError(BinlogError):
@@ -222,6 +227,12 @@ class RelayWriter:
             log.warning("%s ends without a ROTATE or STOP event (server crash?)", self.file)
         self.close()
         path = self.directory / name
+        if path.exists() and path.stat().st_size > len(MAGIC):  # (MAGIC alone: a crash left it)
+            raise RelayError(
+                f"the folder already holds a {name} that the copy does not continue",
+                file=str(path),
+                hint="relay each server into a folder of its own, or move the old files away",
+            )
         if position != len(MAGIC):
             raise RelayError(
                 f"the server starts file {name} at offset {position}; a copy starts at offset 4",
@@ -235,8 +246,11 @@ class RelayWriter:
         self._add_to_index(name)
 
     def _format_description(self, raw: bytes) -> None:
-        if self._skip_format or self.size > len(MAGIC):
+        if self._skip_format:
             self._skip_format = False
+            self._check_same_file(raw)
+            return
+        if self.size > len(MAGIC):
             return
         if self._stream is None:
             raise RelayError("format description before the server named its file")
@@ -247,6 +261,24 @@ class RelayWriter:
         event = bytearray(raw)
         event[FLAGS_OFFSET] |= EventFlag.BINLOG_IN_USE
         self._write(bytes(event))
+
+    def _check_same_file(self, raw: bytes) -> None:
+        """Refuse to continue a copy whose file the server did not write (another server's).
+
+        The server's format description of the file must match the copy's in
+        what a resend keeps: its time, server id, binlog and server version.
+        """
+        assert self._stream is not None
+        self._stream.seek(len(MAGIC))
+        ours = self._stream.read(_FDE_SAME)
+        self._stream.seek(self.size)
+        if _fde_identity(ours) != _fde_identity(raw):
+            raise RelayError(
+                "the copy's file was not written by this server (its format description differs)",
+                file=self.file,
+                offset=len(MAGIC),
+                hint="relay each server into a folder of its own, or move the old copy away",
+            )
 
     def _append(self, raw: bytes, code: int, log_pos: int) -> None:
         if self._stream is None or self.size <= len(MAGIC):
@@ -306,6 +338,11 @@ class RelayWriter:
             write_index(index, [*names, name], sync=self.sync)
 
 
+def _fde_identity(raw: bytes) -> tuple[bytes, bytes, bytes]:
+    """What a server keeps of a format description when it sends it again mid-file."""
+    return raw[0:4], raw[5:9], raw[V4_HEADER_LENGTH:_FDE_SAME]
+
+
 def _rotate_target(raw: bytes, checksum_length: int) -> RelayPosition:
     """The (file, position) a ROTATE event names."""
     header = EventHeader.decode(raw, 0, V4_HEADER_LENGTH)
@@ -338,7 +375,7 @@ class BinlogRelay:
         verify_checksum: bool = True,
         sync: bool = False,
         heartbeat: float = 5.0,
-        reconnect: Backoff = _RECONNECT,
+        reconnect: Backoff = RECONNECT,
     ) -> None:
         self.spec = ConnectionSpec.from_url(spec) if isinstance(spec, str) else spec
         self.writer = RelayWriter(directory, verify_checksum=verify_checksum, sync=sync)
@@ -349,6 +386,7 @@ class BinlogRelay:
         self.reconnect = reconnect
         self._stop = threading.Event()
         self._lock = threading.Lock()
+        self._opened = False  # the last _follow got its dump started
         self._stream: ReplicaStream | None = None
 
     def stop(self) -> None:
@@ -370,16 +408,19 @@ class BinlogRelay:
             if position is not None:
                 log.info("resuming the copy at %s:%d", position.file, position.position)
             failures = 0
+            connected = False
             while not self._stop.is_set():
+                self._opened = False
                 try:
                     if self._follow(position):
                         break
                 except (ConnectionLost, OSError, ServerError) as err:
                     if self._stop.is_set():
                         break
+                    if self._opened:  # this connection worked: the next failure is the first
+                        connected, failures = True, 0
                     failures += 1
-                    attempts = self.reconnect.attempts
-                    if not is_retryable(err) or (attempts is not None and failures > attempts):
+                    if not is_retryable(err) or self.reconnect.gives_up(failures, connected):
                         raise
                     delay = self.reconnect.delay(failures)
                     log.warning("relay: %s; reconnecting in %.1f s", err, delay)
@@ -390,6 +431,14 @@ class BinlogRelay:
             return self.writer.position
         finally:
             self.writer.close()
+
+    def _report(self, raw: bytes) -> None:
+        """Say how far the copy is, and how far behind the server (by the event's time)."""
+        at = self.writer.position
+        where = "" if at is None else f" at {at.file}:{at.position}"
+        stamp = int.from_bytes(raw[:4], "little")
+        lag = f", {max(0.0, time.time() - stamp):.0f} s behind" if stamp else ""
+        progress.info("relay: copied%s%s", where, lag)
 
     def _follow(self, position: RelayPosition | None) -> bool:
         """Stream from ``position`` into the writer; True when done (end or stop)."""
@@ -406,10 +455,15 @@ class BinlogRelay:
                 stream.open(file=self.start_file, flags=flags)
             else:
                 stream.open("oldest", flags=flags)
+            self._opened = True
+            report = time.monotonic() + PROGRESS_EVERY
             while (raw := stream.fetch()) is not None:
                 self.writer.write_event(raw)
                 if self._stop.is_set():
                     return True
+                if time.monotonic() >= report:
+                    report = time.monotonic() + PROGRESS_EVERY
+                    self._report(raw)
             if self.blocking:  # MariaDB ends a dump with EOF when it shuts down
                 raise ConnectionLost("the server ended the binlog dump")
             return True

@@ -57,6 +57,9 @@ from binlogkit.protocol.replication import (
 from binlogkit.protocol.spec import ConnectionSpec
 
 log = logging.getLogger(__name__)
+progress = logging.getLogger("binlogkit.progress")
+"""Where a stream (and the relay) says it connected, and how far it is: INFO records that
+the command line shows by default."""
 
 __all__ = [
     "Backoff",
@@ -331,6 +334,10 @@ class ReplicaStream:
             command = BinlogDump(request.file, request.position, self.server_id, flags)
         log.debug("dump: %s", command)
         conn.send_command(command.encode())
+        where = f"{request.file}:{request.position}" if request.file else f"after {request.gtids}"
+        progress.info(
+            "connected to %s (%s), streaming from %s", conn.spec.address, conn.server_version, where
+        )
 
     # -- fetch ----------------------------------------------------------------------------------
 
@@ -493,15 +500,26 @@ def _version(text: str) -> tuple[int, ...]:
 @dataclass(frozen=True, slots=True)
 class Backoff:
     """Reconnect timing: ``initial`` seconds, doubling up to ``maximum``; ``attempts`` in a
-    row before giving up (None: never give up)."""
+    row before giving up (None: never give up).
+
+    ``first_attempts`` bounds the attempts while no connection has worked yet (a wrong
+    host or port, a server that is not MySQL): by default the first failure is final;
+    None: as ``attempts``.
+    """
 
     initial: float = 0.1
     maximum: float = 10.0
     attempts: int | None = None
+    first_attempts: int | None = 0
 
     def delay(self, attempt: int) -> float:
         """The wait before reconnect ``attempt`` (1 for the first)."""
         return float(min(self.maximum, self.initial * 2 ** (attempt - 1)))
+
+    def gives_up(self, failures: int, connected: bool) -> bool:
+        """Whether ``failures`` in a row are too many (``connected``: a connection worked)."""
+        limit = self.attempts if connected or self.first_attempts is None else self.first_attempts
+        return limit is not None and failures > limit
 
 
 _EventKey = tuple[tuple[str, int, str], int, int]
@@ -660,6 +678,7 @@ class BinlogStream:
         was_complete: bool | None = None  # no transaction open after the event given last
         include_stream_only = self.include_stream_only
         failures = 0
+        connected = False
         flags = 0 if self.blocking else DumpFlag.NON_BLOCK
         while not self._closed:
             stream = self._stream = ReplicaStream(
@@ -673,6 +692,7 @@ class BinlogStream:
             decoder: StreamDecoder | None = None
             try:
                 request = stream.open(start, flags=flags, gtid_strict_mode=self.gtid_strict_mode)
+                connected = True
                 decoder = StreamDecoder(
                     request.file,
                     request.position,
@@ -734,9 +754,7 @@ class BinlogStream:
                 retryable = is_retryable(err)
                 failures += 1
                 backoff = self.reconnect
-                if not retryable or backoff is None:
-                    raise
-                if backoff.attempts is not None and failures > backoff.attempts:
+                if not retryable or backoff is None or backoff.gives_up(failures, connected):
                     raise
                 if last_first is not None:
                     replay = _event_key(last_first, last_index)

@@ -101,8 +101,9 @@ __all__ = ["ServerOffset", "ServerStreamReader", "server_columns", "server_reade
 
 DEFAULT_SERVER_ID = 0x62696E6C
 """The replica server id of the source's dumps unless option ``serverId`` gives one."""
-READ_BACKOFF = Backoff(initial=0.1, maximum=5.0, attempts=60)
-"""How a batch's dump reconnects, and the driver's reads are made again, after a broken
+READ_BACKOFF = Backoff(initial=0.1, maximum=5.0, attempts=60, first_attempts=None)
+"""How a batch's dump reconnects (its first connection too: the driver reached the server
+when it planned the batch), and the driver's reads are made again, after a broken
 connection or while the server restarts (about five minutes of attempts, then it fails)."""
 _GONE = 1236
 """ER_MASTER_FATAL_ERROR_READING_BINLOG: the dump's file is not (any more) on the server."""

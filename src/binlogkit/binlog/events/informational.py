@@ -105,7 +105,7 @@ class IncidentEvent(Event):
         if incident != IncidentType.LOST_EVENTS:
             raise DecodeError(
                 f"invalid incident number {incident} (the servers reject this event)",
-                hint="the binlog is damaged here; skip corrupt events to read past it",
+                hint="the binlog is damaged here; skip corrupt events (--skip-corrupt) to go on",
             )
         r.skip(ctx.fmt.post_header_length(EventType.INCIDENT, 2) - 2, "incident post-header")
         message = r.take(r.u8("message length"), "message")

@@ -22,7 +22,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from enum import IntEnum
 
-from binlogkit.binlog.constants import ChecksumAlg, EventType
+from binlogkit.binlog.constants import MAX_EVENT_SIZE, ChecksumAlg, EventType
 from binlogkit.binlog.context import DecodeContext, FormatContext
 from binlogkit.binlog.events.base import Body, Event, SkippedEvent, register
 from binlogkit.binlog.events.table_map import TableMapEvent
@@ -51,20 +51,41 @@ def _packed_length(value: int) -> int:
     return 1 if value < 0xFB else 3 if value <= 0xFFFF else 4 if value <= 0xFFFFFF else 9
 
 
-def _zstd_decompress(data: bytes) -> bytes:
-    """Every zstd frame of ``data``, decompressed and joined."""
+_MAX_ZSTD_RATIO = 1 << 16
+"""More bytes than zstd makes of one input byte (its RLE blocks: 3 bytes for 128 KiB)."""
+_ZSTD_WRITE_SIZE = 1 << 12
+"""The output buffer of one step (the steps are small: the default 128 KiB is slow)."""
+
+
+def _zstd_decompress(data: bytes, limit: int) -> bytes:
+    """Every zstd frame of ``data``, decompressed and joined; at most ``limit`` bytes.
+
+    The input goes in by pieces small enough that one cannot inflate far past
+    ``limit``, so a bomb (a tiny payload of gigabytes) stops early.
+    """
     import zstandard  # only MySQL's compressed transactions need it (start-up time)
 
-    out = []
-    while data:
-        stream = zstandard.ZstdDecompressor().decompressobj()
-        try:
-            out.append(stream.decompress(data))
-        except zstandard.ZstdError as err:
-            raise DecodeError(f"transaction payload is not valid zstd: {err}") from None
+    out: list[bytes] = []
+    size = 0
+    view = memoryview(data)
+    while view:
+        stream = zstandard.ZstdDecompressor().decompressobj(write_size=_ZSTD_WRITE_SIZE)
+        while view and not stream.eof:
+            step = max(64, (limit - size) // _MAX_ZSTD_RATIO)
+            try:
+                piece = stream.decompress(view[:step])
+            except zstandard.ZstdError as err:
+                raise DecodeError(f"transaction payload is not valid zstd: {err}") from None
+            view = view[step:]
+            size += len(piece)
+            if size > limit:
+                raise DecodeError(
+                    f"transaction payload inflates past its declared {limit} bytes: it is corrupt"
+                )
+            out.append(piece)
         if not stream.eof:
             raise DecodeError("transaction payload ends inside a zstd frame")
-        data = stream.unused_data
+        view = memoryview(stream.unused_data + bytes(view))
     return b"".join(out)
 
 
@@ -137,7 +158,8 @@ class TransactionPayloadEvent(Event):
         if self.compression_type == CompressionType.NONE:
             return self.payload
         if self.compression_type == CompressionType.ZSTD:
-            return _zstd_decompress(self.payload)
+            limit = self.uncompressed_size
+            return _zstd_decompress(self.payload, MAX_EVENT_SIZE if limit is None else limit)
         raise DecodeError(f"unknown transaction payload compression type {self.compression_type}")
 
     def inner_events(self, ctx: DecodeContext) -> list[Event]:

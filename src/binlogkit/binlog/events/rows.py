@@ -217,12 +217,7 @@ class RowsEvent(Event):
         data = body[end:]
         if isinstance(body, memoryview):  # a large event's body: keep copies, not views
             before, after, data = _copy(before), _copy(after), bytes(data)
-        table = ctx.tables.get(table_id)
-        if table is None and data:
-            raise DecodeError(
-                f"no TABLE_MAP event for table id {table_id} before this rows event",
-                hint="start reading at or before the transaction's TABLE_MAP events",
-            )
+        table = ctx.tables.get(table_id)  # None (read from inside a transaction): see rows
         return fast_constructor(cls)(
             header, table_id, flags, extra, width, before, after, data, table, ctx.options
         )
@@ -275,7 +270,10 @@ class RowsEvent(Event):
             data = self.rows_data if code in _COMPRESSED else self.data
             if table is None:
                 if data:
-                    raise DecodeError(f"no TABLE_MAP event for table id {self.table_id}")
+                    raise DecodeError(
+                        f"no TABLE_MAP event for table id {self.table_id} before this rows event",
+                        hint="start reading at or before the transaction's TABLE_MAP events",
+                    )
                 return ()
             before = self.columns_before
             after = self.columns_after

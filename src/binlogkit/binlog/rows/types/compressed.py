@@ -23,6 +23,7 @@ from typing import Any, ClassVar
 
 from binlogkit.binlog.constants import ColumnType
 from binlogkit.binlog.context import DecodeOptions
+from binlogkit.binlog.mariadb_compression import declared_length
 from binlogkit.binlog.rows.columns import (
     ColumnCodec,
     ColumnInfo,
@@ -46,7 +47,7 @@ def uncompress(stored: bytes) -> bytes:
     length_size = header & 0x07
     if not header & 0x80 or header & 0x70 or not 1 <= length_size <= 4:
         raise DecodeError(f"unknown compressed column header {header:#04x}")
-    length = int.from_bytes(stored[1 : 1 + length_size], "big")
+    length = declared_length(stored[1 : 1 + length_size], "compressed column value")
     inflater = zlib.decompressobj(-zlib.MAX_WBITS if header & 0x08 else zlib.MAX_WBITS)
     try:
         data = inflater.decompress(stored[1 + length_size :], length + 1)

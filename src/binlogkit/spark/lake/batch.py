@@ -1,0 +1,431 @@
+"""A batch of row changes of many tables (JSON images) applied to the lake, exactly once.
+
+Each change is typed by its table's definition at its position, from the
+schema history file (:class:`~binlogkit.spark.lake.timeline.Timeline`). A
+table's changes in the batch are cut where its definition changes (segments),
+and the batch's work is done in binlog order: each segment of row changes
+(change log, then mirror, then SCD type 2 history), and each DROP or RENAME
+TABLE the history recorded up to the batch's last change. See
+docs/lakehouse.md for the DDL policy and the exactly-once argument.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from pyspark.sql import Column
+from pyspark.sql import functions as F
+
+from binlogkit.errors import BinlogError
+from binlogkit.schema.model import TableDef, TableName, fold_column
+from binlogkit.schema.store import Position
+from binlogkit.spark.lake.changelog import append_log
+from binlogkit.spark.lake.evolve import (
+    Plan,
+    apply_plan,
+    plan_change,
+    resnapshot_hint,
+    spark_columns,
+)
+from binlogkit.spark.lake.images import typed_images
+from binlogkit.spark.lake.mirror import merge_mirror
+from binlogkit.spark.lake.scd2 import close_all, merge_history
+from binlogkit.spark.lake.tables import (
+    DEFINITION,
+    TABLE_PROPERTIES,
+    UNKNOWN_COLUMNS,
+    create_table,
+    exists,
+    literal,
+    position_property,
+    properties,
+    quote,
+    set_properties,
+)
+from binlogkit.spark.lake.timeline import Timeline, Version
+from binlogkit.spark.schema import typed_schema
+
+__all__ = ["CRASH_ENV", "apply_batch"]
+
+CRASH_ENV = "BINLOGKIT_DELTA_CRASH"
+"""Test hook: set to a batch version, the apply fails after that batch's first change log
+commit, before its mirror."""
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class _Run:
+    """One batch's apply: where, how, and the history's timeline."""
+
+    lake: Path
+    app_id: str
+    version: int
+    scd2: bool
+    timeline: Timeline
+    start: Position
+    warned: set[str] = field(default_factory=set)
+
+    def paths(self, db: str, name: str) -> tuple[str, str, str]:
+        base = self.lake / db / name
+        return str(base / "changes"), str(base / "mirror"), str(base / "history")
+
+
+@dataclass(frozen=True, slots=True)
+class _Segment:
+    """A table's changes under one of its versions (None: no definition known there)."""
+
+    db: str
+    name: str
+    version: Version | None
+    index: int
+    rows: Any
+    single: bool
+
+
+def apply_batch(
+    changes: Any,
+    lake: str | Path,
+    *,
+    history: str | Path,
+    app_id: str,
+    version: int,
+    scd2: bool = False,
+) -> None:
+    """Apply batch ``version`` of row changes (a DataFrame of ``CHANGE_SCHEMA`` rows, any
+    tables) to the lake: per table a change log, a mirror (tables with a primary key) and,
+    with ``scd2``, an SCD type 2 history; the columns of each change come from the schema
+    history file ``history``. A batch applied before changes nothing."""
+    spark = changes.sparkSession
+    changes = changes.persist()
+    try:
+        spans = _spans(changes)
+        if not spans:
+            return
+        ends = [Position(f, hi) for files in spans.values() for f, (_, hi) in files.items()]
+        starts = [Position(f, lo) for files in spans.values() for f, (lo, _) in files.items()]
+        run = _Run(
+            Path(lake),
+            app_id,
+            version,
+            scd2,
+            Timeline(history),
+            min(starts, key=Position.key),
+        )
+        end = max(ends, key=Position.key)
+        work: list[tuple[tuple[str, int, int], int, Any]] = []
+        for (db, name), files in spans.items():
+            for segment in _segments(changes, db, name, files, run.timeline.of(db, name)):
+                at = segment.version.at if segment.version is not None else run.start
+                work.append((at.key(), 1, segment))
+        for versions in run.timeline.versions.values():
+            for v in versions:
+                if v.definition is None and not v.unknown and v.at.key() <= end.key():
+                    work.append((v.at.key(), 0, (versions, v)))
+        for _, kind, item in sorted(work, key=lambda w: w[:2]):
+            if kind == 0:
+                _drop(spark, run, *item)
+            else:
+                _apply_segment(spark, run, item)
+    finally:
+        changes.unpersist()
+
+
+def _spans(changes: Any) -> dict[tuple[str, str], dict[str, tuple[int, int]]]:
+    """Per table, per binlog file: the first and last position of its changes."""
+    rows = changes.groupBy("db", "table", "file").agg(F.min("pos"), F.max("pos")).collect()
+    spans: dict[tuple[str, str], dict[str, tuple[int, int]]] = {}
+    for db, name, file, lo, hi in rows:
+        spans.setdefault((db, name), {})[file] = (lo, hi)
+    return spans
+
+
+def _file_key(file: str | None) -> tuple[str, int]:
+    base, number, _ = Position(file, 0).key()
+    return base, number
+
+
+def _at_or_after(at: Position, files: Sequence[str]) -> Column:
+    """Rows at or after ``at`` among rows of ``files``."""
+    name = os.path.basename(at.file or "")
+    later = [f for f in files if _file_key(f) > _file_key(name)]
+    same = (F.col("file") == name) & (F.col("pos") >= at.pos)
+    return same | F.col("file").isin(later) if later else same
+
+
+def _segments(
+    changes: Any,
+    db: str,
+    name: str,
+    files: dict[str, tuple[int, int]],
+    versions: Sequence[Version],
+) -> list[_Segment]:
+    first = min((Position(f, lo) for f, (lo, _) in files.items()), key=Position.key)
+    last = max((Position(f, hi) for f, (_, hi) in files.items()), key=Position.key)
+    before = [v for v in versions if v.at.key() <= first.key()]
+    chain: list[Version | None] = [before[-1] if before else None]
+    chain += [v for v in versions if first.key() < v.at.key() <= last.key()]
+    mine = changes.where((F.col("db") == db) & (F.col("table") == name))
+    out = []
+    for i, version in enumerate(chain):
+        rows = mine
+        if i > 0 and version is not None:
+            rows = rows.where(_at_or_after(version.at, list(files)))
+        if i + 1 < len(chain):
+            upper = chain[i + 1]
+            assert upper is not None
+            rows = rows.where(~_at_or_after(upper.at, list(files)))
+        out.append(_Segment(db, name, version, i, rows, len(chain) == 1))
+    return out
+
+
+# -- one segment ---------------------------------------------------------------------------
+
+
+def _apply_segment(spark: Any, run: _Run, segment: _Segment) -> None:
+    if not segment.single and segment.rows.isEmpty():
+        return
+    table = f"{segment.db}.{segment.name}"
+    version = segment.version
+    if version is None or version.definition is None:
+        where = "" if version is None else f" (from {version.at})"
+        why = (
+            "a statement binlogkit could not read changed it"
+            if version is not None and version.unknown
+            else "the schema history has no definition of it there"
+        )
+        raise BinlogError(
+            f"{table}: row changes in this batch{where}, but {why}",
+            hint="seed the schema history from the server (or give the table's CREATE TABLE), "
+            f"then {resnapshot_hint(table)}",
+        )
+    definition = version.definition
+    log_path, mirror_path, history_path = run.paths(segment.db, segment.name)
+    app_id = run.app_id if segment.index == 0 else f"{run.app_id}+{segment.index}"
+    with _cached(typed_images(segment.rows, spark_columns(definition), table)) as typed:
+        key = definition.primary_key
+        versions = run.timeline.of(segment.db, segment.name)
+        steps = _mirror_steps(spark, table, mirror_path, versions, version) if key else None
+        append_log(typed, log_path, app_id, run.version)
+        if os.environ.get(CRASH_ENV) == str(run.version):
+            raise RuntimeError(f"{CRASH_ENV}={run.version}: stopping before the mirror")
+        if steps is None:
+            _warn(run, table, _no_mirror_reason(spark, mirror_path, versions, version))
+            return
+        if steps == "done":
+            return
+        if steps == "create":
+            create_table(
+                spark,
+                mirror_path,
+                typed_schema(spark_columns(definition))["after"].dataType,
+                extra={DEFINITION: position_property(version.at)},
+            )
+        elif steps:
+            _follow(spark, mirror_path, steps, version.at, history_path if run.scd2 else None)
+        merge_mirror(typed, mirror_path, key, app_id, run.version)
+        if run.scd2:
+            merge_history(typed, history_path, table, key, app_id, run.version)
+
+
+@contextmanager
+def _cached(frame: Any) -> Iterator[Any]:
+    """The frame, computed once for the writes that read it (the change log, the MERGE's two
+    passes, the history)."""
+    frame = frame.persist()
+    try:
+        yield frame
+    finally:
+        frame.unpersist()
+
+
+def _warn(run: _Run, table: str, reason: str) -> None:
+    if table not in run.warned:
+        run.warned.add(table)
+        log.warning("%s: %s: change log only, no mirror", table, reason)
+
+
+def _no_mirror_reason(spark: Any, path: str, versions: Sequence[Version], at: Version) -> str:
+    if not at.definition or not at.definition.primary_key:
+        if exists(spark, path):
+            return (
+                f"its primary key was dropped (at {at.at}): the mirror is no longer kept; "
+                + resnapshot_hint(str(at.definition.table_name if at.definition else ""))
+            )
+        return "no primary key"
+    return (
+        "it got its primary key by DDL after rows were written without one, so a mirror made "
+        "from its changes would lack rows; " + resnapshot_hint(str(at.definition.table_name))
+    )
+
+
+Steps = list[tuple[Version, Plan | None]]
+
+
+def _mirror_steps(
+    spark: Any, table: str, path: str, versions: Sequence[Version], target: Version
+) -> Steps | str | None:
+    """How the mirror comes to hold ``target``'s definition: ``"create"`` it, ``"done"`` (it is
+    past this segment), None (no mirror can be kept), or the steps from the version it holds:
+    a plan each, or None where the table was dropped and created again (replaced)."""
+    if not exists(spark, path):
+        return None if _keyless_before(versions, target) else "create"
+    held = _held(spark, table, path, versions, target)
+    if held.at.key() > target.at.key():
+        return "done"
+    steps: Steps = []
+    previous = held
+    for v in versions:
+        if not held.at.key() < v.at.key() <= target.at.key():
+            continue
+        if v.unknown:
+            raise BinlogError(
+                f"{table}: a statement binlogkit could not read changed it at {v.at}, so the "
+                "mirror cannot follow",
+                hint=resnapshot_hint(table),
+            )
+        if v.definition is not None:
+            old = previous.definition
+            steps.append((v, None if old is None else plan_change(old, v.definition, v.at)))
+        previous = v
+    return steps
+
+
+def _keyless_before(versions: Sequence[Version], target: Version) -> bool:
+    """Whether the table existed without a primary key before ``target`` (since its CREATE)."""
+    earlier = [v for v in versions if v.at.key() < target.at.key()]
+    for v in reversed(earlier):
+        if v.definition is None:
+            return False
+        if not v.definition.primary_key:
+            return True
+    return False
+
+
+def _held(
+    spark: Any, table: str, path: str, versions: Sequence[Version], target: Version
+) -> Version:
+    """The version the mirror holds: its property, else the last version up to ``target``
+    whose columns are the mirror's (a mirror written by the snapshot)."""
+    text = properties(spark, path).get(DEFINITION)
+    if text is not None:
+        at = Position(**json.loads(text))
+        for v in versions:
+            if v.at.key() == at.key():
+                return v
+        raise BinlogError(
+            f"the mirror of {table} holds the definition from {at}, which the schema history "
+            "does not have",
+            hint="give the schema history this lake was written with; else "
+            + resnapshot_hint(table),
+        )
+    have = [(fold_column(f.name), f.dataType) for f in spark.read.format("delta").load(path).schema]
+    for v in reversed([v for v in versions if v.at.key() <= target.at.key()]):
+        if v.definition is not None and _typed(v.definition) == have:
+            return v
+    raise BinlogError(
+        f"the mirror of {table} has columns {have} that no definition in the schema history has",
+        hint=resnapshot_hint(table),
+    )
+
+
+def _typed(definition: TableDef) -> list[tuple[str, Any]]:
+    return [(fold_column(c.name), c.data_type) for c in spark_columns(definition)]
+
+
+def _follow(spark: Any, path: str, steps: Steps, target: Position, history: str | None) -> None:
+    """Carry the DDL steps out on the mirror (and the renames and widenings on the SCD type 2
+    ``history``), then record that the mirror holds ``target``."""
+    unknown: dict[str, str] = json.loads(properties(spark, path).get(UNKNOWN_COLUMNS, "{}"))
+    for version, plan in steps:
+        assert version.definition is not None
+        if plan is None:
+            schema = typed_schema(spark_columns(version.definition))["after"].dataType
+            create_table(spark, path, schema, replace=True)
+            unknown = {}
+            continue
+        apply_plan(spark, path, plan)
+        if history is not None and exists(spark, history):
+            apply_plan(spark, history, replace(plan, drops=(), adds=(), order=()))
+        unknown = _unknown_after(unknown, plan, version.at)
+        if plan.adds:
+            log.warning(
+                "%s: columns %s added at %s: the mirror's rows not changed since hold NULL there "
+                "(the schema history keeps no DEFAULT)",
+                path,
+                [name for name, _ in plan.adds],
+                version.at,
+            )
+    set_properties(
+        spark, path, {DEFINITION: position_property(target), UNKNOWN_COLUMNS: json.dumps(unknown)}
+    )
+
+
+def _unknown_after(unknown: dict[str, str], plan: Plan, at: Position) -> dict[str, str]:
+    out = {k: v for k, v in unknown.items() if k not in plan.drops}
+    for old, new in plan.renames:
+        if old in out:
+            out[new] = out.pop(old)
+    out.update({name: f"{at.file}:{at.pos}" for name, _ in plan.adds})
+    return out
+
+
+# -- DROP / RENAME TABLE -------------------------------------------------------------------
+
+
+def _drop(spark: Any, run: _Run, versions: Sequence[Version], dropped: Version) -> None:
+    """Empty a dropped table's mirror (closing its history's versions), or move it to the
+    table it was renamed to; once."""
+    last = next(
+        (
+            v.definition
+            for v in reversed(versions)
+            if v.at.key() < dropped.at.key() and v.definition
+        ),
+        None,
+    )
+    if last is None:
+        return
+    _, mirror, history = run.paths(last.db, last.name)
+    if not exists(spark, mirror):
+        return
+    text = properties(spark, mirror).get(DEFINITION)
+    if text is None:
+        if dropped.at.key() < run.start.key():
+            return  # a snapshot's mirror: a table of that name dropped before it was taken
+    elif Position(**json.loads(text)).key() >= dropped.at.key():
+        return
+    if dropped.moved_to is not None:
+        _move(spark, run, mirror, history, dropped.moved_to, dropped.at)
+    elif run.scd2 and exists(spark, history):
+        close_all(spark, history, dropped.at)
+    spark.sql(f"DELETE FROM delta.{quote(mirror)}")
+    set_properties(spark, mirror, {DEFINITION: position_property(dropped.at)})
+
+
+def _move(spark: Any, run: _Run, mirror: str, history: str, to: TableName, at: Position) -> None:
+    _, new_mirror, new_history = run.paths(to.db, to.name)
+    if exists(spark, new_mirror):
+        text = properties(spark, new_mirror).get(DEFINITION)
+        if text is not None and Position(**json.loads(text)).key() >= at.key():
+            return  # moved before a crash
+    if exists(spark, history):
+        _copy(spark, history, new_history, {})
+    _copy(spark, mirror, new_mirror, {DEFINITION: position_property(at)})
+
+
+def _copy(spark: Any, source: str, target: str, extra: dict[str, str]) -> None:
+    """Replace the table at ``target`` by a copy of ``source``'s rows, in one commit."""
+    props = {**TABLE_PROPERTIES, **extra}
+    pairs = ", ".join(f"{literal(k)} = {literal(v)}" for k, v in props.items())
+    spark.sql(
+        f"CREATE OR REPLACE TABLE delta.{quote(target)} USING DELTA TBLPROPERTIES ({pairs}) "
+        f"AS SELECT * FROM delta.{quote(source)}"
+    )

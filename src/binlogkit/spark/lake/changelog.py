@@ -1,0 +1,29 @@
+"""The change log of a table: its row changes as read, appended once per batch.
+
+Columns: those of the source's typed row changes (op, typed ``before``/``after``,
+file, pos, row, GTID, times) plus ``date``, the day of ``commit_ts`` (else of
+``ts``) in the session time zone, the partition column. The images' structs
+follow the table's DDL by Delta's schema evolution: added (and renamed)
+columns become new fields, dropped ones stay (NULL from then on), widened ones
+are widened.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pyspark.sql import functions as F
+
+from binlogkit.spark.lake.tables import create_table
+
+__all__ = ["append_log"]
+
+
+def append_log(changes: Any, path: str, app_id: str, version: int) -> None:
+    """Append typed row changes to the change log at ``path``; skipped when the log holds
+    ``(app_id, version)`` (or a later version of ``app_id``) already."""
+    day = F.to_date(F.coalesce(F.col("commit_ts"), F.col("ts")))
+    rows = changes.withColumn("date", day)
+    create_table(changes.sparkSession, path, rows.schema, partition="date")
+    writer = rows.write.format("delta").mode("append").option("mergeSchema", "true")
+    writer.option("txnAppId", app_id).option("txnVersion", version).save(path)

@@ -1,0 +1,55 @@
+"""The mirror of a table: its rows as the source has them, kept by a MERGE on the primary key.
+
+Within a batch the last change of each key in binlog order (file, pos, row)
+wins; an update is a delete of its before image's key followed by an upsert of
+its after image, so one that changes the key moves the row.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from delta.tables import DeltaTable
+from pyspark.sql import Column, Window
+from pyspark.sql import functions as F
+
+from binlogkit.spark.lake.tables import quote, transaction
+
+__all__ = ["ORDER", "merge_mirror"]
+
+ORDER = ("file", "pos", "row")
+"""Binlog order of the row changes."""
+
+STEP = "_binlogkit_step"
+RANK = "_binlogkit_rank"
+"""Working columns of the MERGE's source, named apart from the table's columns."""
+
+
+def _latest(changes: Any, key: Sequence[str]) -> Any:
+    """Per key, the last step of the batch: an image to upsert or a key to delete (column
+    :data:`STEP` ``.deleted``)."""
+
+    def steps(image: str, step: int, op: str) -> Any:
+        order = [F.col(c) for c in ORDER]
+        mark = F.struct(*order, F.lit(step).alias("step"), F.lit(step == 0).alias("deleted"))
+        return changes.where(F.col("op") != op).select(mark.alias(STEP), f"{image}.*")
+
+    both = steps("before", 0, "c").unionByName(steps("after", 1, "d"))
+    last = Window.partitionBy(*(F.col(quote(k)) for k in key)).orderBy(F.col(STEP).desc())
+    both = both.withColumn(RANK, F.row_number().over(last))
+    return both.where(F.col(RANK) == 1).drop(RANK)
+
+
+def merge_mirror(changes: Any, path: str, key: Sequence[str], app_id: str, version: int) -> None:
+    """MERGE typed row changes into the mirror at ``path`` (which has their image's columns);
+    skipped when the mirror holds ``(app_id, version)`` already."""
+    spark = changes.sparkSession
+    image = changes.schema["after"].dataType
+    values: dict[str, str | Column] = {quote(c): f"s.{quote(c)}" for c in image.fieldNames()}
+    on = " AND ".join(f"t.{quote(k)} <=> s.{quote(k)}" for k in key)
+    merge = DeltaTable.forPath(spark, path).alias("t").merge(_latest(changes, key).alias("s"), on)
+    merge = merge.whenMatchedDelete(f"s.{STEP}.deleted").whenMatchedUpdate(set=values)
+    merge = merge.whenNotMatchedInsert(condition=f"NOT s.{STEP}.deleted", values=values)
+    with transaction(spark, app_id, version):
+        merge.execute()

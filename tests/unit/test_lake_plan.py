@@ -1,0 +1,122 @@
+"""How a table definition's change becomes column changes of its Delta tables (no Spark
+session), and the table versions a schema history file gives."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("pyspark")
+pytest.importorskip("delta")
+
+from pyspark.sql.types import DecimalType, IntegerType, LongType
+
+from binlogkit.errors import BinlogError
+from binlogkit.schema.model import Catalog, TableDef
+from binlogkit.schema.script import apply_script
+from binlogkit.schema.store import HistoryStore, Position
+from binlogkit.spark.lake.evolve import Plan, delta_widens, plan_change, spark_columns
+from binlogkit.spark.lake.timeline import Timeline
+
+BASE = "CREATE DATABASE d; CREATE TABLE d.t (id INT PRIMARY KEY, a TINYINT, b VARCHAR(5), c DATE)"
+AT = Position("b.000001", 100)
+
+
+def _tables(*scripts: str) -> list[TableDef]:
+    catalog = apply_script(Catalog(), BASE).catalog
+    out = []
+    for script in ("", *scripts):
+        if script:
+            catalog = apply_script(catalog, script).catalog
+        table = catalog.table("d", "t")
+        assert table is not None
+        out.append(table)
+    return out
+
+
+def test_added_dropped_renamed_widened_and_moved_columns() -> None:
+    old, new = _tables(
+        "ALTER TABLE d.t ADD COLUMN e INT FIRST, DROP COLUMN c, RENAME COLUMN b TO bb, "
+        "MODIFY a BIGINT"
+    )
+    plan = plan_change(old, new, AT)
+    assert plan == Plan(
+        drops=("c",),
+        renames=(("b", "bb"),),
+        retypes=(("a", LongType()),),
+        adds=(("e", IntegerType()),),
+        order=("e", "id", "a", "bb"),
+    )
+
+
+def test_a_column_replaced_at_its_place_is_taken_as_renamed() -> None:
+    old, new = _tables("ALTER TABLE d.t CHANGE b label VARCHAR(9)")
+    assert plan_change(old, new, AT).renames == (("b", "label"),)
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        "MODIFY a INT UNSIGNED",  # negative values do not fit
+        "MODIFY b VARCHAR(3)",  # shorter
+        "MODIFY b VARBINARY(5)",  # text to bytes
+        "MODIFY id DECIMAL(5,0)",  # too few digits for INT
+        "MODIFY c TIMESTAMP",  # a local date to an instant
+    ],
+)
+def test_a_change_no_table_holds_exactly_is_an_error(change: str) -> None:
+    old, new = _tables(f"ALTER TABLE d.t {change}")
+    with pytest.raises(BinlogError, match=r"d\.t: column \w+ changed at b\.000001:100") as err:
+        plan_change(old, new, AT)
+    assert "resnapshot d.t" in str(err.value.hint)
+
+
+@pytest.mark.parametrize(
+    "change",
+    ["MODIFY a SMALLINT", "MODIFY b TEXT", "MODIFY c DATETIME", "MODIFY id DECIMAL(12,2)"],
+)
+def test_exact_widenings_are_kept(change: str) -> None:
+    old, new = _tables(f"ALTER TABLE d.t {change}")
+    plan = plan_change(old, new, AT)
+    assert not plan.drops and not plan.adds and not plan.renames
+
+
+def test_delta_widens_only_where_values_keep() -> None:
+    assert delta_widens(IntegerType(), LongType())
+    assert delta_widens(LongType(), DecimalType(20, 0))
+    assert not delta_widens(LongType(), DecimalType(18, 0))
+    assert not delta_widens(LongType(), IntegerType())
+
+
+def test_timeline_versions_renames_and_drops(tmp_path: Path) -> None:
+    store = HistoryStore(tmp_path / "h.jsonl")
+    steps = [
+        BASE,
+        "ALTER TABLE d.t ADD COLUMN x INT",
+        "RENAME TABLE d.t TO d.u",
+        "DROP TABLE d.u",
+    ]
+    catalog = Catalog()
+    for pos, script in enumerate(steps, 1):
+        after = apply_script(catalog, script).catalog
+        store.record(Position("b.000001", pos * 100), catalog, after)
+        catalog = after
+    timeline = Timeline(store.path)
+    t = timeline.of("d", "t")
+    assert [v.at.pos for v in t] == [100, 200, 300]
+    assert t[2].definition is None and str(t[2].moved_to) == "d.u"
+    u = timeline.of("d", "u")
+    assert [(v.at.pos, v.definition is None) for v in u] == [(300, False), (400, True)]
+    assert u[1].moved_to is None and not u[1].unknown
+
+
+def test_time_is_kept_as_microseconds() -> None:
+    catalog = apply_script(Catalog(), "CREATE DATABASE d; CREATE TABLE d.t (t TIME(6))").catalog
+    table = catalog.table("d", "t")
+    assert table is not None
+    (column,) = spark_columns(table)
+    assert column.data_type == LongType()
+    assert column.convert(-timedelta(hours=838, minutes=59, seconds=59)) == -3020399 * 10**6
+    assert column.convert(-timedelta(seconds=1, microseconds=500000)) == -1500000
