@@ -281,9 +281,7 @@ def _stream(
         except StreamingQueryException as err:
             failure = failures[-1] if failures else err
             attempt = 1 if len(applied) > done_before else attempt + 1
-            if not restartable(failure) or (
-                backoff.attempts is not None and attempt > backoff.attempts
-            ):
+            if not restartable(failure) or backoff.gives_up(attempt, connected=True):
                 raise query_error(failure) from None
             delay = backoff.delay(attempt)
             note = f"{query_error(failure)}: restarting the query in {delay:.0f} s"
