@@ -265,7 +265,7 @@ def test_ingest_killed_by_sigkill_then_rerun(spark: Any, corpus_dir: Path, tmp_p
             os.killpg(child.pid, signal.SIGKILL)
         child.wait()
     assert child.returncode == -signal.SIGKILL, err.decode()
-    assert b"files 0/3, next batch: Spark tasks 1/1" in err  # progress while Spark writes
+    assert b"files 0/3, next batch: Spark tasks " in err  # progress while Spark writes
     assert b"files 1/3" in err  # progress of the committed first batch
     assert len(list((lake / "_binlogkit" / "ledger").glob("*.json"))) == 1
     assert list((lake / "changes").rglob("batch-00000002-*.parquet"))  # batch 2 in part

@@ -21,10 +21,10 @@ from binlogkit.binlog.rows.charsets import BINARY_COLLATION, collation_id, text_
 from binlogkit.binlog.rows.columns import ColumnInfo
 from binlogkit.schema.model import ColumnDef, TableDef
 
-__all__ = ["DefinedTable", "mismatch"]
+__all__ = ["GEOMETRY_TYPES", "DefinedTable", "collation_of", "known_fields", "mismatch"]
 
 _TEXT_BLOBS = frozenset({CT.BLOB, CT.BLOB_COMPRESSED})
-_GEOMETRY_TYPES = {
+GEOMETRY_TYPES = {
     "geometry": 0,
     "point": 1,
     "linestring": 2,
@@ -75,12 +75,12 @@ _ROW_TYPES: dict[str, frozenset[int]] = {
         ),
         _TEXT_BLOBS,
     ),
-    **dict.fromkeys(_GEOMETRY_TYPES, frozenset({CT.GEOMETRY})),
+    **dict.fromkeys(GEOMETRY_TYPES, frozenset({CT.GEOMETRY})),
 }
 """information_schema's DATA_TYPE → the real types (the rows' layout) a table map may give."""
 
 _BYTES_TYPES = ("binary", "varbinary", "tinyblob", "blob", "mediumblob", "longblob")
-_BINARY_TYPES = frozenset({*_BYTES_TYPES, "uuid", "inet4", "inet6", *_GEOMETRY_TYPES})
+_BINARY_TYPES = frozenset({*_BYTES_TYPES, "uuid", "inet4", "inet6", *GEOMETRY_TYPES})
 """Types whose values are bytes: the ``binary`` collation, whatever the definition's charset
 (MariaDB logs one for its spatial types, stored as BLOBs)."""
 
@@ -126,7 +126,7 @@ class DefinedTable:
         completed = []
         differences = []
         for col, info in zip(definition.columns, columns, strict=True):
-            known = _known(col, info, rules.numeric, rules.character, info.index in primary)
+            known = known_fields(col, info, rules.numeric, rules.character, info.index in primary)
             given = {name: getattr(info, name) for name in known}
             differ = [
                 name
@@ -151,7 +151,7 @@ class DefinedTable:
         return tuple(completed)
 
 
-def _known(
+def known_fields(
     col: ColumnDef,
     info: ColumnInfo,
     numeric: frozenset[int],
@@ -166,7 +166,7 @@ def _known(
     }
     if info.binlog_type in numeric:
         known["unsigned"] = col.unsigned or col.type == "year"  # YEAR is kept unsigned
-    collation = _collation(col)
+    collation = collation_of(col)
     if info.type in character or info.type in ENUM_SET_TYPES:
         known["charset"] = collation
     if info.type == CT.ENUM:
@@ -174,11 +174,11 @@ def _known(
     elif info.type == CT.SET:
         known["set_values"] = _members(col, collation)
     elif info.type == CT.GEOMETRY:
-        known["geometry_type"] = _GEOMETRY_TYPES.get(col.type)
+        known["geometry_type"] = GEOMETRY_TYPES.get(col.type)
     return known
 
 
-def _collation(col: ColumnDef) -> int | None:
+def collation_of(col: ColumnDef) -> int | None:
     if col.type in _BINARY_TYPES:
         return BINARY_COLLATION
     for name in (col.collation, col.charset):
