@@ -12,8 +12,8 @@ client.ResultSet`); parsers take that text.
 Where the plain text is not exact, another form is selected: FLOAT and DOUBLE
 as ``CAST(c AS DOUBLE)`` (the shortest text that reads back to the same
 double, so a FLOAT's float32 comes back exactly, and DOUBLE(M,D) is not
-rounded to D digits); ENUM and SET as ``c+0`` (the index or bitmask, mapped to
-members by the binlog codec itself); UUID, INET4 and INET6 as their stored
+rounded to D digits); ENUM and SET with their number too (``CONCAT(c+0, ',', c)``);
+UUID, INET4 and INET6 as their stored
 bytes.
 """
 
@@ -191,19 +191,32 @@ def _string(info: ColumnInfo, name: str) -> TextColumn:
 
 @parses(ColumnType.ENUM)
 def _enum(info: ColumnInfo, name: str) -> TextColumn:
-    return _by_number(EnumCodec.layout(info, _OPTIONS).convert, name)
+    by_index = EnumCodec.layout(info, _OPTIONS).convert or int
+    member = text_converter(info, _OPTIONS)
+
+    def parse(text: str) -> Any:
+        index, _, data = text.partition(",")
+        return by_index(0) if index == "0" else member(_raw(data))
+
+    return TextColumn(_number_and_text(name), parse)
 
 
 @parses(ColumnType.SET)
 def _set(info: ColumnInfo, name: str) -> TextColumn:
-    return _by_number(SetCodec.layout(info, _OPTIONS).convert, name)
+    member = text_converter(info, _OPTIONS)
+
+    def parse(text: str) -> frozenset[Any]:
+        _, _, data = text.partition(",")
+        return frozenset(member(part) for part in _raw(data).split(b",")) if data else frozenset()
+
+    return TextColumn(_number_and_text(name), parse)
 
 
-def _by_number(convert: Callable[[Any], Any] | None, name: str) -> TextColumn:
-    if convert is None:  # no members known: the number, as the decoder gives it
-        return TextColumn(f"{name}+0", int)
-    member = convert
-    return TextColumn(f"{name}+0", lambda text: member(int(text)))
+def _number_and_text(name: str) -> str:
+    """``index,member`` / ``mask,members``: the members' own bytes (a schema read from SHOW
+    CREATE TABLE has ``?`` for characters beyond utf8mb3), the number for the ENUM's error
+    value (index 0, the empty string when no member is)."""
+    return f"CONCAT({name}+0, ',', {name})"
 
 
 @parses(ColumnType.GEOMETRY)

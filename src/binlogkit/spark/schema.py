@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from datetime import date, datetime
+from datetime import date, datetime, timedelta
 from decimal import Decimal
 from typing import Any
 
@@ -25,7 +25,6 @@ from pyspark.sql.types import (
     ByteType,
     DataType,
     DateType,
-    DayTimeIntervalType,
     DecimalType,
     DoubleType,
     FloatType,
@@ -247,9 +246,13 @@ def _timestamp(col: ColumnInfo) -> tuple[DataType, Convert]:
     return TimestampType(), _valid_datetime
 
 
+_MICROSECOND = timedelta(microseconds=1)
+
+
 @maps(ColumnType.TIME, ColumnType.TIME2)
 def _time(col: ColumnInfo) -> tuple[DataType, Convert]:
-    return DayTimeIntervalType(DayTimeIntervalType.DAY, DayTimeIntervalType.SECOND), _same
+    """Microseconds (signed): Delta Lake tables cannot hold Spark's day-time intervals."""
+    return LongType(), lambda value: value // _MICROSECOND
 
 
 def _text(value: Any) -> str:
@@ -320,8 +323,9 @@ def _json(col: ColumnInfo) -> tuple[DataType, Convert]:
 
 
 _GEOMETRY = StructType(
-    [StructField("srid", LongType(), False), StructField("wkb", BinaryType(), False)]
+    [StructField("srid", LongType(), True), StructField("wkb", BinaryType(), True)]
 )
+"""Fields nullable, though never NULL: Delta checks a NOT NULL field of a NULL struct."""
 
 
 @maps(ColumnType.GEOMETRY)

@@ -285,6 +285,9 @@ def _write_groups(
         began.setdefault(name, (time.monotonic(), state["rows"].get(name, 0)))
         frame = chunk_frame(spark, url, table, column_infos(table), info["key"], chunks)
         target = str(mirror_path(lake, name))
+        if not Path(target, "_delta_log").exists():
+            # Created as the mirror's MERGE creates it (an append would make arrays nullable).
+            DeltaTable.createIfNotExists(spark).location(target).addColumns(frame.schema).execute()
         writer = frame.write.format("delta").mode("append")
         writer.option("txnAppId", APP_ID).option("txnVersion", number).save(target)
         if os.environ.get(CRASH_ENV) == str(number):
