@@ -106,7 +106,7 @@ CREATE TABLE cpk (k1 VARCHAR(10) CHARACTER SET latin1, k2 INT, v TEXT, PRIMARY K
 INSERT INTO cpk VALUES ('alpha', 1, 'a1'), ('alpha', -2, 'a2'), ('Beta', 1, 'b1'),
   ('gämma', 3, 'g3'), ('gämma', 4, NULL), ('b', 9, 'x'), ('', 0, 'empty key');
 CREATE TABLE skey (s VARCHAR(20) CHARACTER SET utf8mb4 PRIMARY KEY, n BIGINT UNSIGNED);
-INSERT INTO skey VALUES ('a', 1), ('B', 2), ('ä', 3), ('日本', 4), ('😀', 5), ('a b', 6),
+INSERT INTO skey VALUES ('a', 1), ('B', 2), ('ö', 3), ('日本', 4), ('😀', 5), ('a b', 6),
   ('z', 18446744073709551615), ('A1', 8);
 CREATE TABLE ukey (a INT NULL, u INT NOT NULL, w VARCHAR(5), UNIQUE KEY (a), UNIQUE KEY (u));
 INSERT INTO ukey VALUES (NULL, 5, 'x'), (1, 4, 'y'), (2, 3, 'z'), (NULL, 2, 'w'), (3, 1, 'v');
@@ -147,7 +147,7 @@ def test_chunks_of_any_size_give_the_rows_of_select(
         chunks = sum(len(g["chunks"]) for g in state["groups"] if g["table"] == f"ch.{name}")
         want = server.query(sql)
         assert chunks == (len(want) // chunk_rows + 1 if chunk_rows < 1000 else 1), name
-        assert sorted(tuple(_as_text(v) for v in r) for r in mirror) == sorted(want), name
+        assert _sorted([tuple(_as_text(v) for v in r) for r in mirror]) == _sorted(want), name
 
 
 # -- changes while the snapshot runs -----------------------------------------------------
@@ -201,7 +201,7 @@ def test_a_writer_during_the_snapshot_is_caught_up_by_the_binlog_from_the_start(
     apply_changes(changes, tmp_path, "busy.t", ["id"], app_id="replay", version=0)
     mirror = _mirror(spark, tmp_path, "busy.t").collect()
     want = server.query("SELECT id, n, s, d FROM busy.t")
-    assert sorted(tuple(_as_text(v) for v in r) for r in mirror) == sorted(want)
+    assert _sorted([tuple(_as_text(v) for v in r) for r in mirror]) == _sorted(want)
 
 
 # -- crashes -----------------------------------------------------------------------------
