@@ -116,9 +116,7 @@ def child(job: dict[str, Any]) -> None:
         out: dict[str, Any] = {}
         measure = snapshot_seconds if job["step"] == "snapshot" else jdbc_seconds
         measure(spark, job, work / "warm-up")  # untimed: the JVM compiles its hot code
-        out["seconds"] = min(
-            measure(spark, job, work / f"run-{n}") for n in range(job["repeat"])
-        )
+        out["seconds"] = min(measure(spark, job, work / f"run-{n}") for n in range(job["repeat"]))
         if job["step"] == "jdbc":
             out["types"] = jdbc_differences(spark, job, work / "types")
         print(json.dumps(out), flush=True)
@@ -177,12 +175,10 @@ def jdbc_differences(spark: Any, job: dict[str, Any], lake: Path) -> list[str]:
             name = field.name
             wrong = [k for k in want if k not in got or got[k][name] != want[k][name]]
             if wrong or types[name] != field.dataType.simpleString():
-                sample = wrong[0] if wrong else None
-                example = (
-                    f"; e.g. {want[sample][name]!r:.60} read as {got.get(sample, {}).get(name)!r:.60}"
-                    if sample is not None
-                    else ""
-                )
+                example = ""
+                if wrong:
+                    ours, theirs = want[wrong[0]][name], got.get(wrong[0], {}).get(name)
+                    example = f"; e.g. {ours!r:.60} read as {theirs!r:.60}"
                 found.append(
                     f"{table}.{name}: {field.dataType.simpleString()} vs JDBC {types[name]}, "
                     f"{len(wrong)}/{len(want)} values differ{example}"
@@ -212,32 +208,36 @@ def snapshot_part(args: argparse.Namespace) -> None:
 
     each = args.rows // len(BENCH_TABLES)
     cpus = sorted(os.sched_getaffinity(0))
-    with tempfile.TemporaryDirectory(prefix="lakehouse-") as base:
-        with MariaDBSandbox(Path(base) / "server", options={"innodb_buffer_pool_size": "256M"}) as server:
-            print(f"filling {each * len(BENCH_TABLES)} rows into {len(BENCH_TABLES)} tables")
-            server.execute(SETUP.format(each=each))
-            workload = build_workload(database="vals")
-            wanted = [t for t in workload.tables if t.name in EDGE_TABLES]
-            server.execute(workload.script_of(t.create_sql() for t in wanted))
-            server.execute(workload.script_of(t.insert_sql(range(t.rows)) for t in wanted))
-            common = {
-                "url": f"mariadb://bench@127.0.0.1:{server.port}/",
-                "jdbc": f"jdbc:mysql://127.0.0.1:{server.port}/?permitMysqlScheme",
-                "each": each,
-                "repeat": args.repeat,
-                "chunk_rows": args.chunk_rows,
-                "work": str(Path(base) / "work"),
-            }
-            results = {}
-            for label, step, master, use in (
-                ("snapshot local[1]", "snapshot", "local[1]", cpus[-1:]),
-                ("snapshot local[2]", "snapshot", "local[2]", cpus[-2:]),
-                ("jdbc local[2]", "jdbc", "local[2]", cpus[-2:]),
-            ):
-                job = {**common, "step": step, "master": master, "cpus": use}
-                results[label] = run_child(job)
-                rate = each * len(BENCH_TABLES) / results[label]["seconds"]
-                print(f"{label:20} {results[label]['seconds']:7.2f} s  {rate:10,.0f} rows/s")
+    with (
+        tempfile.TemporaryDirectory(prefix="lakehouse-") as base,
+        MariaDBSandbox(
+            Path(base) / "server", options={"innodb_buffer_pool_size": "256M"}
+        ) as server,
+    ):
+        print(f"filling {each * len(BENCH_TABLES)} rows into {len(BENCH_TABLES)} tables")
+        server.execute(SETUP.format(each=each))
+        workload = build_workload(database="vals")
+        wanted = [t for t in workload.tables if t.name in EDGE_TABLES]
+        server.execute(workload.script_of(t.create_sql() for t in wanted))
+        server.execute(workload.script_of(t.insert_sql(range(t.rows)) for t in wanted))
+        common = {
+            "url": f"mariadb://bench@127.0.0.1:{server.port}/",
+            "jdbc": f"jdbc:mysql://127.0.0.1:{server.port}/?permitMysqlScheme",
+            "each": each,
+            "repeat": args.repeat,
+            "chunk_rows": args.chunk_rows,
+            "work": str(Path(base) / "work"),
+        }
+        results = {}
+        for label, step, master, use in (
+            ("snapshot local[1]", "snapshot", "local[1]", cpus[-1:]),
+            ("snapshot local[2]", "snapshot", "local[2]", cpus[-2:]),
+            ("jdbc local[2]", "jdbc", "local[2]", cpus[-2:]),
+        ):
+            job = {**common, "step": step, "master": master, "cpus": use}
+            results[label] = run_child(job)
+            rate = each * len(BENCH_TABLES) / results[label]["seconds"]
+            print(f"{label:20} {results[label]['seconds']:7.2f} s  {rate:10,.0f} rows/s")
     one, two = (results[f"snapshot local[{n}]"]["seconds"] for n in (1, 2))
     jdbc = results["jdbc local[2]"]["seconds"]
     verdict = "meets" if one / two >= TARGET else "misses"

@@ -18,7 +18,9 @@ def main() -> None:
     url, lake = sys.argv[1:3]
     spark = delta_session(Path(__file__).parents[2] / ".cache" / "jars", master="local[1]")
     spark.sparkContext.setLogLevel("ERROR")
-    run_snapshot(spark, url, lake, tables=["crash.*"], chunk_rows=5, group_chunks=2, progress=_print)
+    run_snapshot(
+        spark, url, lake, tables=["crash.*"], chunk_rows=5, group_chunks=2, progress=_print
+    )
 
 
 if __name__ == "__main__":

@@ -255,7 +255,9 @@ def test_a_crash_after_a_groups_commit_resumes_without_doubling_it(
     monkeypatch.setenv(CRASH_ENV, "1")
     with pytest.raises(RuntimeError, match=CRASH_ENV):
         run_snapshot(spark, url, tmp_path, **options)
-    assert json.loads(state_path(tmp_path).read_text())["done"] == 1  # group 1 committed, unrecorded
+    assert (
+        json.loads(state_path(tmp_path).read_text())["done"] == 1
+    )  # group 1 committed, unrecorded
     monkeypatch.delenv(CRASH_ENV)
     seen: list[SnapshotProgress] = []
     result = run_snapshot(spark, url, tmp_path, progress=seen.append, **options)

@@ -28,7 +28,7 @@ from typing import Any
 from binlogkit.binlog.constants import ColumnType
 from binlogkit.binlog.context import DecodeOptions
 from binlogkit.binlog.rows.columns import ColumnInfo
-from binlogkit.binlog.rows.types.enum_set import EnumCodec, SetCodec
+from binlogkit.binlog.rows.types.enum_set import EnumCodec
 from binlogkit.binlog.rows.types.strings import text_converter
 from binlogkit.binlog.rows.types.values import ZERO_DATETIME, Geometry, InvalidDate, InvalidDateTime
 from binlogkit.errors import BinlogError
@@ -89,9 +89,7 @@ def _raw(text: str) -> bytes:
     return text.encode("utf-8", "surrogateescape")
 
 
-@parses(
-    ColumnType.TINY, ColumnType.SHORT, ColumnType.INT24, ColumnType.LONG, ColumnType.LONGLONG
-)
+@parses(ColumnType.TINY, ColumnType.SHORT, ColumnType.INT24, ColumnType.LONG, ColumnType.LONGLONG)
 def _integer(info: ColumnInfo, name: str) -> TextColumn:
     return TextColumn(name, int)
 

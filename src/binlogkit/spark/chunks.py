@@ -32,9 +32,7 @@ Bound = tuple[str, ...]
 Chunk = tuple[Bound | None, Bound | None]
 """Rows with ``lower < key <= upper`` (None: unbounded on that side)."""
 
-_UNORDERED = frozenset(
-    {ColumnType.ENUM, ColumnType.SET, ColumnType.JSON, ColumnType.GEOMETRY}
-)
+_UNORDERED = frozenset({ColumnType.ENUM, ColumnType.SET, ColumnType.JSON, ColumnType.GEOMETRY})
 
 
 class Queries(Protocol):

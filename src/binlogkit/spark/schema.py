@@ -314,7 +314,7 @@ def _set(col: ColumnInfo) -> tuple[DataType, Convert]:
         members = [_text(member) for member in value]
         return sorted(members, key=lambda m: (order.get(m, len(order)), m))
 
-    return ArrayType(StringType(), False), convert
+    return ArrayType(StringType(), True), convert  # nullable: see _GEOMETRY
 
 
 @maps(ColumnType.JSON)
@@ -325,7 +325,10 @@ def _json(col: ColumnInfo) -> tuple[DataType, Convert]:
 _GEOMETRY = StructType(
     [StructField("srid", LongType(), True), StructField("wkb", BinaryType(), True)]
 )
-"""Fields nullable, though never NULL: Delta checks a NOT NULL field of a NULL struct."""
+"""Fields nullable, though never NULL, as every typed column and array element: Delta checks
+a NOT NULL field even in a NULL struct, and a Delta table written by an append (a snapshot)
+has every column, field and element nullable, so a mirror's schema is the same however it was
+created."""
 
 
 @maps(ColumnType.GEOMETRY)
@@ -341,7 +344,7 @@ def _geometry(col: ColumnInfo) -> tuple[DataType, Convert]:
 
 @maps(ColumnType.VECTOR)
 def _vector(col: ColumnInfo) -> tuple[DataType, Convert]:
-    return ArrayType(FloatType(), False), list
+    return ArrayType(FloatType(), True), list  # nullable: see _GEOMETRY
 
 
 def typed_columns(columns: Sequence[ColumnInfo], table: str) -> tuple[TypedColumn, ...]:

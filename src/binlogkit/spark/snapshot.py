@@ -37,8 +37,6 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from delta.tables import DeltaTable
-
 from binlogkit.errors import BinlogError
 from binlogkit.io.mysql import MySQLConnection
 from binlogkit.schema.model import Catalog, TableDef
@@ -46,7 +44,7 @@ from binlogkit.schema.seed import seed_from_server
 from binlogkit.schema.store import HistoryStore, Position
 from binlogkit.schema.table_map import column_infos
 from binlogkit.spark import session_parallelism
-from binlogkit.spark.chunks import Chunk, chunk_key, plan_chunks
+from binlogkit.spark.chunks import Chunk, chunk_key, chunk_where, plan_chunks, table_sql
 from binlogkit.spark.ingest import _write_atomic
 from binlogkit.spark.snapshot_source import SESSION_SQL, chunk_frame, open_snapshot
 
@@ -87,7 +85,8 @@ class SnapshotResult:
 
 @dataclass(frozen=True, slots=True)
 class SnapshotProgress:
-    """A table's progress: rows written, the server's estimate of its rows, and the rate."""
+    """A table's progress: rows written and rows in all (both as of the snapshot's start), and
+    rows per second."""
 
     table: str
     rows: int
@@ -175,12 +174,17 @@ def _plan(
                     "could not tell its rows apart); its changes can only be logged",
                     name,
                 )
-                described[name] = {"key": [], "estimate": 0}
+                described[name] = {"key": [], "rows": 0}
                 continue
             chunks = plan_chunks(conn, table, column_infos(table), key, chunk_rows)
-            described[name] = {"key": list(key), "estimate": _estimate(conn, table)}
+            last = _count(conn, table, key, chunks[-1])
+            rows = [chunk_rows] * (len(chunks) - 1) + [last]
+            described[name] = {"key": list(key), "rows": sum(rows)}
             for first in range(0, len(chunks), group_chunks):
-                groups.append({"table": name, "chunks": chunks[first : first + group_chunks]})
+                end = first + group_chunks
+                groups.append(
+                    {"table": name, "chunks": chunks[first:end], "rows": sum(rows[first:end])}
+                )
         conn.execute("COMMIT")
     log.info("snapshot at %s: %d tables, %d groups", start, len(described), len(groups))
     return {
@@ -245,16 +249,10 @@ def _select(catalog: Catalog, selection: Iterable[str] | None) -> list[TableDef]
     return sorted(chosen, key=lambda t: (t.db, t.name))
 
 
-def _estimate(conn: MySQLConnection, table: TableDef) -> int:
-    (rows,) = conn.query(
-        "SELECT TABLE_ROWS FROM information_schema.TABLES WHERE TABLE_SCHEMA = "
-        f"'{_escape(table.db)}' AND TABLE_NAME = '{_escape(table.name)}'"
-    ).rows[0]
+def _count(conn: MySQLConnection, table: TableDef, key: Sequence[str], chunk: Chunk) -> int:
+    where = chunk_where(key, chunk)
+    (rows,) = conn.query(f"SELECT COUNT(*) FROM {table_sql(table)} WHERE {where}").rows[0]
     return int(rows or 0)
-
-
-def _escape(text: str) -> str:
-    return text.replace("\\", "\\\\").replace("'", "\\'")
 
 
 # -- the groups, as Spark jobs ------------------------------------------------------------
@@ -285,28 +283,18 @@ def _write_groups(
         began.setdefault(name, (time.monotonic(), state["rows"].get(name, 0)))
         frame = chunk_frame(spark, url, table, column_infos(table), info["key"], chunks)
         target = str(mirror_path(lake, name))
-        if not Path(target, "_delta_log").exists():
-            # Created as the mirror's MERGE creates it (an append would make arrays nullable).
-            DeltaTable.createIfNotExists(spark).location(target).addColumns(frame.schema).execute()
         writer = frame.write.format("delta").mode("append")
         writer.option("txnAppId", APP_ID).option("txnVersion", number).save(target)
         if os.environ.get(CRASH_ENV) == str(number):
             raise RuntimeError(f"{CRASH_ENV}={number}: stopping after the group's commit")
-        rows = state["rows"][name] = state["rows"].get(name, 0) + _written(spark, target)
+        rows = state["rows"][name] = state["rows"].get(name, 0) + groups[number]["rows"]
         state["done"] = number + 1
         _write_atomic(state_path(lake), state)
         if progress is not None:
             since, before = began[name]
             rate = (rows - before) / max(time.monotonic() - since, 1e-9)
-            progress(SnapshotProgress(name, rows, max(info["estimate"], rows), rate))
+            progress(SnapshotProgress(name, rows, info["rows"], rate))
 
 
 def _bound(value: list[str] | None) -> tuple[str, ...] | None:
     return None if value is None else tuple(value)
-
-
-def _written(spark: Any, path: str) -> int:
-    """Rows the table's last commit added."""
-    (last,) = DeltaTable.forPath(spark, path).history(1).select("operationMetrics").collect()
-    return int((last.operationMetrics or {}).get("numOutputRows", 0))
-
