@@ -107,9 +107,11 @@ def plan_chunks(
             f"SELECT {select} FROM {table_sql(table)} WHERE {where} "
             f"ORDER BY {order} LIMIT 1 OFFSET {chunk_rows - 1}"
         ).rows
-        if not rows:
-            chunks.append((lower, None))
-            return chunks
+        if not rows:  # the last chunk is open-ended (rows inserted later are read too)
+            rest = f"SELECT 1 FROM {table_sql(table)} WHERE {where} LIMIT 1"
+            if chunks and not server.query(rest).rows:
+                return [*chunks[:-1], (chunks[-1][0], None)]
+            return [*chunks, (lower, None)]
         upper = tuple(
             sql_literal(info, reader.parse(text or ""))
             for (_, info), reader, text in zip(parts, readers, rows[0], strict=True)
