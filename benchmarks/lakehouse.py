@@ -13,7 +13,9 @@ on two; the server is not pinned):
   integer column, ``numPartitions`` 2 per core) appending the same tables to
   Delta, rows/s, on ``local[2]``;
 
-then the scaling of the snapshot from one core to two (target 1.8x), and which
+with the CPU seconds of the Spark process tree and of the server (rows per CPU
+second does not depend on what else the machine runs; wall times do), then the
+scaling of the snapshot from one core to two (target 1.8x), and which
 column types JDBC reads otherwise than the binlog path (the snapshot's values,
 which equal the binlog path's: tests/spark/test_snapshot_live.py). A warm-up
 run precedes the timed ones; the best of ``--repeat`` runs is kept.
@@ -33,6 +35,10 @@ import tempfile
 import time
 from pathlib import Path
 from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from spark_ingest import cpu_between, process_tree
 
 ROOT = Path(__file__).resolve().parents[1]
 JAR_FOLDER = ROOT / ".cache" / "jars"
@@ -116,7 +122,14 @@ def child(job: dict[str, Any]) -> None:
         out: dict[str, Any] = {}
         measure = snapshot_seconds if job["step"] == "snapshot" else jdbc_seconds
         measure(spark, job, work / "warm-up")  # untimed: the JVM compiles its hot code
-        out["seconds"] = min(measure(spark, job, work / f"run-{n}") for n in range(job["repeat"]))
+        runs = []
+        for number in range(job["repeat"]):
+            spark_cpu, server_cpu = process_tree(os.getpid()), process_tree(job["server"])
+            seconds = measure(spark, job, work / f"run-{number}")
+            spark_cpu = cpu_between(spark_cpu, process_tree(os.getpid()))
+            server_cpu = cpu_between(server_cpu, process_tree(job["server"]))
+            runs.append({"seconds": seconds, "spark_cpu": spark_cpu, "server_cpu": server_cpu})
+        out.update(min(runs, key=lambda run: run["seconds"]))
         if job["step"] == "jdbc":
             out["types"] = jdbc_differences(spark, job, work / "types")
         print(json.dumps(out), flush=True)
@@ -227,6 +240,7 @@ def snapshot_part(args: argparse.Namespace) -> None:
             "repeat": args.repeat,
             "chunk_rows": args.chunk_rows,
             "work": str(Path(base) / "work"),
+            "server": server.pid,
         }
         results = {}
         for label, step, master, use in (
@@ -236,8 +250,14 @@ def snapshot_part(args: argparse.Namespace) -> None:
         ):
             job = {**common, "step": step, "master": master, "cpus": use}
             results[label] = run_child(job)
-            rate = each * len(BENCH_TABLES) / results[label]["seconds"]
-            print(f"{label:20} {results[label]['seconds']:7.2f} s  {rate:10,.0f} rows/s")
+            got, rows = results[label], each * len(BENCH_TABLES)
+            print(
+                f"{label:18} {got['seconds']:6.2f} s {rows / got['seconds']:7,.0f} rows/s  "
+                f"CPU s: Spark {got['spark_cpu']:5.1f}, server {got['server_cpu']:4.1f}: "
+                f"{rows / (got['spark_cpu'] + got['server_cpu']):6,.0f} rows/CPU s  "
+                f"load {os.getloadavg()[0]:.1f}",
+                flush=True,
+            )
     one, two = (results[f"snapshot local[{n}]"]["seconds"] for n in (1, 2))
     jdbc = results["jdbc local[2]"]["seconds"]
     verdict = "meets" if one / two >= TARGET else "misses"
