@@ -32,9 +32,10 @@ from binlogkit.binlog.rows.types.enum_set import EnumCodec
 from binlogkit.binlog.rows.types.strings import text_converter
 from binlogkit.binlog.rows.types.values import ZERO_DATETIME, Geometry, InvalidDate, InvalidDateTime
 from binlogkit.errors import BinlogError
+from binlogkit.pipeline.sql import quote_name
 from binlogkit.schema.model import ColumnDef
 
-__all__ = ["TEXT_PARSERS", "TextColumn", "quote_name", "text_column"]
+__all__ = ["TextColumn", "text_column"]
 
 Parse = Callable[[str], Any]
 """A column's non-NULL text (``surrogateescape``) → the binlog decoder's value."""
@@ -51,67 +52,12 @@ class TextColumn:
     parse: Parse
 
 
-Maker = Callable[[ColumnInfo, str], TextColumn]
-TEXT_PARSERS: dict[int, Maker] = {}
-
-
-def parses(*codes: int) -> Callable[[Maker], Maker]:
-    """Decorator: the text reader of these column type codes (given the info and quoted name)."""
-
-    def mark(fn: Maker) -> Maker:
-        for code in codes:
-            TEXT_PARSERS[code] = fn
-        return fn
-
-    return mark
-
-
-def quote_name(name: str) -> str:
-    return "`" + name.replace("`", "``") + "`"
-
-
-def text_column(definition: ColumnDef, info: ColumnInfo) -> TextColumn:
-    """How to read ``definition`` (whose binlog column is ``info``) as the binlog path would."""
-    name = quote_name(definition.name)
-    if definition.type in _STORED_AS_BYTES:
-        return TextColumn(f"CAST({name} AS BINARY)", _raw)
-    maker = TEXT_PARSERS.get(info.type)
-    if maker is None:
-        raise BinlogError(
-            f"column {definition.name} ({definition.type}): a snapshot cannot read this type "
-            "exactly as the binlog path gives it",
-            hint="leave the table out of the snapshot (option tables)",
-        )
-    return maker(info, name)
-
-
 def _raw(text: str) -> bytes:
     return text.encode("utf-8", "surrogateescape")
 
 
-@parses(ColumnType.TINY, ColumnType.SHORT, ColumnType.INT24, ColumnType.LONG, ColumnType.LONGLONG)
-def _integer(info: ColumnInfo, name: str) -> TextColumn:
-    return TextColumn(name, int)
-
-
-@parses(ColumnType.YEAR)
-def _year(info: ColumnInfo, name: str) -> TextColumn:
-    return TextColumn(name, int)  # "0000" is 0, as the decoder gives the zero year
-
-
-@parses(ColumnType.FLOAT, ColumnType.DOUBLE)
-def _float(info: ColumnInfo, name: str) -> TextColumn:
-    return TextColumn(f"CAST({name} AS DOUBLE)", float)
-
-
-@parses(ColumnType.NEWDECIMAL)
-def _decimal(info: ColumnInfo, name: str) -> TextColumn:
-    return TextColumn(name, Decimal)
-
-
-@parses(ColumnType.BIT)
-def _bit(info: ColumnInfo, name: str) -> TextColumn:
-    return TextColumn(name, lambda text: int.from_bytes(_raw(text), "big"))
+def _bit(text: str) -> int:
+    return int.from_bytes(_raw(text), "big")
 
 
 def _date(text: str) -> date | InvalidDate:
@@ -151,63 +97,54 @@ def _time(text: str) -> timedelta:
     return -delta if negative else delta
 
 
-@parses(ColumnType.DATE, ColumnType.NEWDATE)
-def _date_column(info: ColumnInfo, name: str) -> TextColumn:
-    return TextColumn(name, _date)
+def _geometry(text: str) -> Geometry:
+    data = _raw(text)
+    return Geometry(int.from_bytes(data[:4], "little"), data[4:])
 
 
-@parses(ColumnType.DATETIME, ColumnType.DATETIME2)
-def _datetime_column(info: ColumnInfo, name: str) -> TextColumn:
-    return TextColumn(name, _datetime)
+_AS_IS: dict[int, Parse] = {
+    **dict.fromkeys(
+        (ColumnType.TINY, ColumnType.SHORT, ColumnType.INT24, ColumnType.LONG, ColumnType.LONGLONG),
+        int,
+    ),
+    ColumnType.YEAR: int,  # "0000" is 0, as the decoder gives the zero year
+    ColumnType.NEWDECIMAL: Decimal,
+    ColumnType.BIT: _bit,
+    ColumnType.DATE: _date,
+    ColumnType.NEWDATE: _date,
+    ColumnType.DATETIME: _datetime,
+    ColumnType.DATETIME2: _datetime,
+    ColumnType.TIMESTAMP: _timestamp,
+    ColumnType.TIMESTAMP2: _timestamp,
+    ColumnType.TIME: _time,
+    ColumnType.TIME2: _time,
+    ColumnType.GEOMETRY: _geometry,
+}
+"""Type code → parser of the column's own text."""
 
 
-@parses(ColumnType.TIMESTAMP, ColumnType.TIMESTAMP2)
-def _timestamp_column(info: ColumnInfo, name: str) -> TextColumn:
-    return TextColumn(name, _timestamp)
-
-
-@parses(ColumnType.TIME, ColumnType.TIME2)
-def _time_column(info: ColumnInfo, name: str) -> TextColumn:
-    return TextColumn(name, _time)
-
-
-@parses(
-    ColumnType.VARCHAR,
-    ColumnType.VAR_STRING,
-    ColumnType.STRING,
-    ColumnType.TINY_BLOB,
-    ColumnType.BLOB,
-    ColumnType.MEDIUM_BLOB,
-    ColumnType.LONG_BLOB,
-    ColumnType.VARCHAR_COMPRESSED,
-    ColumnType.BLOB_COMPRESSED,
-)
-def _string(info: ColumnInfo, name: str) -> TextColumn:
-    convert = text_converter(info, _OPTIONS)
-    return TextColumn(name, lambda text: convert(_raw(text)))
-
-
-@parses(ColumnType.ENUM)
-def _enum(info: ColumnInfo, name: str) -> TextColumn:
-    by_index = EnumCodec.layout(info, _OPTIONS).convert or int
-    member = text_converter(info, _OPTIONS)
-
-    def parse(text: str) -> Any:
-        index, _, data = text.partition(",")
-        return by_index(0) if index == "0" else member(_raw(data))
-
-    return TextColumn(_number_and_text(name), parse)
-
-
-@parses(ColumnType.SET)
-def _set(info: ColumnInfo, name: str) -> TextColumn:
-    member = text_converter(info, _OPTIONS)
-
-    def parse(text: str) -> frozenset[Any]:
-        _, _, data = text.partition(",")
-        return frozenset(member(part) for part in _raw(data).split(b",")) if data else frozenset()
-
-    return TextColumn(_number_and_text(name), parse)
+def text_column(definition: ColumnDef, info: ColumnInfo) -> TextColumn:
+    """How to read ``definition`` (whose binlog column is ``info``) as the binlog path would."""
+    name = quote_name(definition.name)
+    code = info.type
+    if definition.type in _STORED_AS_BYTES:
+        return TextColumn(f"CAST({name} AS BINARY)", _raw)
+    if code in _AS_IS:
+        return TextColumn(name, _AS_IS[code])
+    if code in (ColumnType.FLOAT, ColumnType.DOUBLE):
+        return TextColumn(f"CAST({name} AS DOUBLE)", float)
+    if code == ColumnType.ENUM:
+        return TextColumn(_number_and_text(name), _enum_parser(info))
+    if code == ColumnType.SET:
+        return TextColumn(_number_and_text(name), _set_parser(info))
+    if info.charset is not None:  # the string types: text, and binary (collation 63)
+        convert = text_converter(info, _OPTIONS)
+        return TextColumn(name, lambda text: convert(_raw(text)))
+    raise BinlogError(
+        f"column {definition.name} ({definition.type}): a snapshot cannot read this type "
+        "exactly as the binlog path gives it",
+        hint="leave the table out of the snapshot (option tables)",
+    )
 
 
 def _number_and_text(name: str) -> str:
@@ -217,10 +154,22 @@ def _number_and_text(name: str) -> str:
     return f"CONCAT({name}+0, ',', {name})"
 
 
-@parses(ColumnType.GEOMETRY)
-def _geometry(info: ColumnInfo, name: str) -> TextColumn:
-    def parse(text: str) -> Geometry:
-        data = _raw(text)
-        return Geometry(int.from_bytes(data[:4], "little"), data[4:])
+def _enum_parser(info: ColumnInfo) -> Parse:
+    by_index = EnumCodec.layout(info, _OPTIONS).convert or int
+    member = text_converter(info, _OPTIONS)
 
-    return TextColumn(name, parse)
+    def parse(text: str) -> Any:
+        index, _, data = text.partition(",")
+        return by_index(0) if index == "0" else member(_raw(data))
+
+    return parse
+
+
+def _set_parser(info: ColumnInfo) -> Parse:
+    member = text_converter(info, _OPTIONS)
+
+    def parse(text: str) -> frozenset[Any]:
+        _, _, data = text.partition(",")
+        return frozenset(member(part) for part in _raw(data).split(b",")) if data else frozenset()
+
+    return parse
