@@ -6,13 +6,13 @@
   column type MariaDB has, binlog_row_metadata=FULL), hold the plain reader's
   values under the documented mapping (zero dates → NULL, SET → its members,
   JSON → its JSON text, DECIMAL wider than 38 digits → text, GEOMETRY →
-  (srid, wkb), COMPRESSED → the value).
+  (srid, wkb), COMPRESSED → the value, TIME → microseconds).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from datetime import UTC, date, datetime
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -102,6 +102,8 @@ def _expected(value: Any, col: ColumnInfo) -> Any:
         return None  # zero and invalid dates
     if isinstance(value, frozenset):
         return sorted(value)
+    if isinstance(value, timedelta):
+        return value // timedelta(microseconds=1)  # TIME: BIGINT microseconds
     if isinstance(value, Geometry):
         return (value.srid, value.wkb)
     if isinstance(value, bytes) and col.charset != BINARY_COLLATION:

@@ -567,18 +567,39 @@ def encode_column_count(count: int) -> bytes:
     return w.getvalue()
 
 
+_LENGTH_BYTES = {0xFC: 2, 0xFD: 3, 0xFE: 8}
+"""Bytes of a length-encoded integer after its first byte, by that byte (0xFB is NULL)."""
+
+
 def decode_text_row(payload: bytes, columns: int) -> tuple[bytes | None, ...]:
-    """A text result row: each value a length-encoded string or NULL (0xFB)."""
-    r = ByteReader(payload)
+    """A text result row: each value a length-encoded string or NULL (0xFB).
+
+    Read with plain indexing (the hot loop of every result set) rather than a
+    :class:`ByteReader`; bounds are checked all the same.
+    """
     values: list[bytes | None] = []
-    try:
-        for _ in range(columns):
-            size = r.packed_int("value length")
-            values.append(None if size is None else r.take(size, "value"))
-    except DecodeError as exc:
-        raise _wrap("text row", exc) from None
-    if not r.at_end():
-        raise ProtocolError(f"text row has {r.remaining} bytes after its {columns} values")
+    pos, end = 0, len(payload)
+    for number in range(columns):
+        if pos >= end:
+            raise ProtocolError(f"text row ends before its value {number + 1} of {columns}")
+        size = payload[pos]
+        pos += 1
+        if size >= 0xFB:
+            if size == 0xFB:
+                values.append(None)
+                continue
+            width = _LENGTH_BYTES.get(size)
+            if width is None or pos + width > end:
+                raise ProtocolError(f"text row: bad length of value {number + 1}")
+            size = int.from_bytes(payload[pos : pos + width], "little")
+            pos += width
+        stop = pos + size
+        if stop > end:
+            raise ProtocolError(f"text row: value {number + 1} runs past the packet's end")
+        values.append(payload[pos:stop])
+        pos = stop
+    if pos != end:
+        raise ProtocolError(f"text row has {end - pos} bytes after its {columns} values")
     return tuple(values)
 
 

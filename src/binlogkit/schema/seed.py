@@ -87,18 +87,28 @@ def is_history_file(path: str | Path) -> bool:
 
 
 def seed_from_server(
-    server: Queries, *, databases: frozenset[str] | None = None, attempts: int = 5
+    server: Queries,
+    *,
+    databases: frozenset[str] | None = None,
+    attempts: int = 5,
+    at: Position | None = None,
 ) -> tuple[Catalog, Position]:
     """Every table's definition (of ``databases``, else of all but the system ones) and
-    the binlog position they hold at."""
+    the binlog position they hold at: ``at`` when given (a position the binlog had
+    before the call, such as a consistent snapshot's), else the one before the reads."""
     session, case = _session(server)
     for _ in range(attempts):
-        start = _binlog_position(server)
+        start = at or _binlog_position(server)
         empty = Catalog(lower_case_table_names=case)
         catalog = _read_definitions(server, empty, session, databases)
         end = _binlog_position(server)
         if start == end or not _ddl_between(server, session, start, end):
             return catalog, start
+        if at is not None:
+            raise BinlogError(
+                f"DDL ran after {at}, so the definitions read now do not hold there",
+                hint="start again (from a new position)",
+            )
         log.info("DDL ran while the schema was read (%s to %s); reading it again", start, end)
     raise BinlogError(
         f"the schema kept changing while it was read ({attempts} attempts)",

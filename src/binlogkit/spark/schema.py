@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from datetime import date, datetime
+from datetime import date, datetime, timedelta
 from decimal import Decimal
 from typing import Any
 
@@ -25,7 +25,6 @@ from pyspark.sql.types import (
     ByteType,
     DataType,
     DateType,
-    DayTimeIntervalType,
     DecimalType,
     DoubleType,
     FloatType,
@@ -247,9 +246,13 @@ def _timestamp(col: ColumnInfo) -> tuple[DataType, Convert]:
     return TimestampType(), _valid_datetime
 
 
+_MICROSECOND = timedelta(microseconds=1)
+
+
 @maps(ColumnType.TIME, ColumnType.TIME2)
 def _time(col: ColumnInfo) -> tuple[DataType, Convert]:
-    return DayTimeIntervalType(DayTimeIntervalType.DAY, DayTimeIntervalType.SECOND), _same
+    """Microseconds (signed): Delta Lake tables cannot hold Spark's day-time intervals."""
+    return LongType(), lambda value: value // _MICROSECOND
 
 
 def _text(value: Any) -> str:
@@ -311,7 +314,7 @@ def _set(col: ColumnInfo) -> tuple[DataType, Convert]:
         members = [_text(member) for member in value]
         return sorted(members, key=lambda m: (order.get(m, len(order)), m))
 
-    return ArrayType(StringType(), False), convert
+    return ArrayType(StringType(), True), convert  # nullable: see _GEOMETRY
 
 
 @maps(ColumnType.JSON)
@@ -320,8 +323,12 @@ def _json(col: ColumnInfo) -> tuple[DataType, Convert]:
 
 
 _GEOMETRY = StructType(
-    [StructField("srid", LongType(), False), StructField("wkb", BinaryType(), False)]
+    [StructField("srid", LongType(), True), StructField("wkb", BinaryType(), True)]
 )
+"""Fields nullable, though never NULL, as every typed column and array element: Delta checks
+a NOT NULL field even in a NULL struct, and a Delta table written by an append (a snapshot)
+has every column, field and element nullable, so a mirror's schema is the same however it was
+created."""
 
 
 @maps(ColumnType.GEOMETRY)
@@ -337,7 +344,7 @@ def _geometry(col: ColumnInfo) -> tuple[DataType, Convert]:
 
 @maps(ColumnType.VECTOR)
 def _vector(col: ColumnInfo) -> tuple[DataType, Convert]:
-    return ArrayType(FloatType(), False), list
+    return ArrayType(FloatType(), True), list  # nullable: see _GEOMETRY
 
 
 def typed_columns(columns: Sequence[ColumnInfo], table: str) -> tuple[TypedColumn, ...]:

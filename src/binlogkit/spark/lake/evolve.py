@@ -14,15 +14,13 @@ that it can be repeated after a crash.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
-from datetime import timedelta
+from dataclasses import dataclass
 from typing import Any
 
 from pyspark.sql.types import (
     ByteType,
     DataType,
     DateType,
-    DayTimeIntervalType,
     DecimalType,
     DoubleType,
     FloatType,
@@ -56,20 +54,9 @@ class Plan:
 
 
 def spark_columns(definition: TableDef) -> tuple[TypedColumn, ...]:
-    """The columns of a table definition in the lake's tables: :func:`typed_columns` of its
-    table map, but TIME as BIGINT microseconds (Delta has no interval type)."""
-    typed = typed_columns(column_infos(definition), str(definition.table_name))
-    return tuple(_storable(col) for col in typed)
-
-
-def _storable(col: TypedColumn) -> TypedColumn:
-    if isinstance(col.data_type, DayTimeIntervalType):
-        return replace(col, data_type=LongType(), convert=_microseconds)
-    return col
-
-
-def _microseconds(value: timedelta) -> int:
-    return value // timedelta(microseconds=1)
+    """The columns of a table definition in the lake's tables: :func:`typed_columns` of the
+    table map a FULL-metadata server would log for it."""
+    return typed_columns(column_infos(definition), str(definition.table_name))
 
 
 def resnapshot_hint(table: str) -> str:

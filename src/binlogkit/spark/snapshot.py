@@ -1,0 +1,300 @@
+"""The initial snapshot of a lake: the source's rows at a binlog position, read in parallel.
+
+:func:`run_snapshot` (method and reasons: docs/snapshot.md):
+
+1. The driver opens ``START TRANSACTION WITH CONSISTENT SNAPSHOT`` and reads the
+   binlog position of that snapshot (``binlog_snapshot_file`` and
+   ``_position``, and the GTID position there): the start S. It checks that the
+   binlog can carry the stream from S (``log_bin``, ``binlog_format=ROW``,
+   ``binlog_row_image=FULL``), records the tables' definitions at S in the
+   schema history ``LAKE/_binlogkit/schema.jsonl``, and cuts each selected
+   table into key chunks (:mod:`binlogkit.spark.chunks`) as the snapshot sees it.
+2. The chunks, in groups, are read as Spark tasks, each chunk in a
+   consistent-snapshot transaction of its own (at a position at or after S;
+   :mod:`binlogkit.spark.snapshot_source`), and each group is one Delta append
+   to ``LAKE/db/t/mirror`` with the transaction id (:data:`APP_ID`, group
+   number), so a group committed before a crash is skipped when it is written
+   again.
+3. The stream then applies the binlog from S; a change between S and a chunk's
+   own position is applied again over rows that already hold it, which the
+   mirror's MERGE (last change per key wins, full row images) makes harmless.
+
+The plan, S and the groups done are kept in ``LAKE/_binlogkit/snapshot.json``
+(written atomically): a run after a crash goes on at the first group not
+recorded, and a run after the end returns at once. A table without a primary
+key or a NOT NULL unique key gets no mirror (its changes can only be logged).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import json
+import logging
+import os
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from binlogkit.errors import BinlogError
+from binlogkit.io.mysql import MySQLConnection
+from binlogkit.schema.model import Catalog, TableDef
+from binlogkit.schema.seed import seed_from_server
+from binlogkit.schema.store import HistoryStore, Position
+from binlogkit.schema.table_map import column_infos
+from binlogkit.spark import session_parallelism
+from binlogkit.spark.chunks import Chunk, chunk_key, chunk_where, plan_chunks, table_sql
+from binlogkit.spark.ingest import _write_atomic
+from binlogkit.spark.snapshot_source import SESSION_SQL, chunk_frame, open_snapshot
+
+__all__ = [
+    "APP_ID",
+    "CHUNK_ROWS",
+    "CRASH_ENV",
+    "SnapshotProgress",
+    "SnapshotResult",
+    "history_path",
+    "mirror_path",
+    "run_snapshot",
+    "state_path",
+]
+
+log = logging.getLogger(__name__)
+
+CHUNK_ROWS = 50_000
+"""Rows per chunk by default: one Spark task's read."""
+
+APP_ID = "binlogkit-snapshot"
+"""The Delta transaction id (``txnAppId``) of the mirrors' snapshot appends."""
+
+CRASH_ENV = "BINLOGKIT_SNAPSHOT_CRASH"
+"""Test hook: set to a group number, :func:`run_snapshot` fails after that group's Delta
+commit, before the state records it."""
+
+
+@dataclass(frozen=True, slots=True)
+class SnapshotResult:
+    """Where the stream starts (S) and the tables whose mirror the snapshot wrote; ``no_key``:
+    selected tables without a key to mirror by (their changes can only be logged)."""
+
+    start: Position
+    tables: tuple[str, ...]
+    no_key: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class SnapshotProgress:
+    """A table's progress: rows written and rows in all (both as of the snapshot's start), and
+    rows per second."""
+
+    table: str
+    rows: int
+    total: int
+    rows_per_second: float
+
+
+def state_path(lake: str | Path) -> Path:
+    return Path(lake, "_binlogkit", "snapshot.json")
+
+
+def history_path(lake: str | Path) -> Path:
+    return Path(lake, "_binlogkit", "schema.jsonl")
+
+
+def mirror_path(lake: str | Path, table: str) -> Path:
+    return Path(lake, *table.split(".", 1), "mirror")
+
+
+def run_snapshot(
+    spark: Any,
+    url: str,
+    lake: str | Path,
+    *,
+    tables: Sequence[str] | None = None,
+    chunk_rows: int = CHUNK_ROWS,
+    group_chunks: int | None = None,
+    progress: Callable[[SnapshotProgress], None] | None = None,
+) -> SnapshotResult:
+    """Snapshot the tables ``tables`` names (``db.t`` and patterns such as ``db.*``; all
+    outside the system databases by default) of the server at ``url`` into ``lake``, or
+    finish a snapshot a crash cut short (see the module doc). ``group_chunks``: chunks per
+    Delta commit (four per core by default)."""
+    if chunk_rows < 1:
+        raise BinlogError(f"chunk_rows must be at least 1, not {chunk_rows}")
+    path = state_path(lake)
+    selection = sorted(tables) if tables is not None else None
+    if path.exists():
+        state = json.loads(path.read_text())
+        if state["selection"] != selection:
+            raise BinlogError(
+                f"{path} holds a snapshot of {state['selection'] or 'all tables'}, "
+                f"not of {selection or 'all tables'}",
+                hint="run it with the same tables, or start a new lake",
+            )
+    else:
+        per_group = group_chunks or 4 * (session_parallelism(spark) or 1)
+        state = _plan(url, lake, selection, chunk_rows, per_group)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        _write_atomic(path, state)
+    _write_groups(spark, url, lake, state, progress)
+    return _result(state)
+
+
+def _result(state: dict[str, Any]) -> SnapshotResult:
+    keyed = tuple(name for name, t in state["tables"].items() if t["key"])
+    no_key = tuple(name for name, t in state["tables"].items() if not t["key"])
+    return SnapshotResult(Position(**state["start"]), keyed, no_key)
+
+
+# -- the plan, in the driver's snapshot ---------------------------------------------------
+
+
+def _plan(
+    url: str, lake: str | Path, selection: list[str] | None, chunk_rows: int, group_chunks: int
+) -> dict[str, Any]:
+    with open_snapshot(url) as conn:
+        _check_binlog(conn)
+        start = _snapshot_position(conn)
+        catalog, _ = seed_from_server(conn, at=start)
+        for sql in SESSION_SQL[:3]:  # the seed set its own names
+            conn.execute(sql)
+        chosen = _select(catalog, selection)
+        history_path(lake).parent.mkdir(parents=True, exist_ok=True)
+        history = HistoryStore(history_path(lake))
+        history.record(start, history.catalog_at(), catalog)
+        described: dict[str, Any] = {}
+        groups = []
+        for table in chosen:
+            name = f"{table.db}.{table.name}"
+            key = chunk_key(conn, table)
+            if not key:
+                log.warning(
+                    "%s has no primary key and no NOT NULL unique key: no mirror (a mirror "
+                    "could not tell its rows apart); its changes can only be logged",
+                    name,
+                )
+                described[name] = {"key": [], "rows": 0}
+                continue
+            chunks = plan_chunks(conn, table, column_infos(table), key, chunk_rows)
+            last = _count(conn, table, key, chunks[-1])
+            rows = [chunk_rows] * (len(chunks) - 1) + [last]
+            described[name] = {"key": list(key), "rows": sum(rows)}
+            for first in range(0, len(chunks), group_chunks):
+                end = first + group_chunks
+                groups.append(
+                    {"table": name, "chunks": chunks[first:end], "rows": sum(rows[first:end])}
+                )
+        conn.execute("COMMIT")
+    log.info("snapshot at %s: %d tables, %d groups", start, len(described), len(groups))
+    return {
+        "start": asdict(start),
+        "selection": selection,
+        "chunk_rows": chunk_rows,
+        "tables": described,
+        "groups": groups,
+        "done": 0,
+        "rows": {},
+    }
+
+
+def _variables(conn: MySQLConnection, sql: str) -> dict[str, str | None]:
+    return {str(name).lower(): value for name, value in conn.query(sql).rows}
+
+
+def _check_binlog(conn: MySQLConnection) -> None:
+    """The binlog can carry every change after the snapshot as full row images."""
+    found = _variables(
+        conn,
+        "SHOW GLOBAL VARIABLES WHERE Variable_name IN "
+        "('log_bin', 'binlog_format', 'binlog_row_image')",
+    )
+    wanted = {"log_bin": "ON", "binlog_format": "ROW", "binlog_row_image": "FULL"}
+    wrong = {name: found.get(name) for name, value in wanted.items() if found.get(name) != value}
+    if wrong:
+        settings = ", ".join(f"{name}={value}" for name, value in wrong.items())
+        raise BinlogError(
+            f"the server's binlog cannot carry the changes after a snapshot: {settings}",
+            hint="set log_bin, binlog_format=ROW and binlog_row_image=FULL (a mirror needs "
+            "every column of every changed row)",
+        )
+
+
+def _snapshot_position(conn: MySQLConnection) -> Position:
+    status = _variables(conn, "SHOW STATUS LIKE 'binlog_snapshot_%'")
+    file, pos = status.get("binlog_snapshot_file"), status.get("binlog_snapshot_position")
+    if not file or pos is None:
+        raise BinlogError(
+            "the server gives no binlog position of a consistent snapshot "
+            "(status binlog_snapshot_file/binlog_snapshot_position)",
+            hint="the snapshot needs MariaDB with the binary log on",
+        )
+    (gtid,) = conn.query(f"SELECT BINLOG_GTID_POS('{file}', {int(pos)})").rows[0]
+    return Position(file, int(pos), gtid or None)
+
+
+def _select(catalog: Catalog, selection: Iterable[str] | None) -> list[TableDef]:
+    everything = sorted(catalog.tables(), key=lambda t: (t.db, t.name))
+    if selection is None:
+        return everything
+    chosen = []
+    for pattern in selection:
+        found = [t for t in everything if fnmatch.fnmatchcase(f"{t.db}.{t.name}", pattern)]
+        if not found:
+            raise BinlogError(
+                f"no table of the server matches {pattern!r}",
+                hint="name tables as db.table, or db.* for all of a database",
+            )
+        chosen += [t for t in found if t not in chosen]
+    return sorted(chosen, key=lambda t: (t.db, t.name))
+
+
+def _count(conn: MySQLConnection, table: TableDef, key: Sequence[str], chunk: Chunk) -> int:
+    where = chunk_where(key, chunk)
+    (rows,) = conn.query(f"SELECT COUNT(*) FROM {table_sql(table)} WHERE {where}").rows[0]
+    return int(rows or 0)
+
+
+# -- the groups, as Spark jobs ------------------------------------------------------------
+
+
+def _write_groups(
+    spark: Any,
+    url: str,
+    lake: str | Path,
+    state: dict[str, Any],
+    progress: Callable[[SnapshotProgress], None] | None,
+) -> None:
+    groups = state["groups"]
+    if state["done"] >= len(groups):
+        return
+    catalog = HistoryStore(history_path(lake)).catalog_at(Position(**state["start"]))
+    began: dict[str, tuple[float, int]] = {}
+    for number in range(state["done"], len(groups)):
+        name = groups[number]["table"]
+        db, table_name = name.split(".", 1)
+        table = catalog.table(db, table_name)
+        if table is None:
+            raise BinlogError(f"the schema history {history_path(lake)} has no {name}")
+        info = state["tables"][name]
+        chunks: list[Chunk] = [
+            (_bound(lower), _bound(upper)) for lower, upper in groups[number]["chunks"]
+        ]
+        began.setdefault(name, (time.monotonic(), state["rows"].get(name, 0)))
+        frame = chunk_frame(spark, url, table, column_infos(table), info["key"], chunks)
+        target = str(mirror_path(lake, name))
+        writer = frame.write.format("delta").mode("append")
+        writer.option("txnAppId", APP_ID).option("txnVersion", number).save(target)
+        if os.environ.get(CRASH_ENV) == str(number):
+            raise RuntimeError(f"{CRASH_ENV}={number}: stopping after the group's commit")
+        rows = state["rows"][name] = state["rows"].get(name, 0) + groups[number]["rows"]
+        state["done"] = number + 1
+        _write_atomic(state_path(lake), state)
+        if progress is not None:
+            since, before = began[name]
+            rate = (rows - before) / max(time.monotonic() - since, 1e-9)
+            progress(SnapshotProgress(name, rows, info["rows"], rate))
+
+
+def _bound(value: list[str] | None) -> tuple[str, ...] | None:
+    return None if value is None else tuple(value)
