@@ -17,6 +17,7 @@
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import shutil
 import signal
@@ -274,6 +275,17 @@ def test_killed_in_the_snapshot_and_after_a_batch_then_run_again(
     assert [op for *_, op in logged["orders"]].count("u") == 30 + 5 + 1
     assert sorted(op for *_, op in logged["lines"]) == ["c"] + ["d"] * 10 + ["u"]
     assert all(len(set(rows)) == len(rows) for rows in logged.values())
+    shown = subprocess.run(
+        [sys.executable, "-m", "binlogkit", "spark", "status", str(lake), "--format", "json"],
+        env=_environment(),
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    found = json.loads(shown.stdout)
+    tables = {t["table"]: (t["mirror_rows"], t["change_rows"]) for t in found["tables"]}
+    assert tables == {"shop.lines": (2991, 12), "shop.orders": (3000, 36)}
+    assert found["source"] == url and found["position"]["file"].startswith("mysql-bin.")
 
 
 def test_cli_errors_are_one_line(tmp_path: Path) -> None:
