@@ -14,7 +14,8 @@
    :mod:`binlogkit.spark.snapshot_source`), and each group is one Delta append
    to ``LAKE/db/t/mirror`` with the transaction id (:data:`APP_ID`, group
    number), so a group committed before a crash is skipped when it is written
-   again.
+   again. The mirror is created first as the apply creates its mirrors (column
+   mapping by name, type widening), noting the definition it holds (the one at S).
 3. The stream then applies the binlog from S; a change between S and a chunk's
    own position is applied again over rows that already hold it, which the
    mirror's MERGE (last change per key wins, full row images) makes harmless.
@@ -46,6 +47,7 @@ from binlogkit.schema.table_map import column_infos
 from binlogkit.spark import session_parallelism
 from binlogkit.spark.chunks import Chunk, chunk_key, chunk_where, plan_chunks, table_sql
 from binlogkit.spark.ingest import _write_atomic
+from binlogkit.spark.lake.tables import DEFINITION, create_table, position_property
 from binlogkit.spark.snapshot_source import SESSION_SQL, chunk_frame, open_snapshot
 
 __all__ = [
@@ -268,7 +270,8 @@ def _write_groups(
     groups = state["groups"]
     if state["done"] >= len(groups):
         return
-    catalog = HistoryStore(history_path(lake)).catalog_at(Position(**state["start"]))
+    start = Position(**state["start"])
+    catalog = HistoryStore(history_path(lake)).catalog_at(start)
     began: dict[str, tuple[float, int]] = {}
     for number in range(state["done"], len(groups)):
         name = groups[number]["table"]
@@ -283,6 +286,7 @@ def _write_groups(
         began.setdefault(name, (time.monotonic(), state["rows"].get(name, 0)))
         frame = chunk_frame(spark, url, table, column_infos(table), info["key"], chunks)
         target = str(mirror_path(lake, name))
+        create_table(spark, target, frame.schema, extra={DEFINITION: position_property(start)})
         writer = frame.write.format("delta").mode("append")
         writer.option("txnAppId", APP_ID).option("txnVersion", number).save(target)
         if os.environ.get(CRASH_ENV) == str(number):

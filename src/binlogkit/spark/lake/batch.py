@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import logging
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -71,6 +71,7 @@ class _Run:
     scd2: bool
     timeline: Timeline
     start: Position
+    keys: Mapping[str, Sequence[str]]
     warned: set[str] = field(default_factory=set)
 
     def paths(self, db: str, name: str) -> tuple[str, str, str]:
@@ -98,11 +99,13 @@ def apply_batch(
     app_id: str,
     version: int,
     scd2: bool = False,
+    keys: Mapping[str, Sequence[str]] | None = None,
 ) -> None:
     """Apply batch ``version`` of row changes (a DataFrame of ``CHANGE_SCHEMA`` rows, any
-    tables) to the lake: per table a change log, a mirror (tables with a primary key) and,
-    with ``scd2``, an SCD type 2 history; the columns of each change come from the schema
-    history file ``history``. A batch applied before changes nothing."""
+    tables) to the lake: per table a change log, a mirror (tables with a primary key, or a key
+    given in ``keys`` by ``"db.t"``: a NOT NULL unique key the snapshot chose) and, with
+    ``scd2``, an SCD type 2 history; the columns of each change come from the schema history
+    file ``history``. A batch applied before changes nothing."""
     spark = changes.sparkSession
     changes = changes.persist()
     try:
@@ -118,6 +121,7 @@ def apply_batch(
             scd2,
             Timeline(history),
             min(starts, key=Position.key),
+            dict(keys or {}),
         )
         end = max(ends, key=Position.key)
         work: list[tuple[tuple[str, int, int], int, Any]] = []
@@ -210,7 +214,7 @@ def _apply_segment(spark: Any, run: _Run, segment: _Segment) -> None:
     log_path, mirror_path, history_path = run.paths(segment.db, segment.name)
     app_id = run.app_id if segment.index == 0 else f"{run.app_id}+{segment.index}"
     with _cached(typed_images(segment.rows, spark_columns(definition), table)) as typed:
-        key = definition.primary_key
+        key = definition.primary_key or tuple(run.keys.get(table, ()))
         versions = run.timeline.of(segment.db, segment.name)
         steps = _mirror_steps(spark, table, mirror_path, versions, version) if key else None
         append_log(typed, log_path, app_id, run.version)
