@@ -9,7 +9,8 @@
 - The sync process killed (SIGKILL) in the snapshot and after a micro-batch's
   writes but before its checkpoint, then run again: the same result.
 - A streaming sync rides out killed dump threads and a server restart, and
-  follows ADD, DROP and RENAME COLUMN and a new table (docs/lakehouse.md).
+  follows ADD, DROP and RENAME COLUMN and a new table (docs/lakehouse.md); a
+  table keyed by a NOT NULL unique key is mirrored by it.
 - A purged binlog gives the documented error; a second source or selection
   for a lake is a one-line error of the command.
 """
@@ -315,7 +316,9 @@ STREAMED = """
 CREATE DATABASE shop;
 CREATE TABLE shop.a (id INT PRIMARY KEY, v VARCHAR(20), w INT);
 CREATE TABLE shop.plain (n INT, t VARCHAR(10));
+CREATE TABLE shop.u (code VARCHAR(8) NOT NULL, v INT, UNIQUE KEY (code));
 INSERT INTO shop.a VALUES (1, 'one', 1), (2, 'two', 2);
+INSERT INTO shop.u VALUES ('a', 1), ('b', 2);
 """
 BIG = "INSERT INTO shop.a SELECT seq, REPEAT('b', 20), seq FROM seq_100_to_40000"
 DDL = """
@@ -328,6 +331,8 @@ UPDATE shop.a SET v2 = 'renamed', id = 60000 WHERE id = 5;
 CREATE TABLE shop.b (k VARCHAR(10) PRIMARY KEY, n DECIMAL(10,2));
 INSERT INTO shop.b VALUES ('x', 1.50), ('y', NULL);
 INSERT INTO shop.plain VALUES (1, 'dup'), (1, 'dup');
+UPDATE shop.u SET v = 9 WHERE code = 'a';
+UPDATE shop.u SET code = 'c' WHERE code = 'b';
 """
 
 
@@ -420,6 +425,7 @@ def test_a_stream_rides_out_killed_dumps_and_a_restart_follows_ddl_and_stops_whe
         server.execute(DDL)
         _wait(lambda: _equal(spark, server, lake, "shop.a", "id, v2, x"), "the DDL")
         _wait(lambda: _equal(spark, server, lake, "shop.b", "k, n"), "the new table")
+        _wait(lambda: _equal(spark, server, lake, "shop.u", "code, v"), "the unique key")
         assert not failed, failed
     finally:
         for query in spark.streams.active:

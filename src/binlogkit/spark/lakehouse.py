@@ -20,7 +20,7 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -37,7 +37,6 @@ from binlogkit.services.replica_stream import Backoff
 from binlogkit.spark import register
 from binlogkit.spark.delta import apply_batch, with_delta
 from binlogkit.spark.jars import fetch_jars
-from binlogkit.spark.lake.tables import TABLE_PROPERTIES, exists, properties, set_properties
 from binlogkit.spark.query_errors import query_error, restartable
 from binlogkit.spark.sync_progress import AppliedBatch, BatchLog, Sizes, file_sizes
 from binlogkit.spark.sync_state import LakeLayout, SyncState, redact_url, source_address
@@ -98,7 +97,7 @@ def sync(
     keep SCD type 2 history tables too. ``spark``: the session to use, else a local one with
     Delta (``master``: another Spark master). ``trigger``: the micro-batch interval.
     """
-    from binlogkit.spark.snapshot import run_snapshot
+    from binlogkit.spark.snapshot import run_snapshot, state_path
 
     layout = LakeLayout(Path(lake))
     selected = _selection(tables)
@@ -109,14 +108,13 @@ def sync(
     snapshot = run_snapshot(
         session, url, str(layout.root), tables=list(selected or ()) or None, progress=progress
     )
-    if not state.streaming:
-        _settle_mirrors(session, layout, snapshot.tables)
+    keys = _snapshot_keys(state_path(layout.root))
     start = snapshot.start
     reader = session.readStream.format("binlog").option("url", url)
     reader = reader.option("start", f"{start.file}:{start.pos}")
     changes = _selected(reader.option("schemaHistory", str(layout.history)), selected).load()
     sizes = file_sizes(url)
-    batches, rows = _stream(changes, layout, state, once, trigger, progress, sizes)
+    batches, rows = _stream(changes, layout, state, once, trigger, progress, sizes, keys)
     return RunReport(snapshot, batches, rows)
 
 
@@ -144,7 +142,8 @@ def apply(
     session = spark or lake_session(master)
     reader = session.readStream.format("binlog").option("path", folder)
     changes = _selected(reader.option("schemaHistory", str(layout.history)), selected).load()
-    batches, rows = _stream(changes, layout, state, once, trigger, progress, file_sizes(folder))
+    sizes = file_sizes(folder)
+    batches, rows = _stream(changes, layout, state, once, trigger, progress, sizes, {})
     return RunReport(None, batches, rows)
 
 
@@ -203,17 +202,11 @@ _WILD = re.compile(r"[*?]")
 _LIKE = {"*": "%", "?": "_"}
 
 
-def _settle_mirrors(spark: Any, layout: LakeLayout, tables: Sequence[str]) -> None:
-    """Give the snapshot's mirrors the table properties every lake table has (column mapping
-    by name, type widening), so that the stream's DDL can drop, rename and widen columns."""
-    for table in tables:
-        path = str(layout.table(table) / "mirror")
-        if not exists(spark, path):
-            continue
-        have = properties(spark, path)
-        missing = {k: v for k, v in TABLE_PROPERTIES.items() if have.get(k) != v}
-        if missing:
-            set_properties(spark, path, missing)
+def _snapshot_keys(path: Path) -> dict[str, tuple[str, ...]]:
+    """The key each table's mirror is kept by, as the snapshot chose it (the primary key, else
+    a NOT NULL unique key), from its state file ``path``."""
+    state = json.loads(path.read_text(encoding="utf-8"))
+    return {name: tuple(t["key"]) for name, t in state["tables"].items() if t["key"]}
 
 
 def _claim(
@@ -243,8 +236,10 @@ def _stream(
     trigger: str,
     progress: Progress | None,
     sizes: Callable[[], Sizes],
+    keys: Mapping[str, Sequence[str]],
 ) -> tuple[int, int]:
-    """Run the query that applies ``changes`` to the lake; the batches and rows it applied."""
+    """Run the query that applies ``changes`` to the lake (``keys``: the key of each table
+    the snapshot mirrors, for those without a primary key); the batches and rows it applied."""
     log = BatchLog()
     failures: list[BaseException] = []
     applied: list[int] = []
@@ -252,7 +247,7 @@ def _stream(
     def each(df: Any, batch_id: int) -> None:
         began = time.monotonic()
         try:
-            rows, newest = _apply(df, layout, state, batch_id)
+            rows, newest = _apply(df, layout, state, batch_id, keys)
         except BaseException as err:
             failures.append(err)
             raise
@@ -313,7 +308,7 @@ def _run_query(
 
 
 def _apply(
-    df: Any, layout: LakeLayout, state: SyncState, batch_id: int
+    df: Any, layout: LakeLayout, state: SyncState, batch_id: int, keys: Mapping[str, Sequence[str]]
 ) -> tuple[int, datetime | None]:
     """Apply one micro-batch; its row changes and newest commit time."""
     df = df.persist()
@@ -326,6 +321,7 @@ def _apply(
             app_id=state.app_id,
             version=batch_id,
             scd2=state.scd2,
+            keys=keys,
         )
     finally:
         df.unpersist()
