@@ -1,4 +1,9 @@
-"""Lakehouse benchmarks (issue 17); ``--part snapshot``: the initial snapshot's rows/s.
+"""Lakehouse benchmarks (issue 17): ``--part snapshot``, ``stream``, ``apply`` or ``all``.
+
+``stream`` runs ``lakehouse_stream.py`` (streaming lag commit → mirror under a
+steady load, catch-up rows/s) and ``apply`` runs ``apply_rows.py`` (typing and
+apply_batch rows/s), each in a process of its own; options this script does not
+know go to them. ``snapshot`` is this script's own:
 
 Starts a sandbox MariaDB, fills ``--rows`` rows into three tables (an INT key
 with unsigned BIGINT, DECIMAL, ENUM, DATETIME(6), VARCHAR; a BIGINT key with
@@ -21,6 +26,8 @@ which equal the binlog path's: tests/spark/test_snapshot_live.py). A warm-up
 run precedes the timed ones; the best of ``--repeat`` runs is kept.
 
     .venv/bin/python benchmarks/lakehouse.py --part snapshot [--rows 300000] [--repeat 2]
+    .venv/bin/python benchmarks/lakehouse.py --part stream [--rate 1000] [--seconds 60]
+    .venv/bin/python benchmarks/lakehouse.py --part all
 """
 
 from __future__ import annotations
@@ -40,7 +47,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from spark_ingest import cpu_between, process_tree
 
-ROOT = Path(__file__).resolve().parents[1]
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+OTHER_PARTS = {"stream": "lakehouse_stream.py", "apply": "apply_rows.py"}
+"""The parts other scripts measure."""
 JAR_FOLDER = ROOT / ".cache" / "jars"
 CONNECTOR_J = "org.mariadb.jdbc:mariadb-java-client:3.5.7"
 TARGET = 1.8
@@ -270,16 +280,21 @@ def snapshot_part(args: argparse.Namespace) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--part", choices=["snapshot"], default="snapshot")
+    parser.add_argument("--part", choices=["snapshot", *OTHER_PARTS, "all"], default="all")
     parser.add_argument("--rows", type=int, default=300_000, help="rows over the three tables")
     parser.add_argument("--chunk-rows", type=int, default=50_000, help="rows per snapshot chunk")
     parser.add_argument("--repeat", type=int, default=2, help="timed runs (best kept)")
     parser.add_argument("--child", help=argparse.SUPPRESS)
-    args = parser.parse_args()
+    args, rest = parser.parse_known_args()
     if args.child:
         child(json.loads(args.child))
-    elif args.part == "snapshot":
+        return
+    if args.part in ("snapshot", "all"):
         snapshot_part(args)
+    for part, script in OTHER_PARTS.items():
+        if args.part in (part, "all"):
+            print(f"-- {part}: {script} {' '.join(rest)}", flush=True)
+            subprocess.run([sys.executable, str(HERE / script), *rest], check=True)
 
 
 if __name__ == "__main__":
