@@ -55,13 +55,14 @@ def test_read_takes_the_file_name_of_each_line(tmp_path: Path) -> None:
 
 
 def test_write_is_all_or_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A crash before the new list is complete leaves the old one; ``sync`` fsyncs the new."""
+    """A crash before the new list is complete leaves the old one; ``sync`` fsyncs the new list
+    and then its folder (the rename)."""
     index = tmp_path / "mysql-bin.index"
     write_index(index, NAMES[:1])
     synced: list[int] = []
     monkeypatch.setattr(os, "fsync", synced.append)
     write_index(index, NAMES, sync=True)
-    assert len(synced) == 1 and read_index(index) == NAMES
+    assert len(synced) == 2 and read_index(index) == NAMES
 
     def crash(fd: int) -> None:
         raise OSError("disk gone")

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from binlogkit.errors import BinlogError
+from binlogkit.io.atomic import replace_file
 
 __all__ = [
     "Source",
@@ -65,17 +66,11 @@ def read_index(index: Path) -> list[str]:
 def write_index(index: Path, names: Sequence[str], *, sync: bool = False) -> None:
     """Make ``index`` list ``names`` (as ``./name``, the way the server writes them).
 
-    The list goes to ``index.tmp`` first, which then replaces ``index``, so a
-    crash leaves the old list or the new one, never a part. ``sync``: fsync the
-    new list before it replaces the old.
+    A crash leaves the old list or the new one, never a part
+    (:func:`~binlogkit.io.atomic.replace_file`). ``sync``: the new list and the
+    folder's rename are fsynced.
     """
-    temporary = index.with_name(index.name + ".tmp")
-    with temporary.open("w") as out:
-        out.write("".join(f"./{name}\n" for name in names))
-        if sync:
-            out.flush()
-            os.fsync(out.fileno())
-    temporary.replace(index)
+    replace_file(index, "".join(f"./{name}\n" for name in names), sync=sync)
 
 
 def resolve_sources(source: Source) -> list[str]:

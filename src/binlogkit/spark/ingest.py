@@ -108,6 +108,7 @@ from binlogkit.binlog.header import (
     TYPE_CODE_OFFSET,
 )
 from binlogkit.errors import BinlogError
+from binlogkit.io.atomic import replace_json, sync_folder
 from binlogkit.io.binlog_index import Source, binlog_order, resolve_sources, split_binlog_name
 from binlogkit.io.complete import complete_end
 from binlogkit.schema.model import Catalog
@@ -333,7 +334,7 @@ class Lake:
                     hint="read all of a lake's files alike: --schema none always or never",
                 )
         else:
-            _write_atomic(config, {"format": 1, "tables": wanted, "schemas": schemas})
+            replace_json(config, {"format": 1, "tables": wanted, "schemas": schemas})
 
     def schema_history(self, seed: str | os.PathLike[str] | None, first: str) -> str | None:
         """The lake's schema history file, seeded for a new lake (no batch committed yet) from
@@ -400,12 +401,12 @@ class Lake:
                 target.parent.mkdir(parents=True, exist_ok=True)
                 os.rename(source, target)
                 _crash_point("moved", self.run_batches)
-            list(pool.map(_fsync_dir, {target.parent for _, target in moves}))
+            list(pool.map(sync_folder, {target.parent for _, target in moves}))
         return [str(target.relative_to(self.table)) for _, target in moves]
 
     def commit(self, batch: str, record: dict[str, Any]) -> None:
         """Write the ledger record of a batch (step 3) and drop its staging folder (step 4)."""
-        _write_atomic(self.ledger_dir / f"{batch}.json", record)
+        replace_json(self.ledger_dir / f"{batch}.json", record)
         self.records[batch] = record
         _crash_point("committed", self.run_batches)
         shutil.rmtree(self.staging / batch, ignore_errors=True)
@@ -755,27 +756,8 @@ def _sha256(path: str, length: int) -> str:
     return digest.hexdigest()
 
 
-def _write_atomic(path: Path, data: dict[str, Any]) -> None:
-    """Write JSON to a temporary name, fsync, rename over ``path``, fsync the folder."""
-    temp = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
-    with open(temp, "w") as handle:
-        json.dump(data, handle, indent=1)
-        handle.flush()
-        os.fsync(handle.fileno())
-    os.replace(temp, path)
-    _fsync_dir(path.parent)
-
-
 def _fsync_file(path: Path) -> None:
     fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-def _fsync_dir(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
     try:
         os.fsync(fd)
     finally:

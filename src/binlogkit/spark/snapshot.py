@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from binlogkit.errors import BinlogError
+from binlogkit.io.atomic import replace_json
 from binlogkit.io.mysql import MySQLConnection
 from binlogkit.schema.model import Catalog, TableDef
 from binlogkit.schema.seed import seed_from_server
@@ -46,7 +47,6 @@ from binlogkit.schema.store import HistoryStore, Position
 from binlogkit.schema.table_map import column_infos
 from binlogkit.spark import session_parallelism
 from binlogkit.spark.chunks import Chunk, chunk_key, chunk_where, plan_chunks, table_sql
-from binlogkit.spark.ingest import _write_atomic
 from binlogkit.spark.lake.tables import DEFINITION, create_table, position_property
 from binlogkit.spark.snapshot_source import SESSION_SQL, chunk_frame, open_snapshot
 
@@ -138,7 +138,7 @@ def run_snapshot(
         per_group = group_chunks or 4 * (session_parallelism(spark) or 1)
         state = _plan(url, lake, selection, chunk_rows, per_group)
         path.parent.mkdir(parents=True, exist_ok=True)
-        _write_atomic(path, state)
+        replace_json(path, state)
     _write_groups(spark, url, lake, state, progress)
     return _result(state)
 
@@ -293,7 +293,7 @@ def _write_groups(
             raise RuntimeError(f"{CRASH_ENV}={number}: stopping after the group's commit")
         rows = state["rows"][name] = state["rows"].get(name, 0) + groups[number]["rows"]
         state["done"] = number + 1
-        _write_atomic(state_path(lake), state)
+        replace_json(state_path(lake), state)
         if progress is not None:
             since, before = began[name]
             rate = (rows - before) / max(time.monotonic() - since, 1e-9)

@@ -10,7 +10,6 @@ table selections. Plain JSON, written whole to a temporary file and renamed.
 from __future__ import annotations
 
 import json
-import os
 import uuid
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
@@ -18,6 +17,7 @@ from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 from binlogkit.errors import BinlogError
+from binlogkit.io.atomic import replace_json
 from binlogkit.protocol.spec import ConnectionSpec
 
 __all__ = ["LakeLayout", "SyncState", "redact_url", "source_address"]
@@ -126,9 +126,7 @@ class SyncState:
 
     def save(self, path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
-        partial = path.with_name(f".{path.name}.{os.getpid()}")
-        partial.write_text(json.dumps(asdict(self), indent=2) + "\n", encoding="utf-8")
-        partial.replace(path)
+        replace_json(path, asdict(self))
 
     def started(self) -> SyncState:
         return replace(self, streaming=True)
