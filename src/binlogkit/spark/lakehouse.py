@@ -97,7 +97,7 @@ def sync(
     keep SCD type 2 history tables too. ``spark``: the session to use, else a local one with
     Delta (``master``: another Spark master). ``trigger``: the micro-batch interval.
     """
-    from binlogkit.spark.snapshot import run_snapshot, state_path
+    from binlogkit.spark.snapshot import run_snapshot
 
     layout = LakeLayout(Path(lake))
     selected = _selection(tables)
@@ -108,13 +108,12 @@ def sync(
     snapshot = run_snapshot(
         session, url, str(layout.root), tables=list(selected or ()) or None, progress=progress
     )
-    keys = _snapshot_keys(state_path(layout.root))
     start = snapshot.start
     reader = session.readStream.format("binlog").option("url", url)
     reader = reader.option("start", f"{start.file}:{start.pos}")
     changes = _selected(reader.option("schemaHistory", str(layout.history)), selected).load()
     sizes = file_sizes(url)
-    batches, rows = _stream(changes, layout, state, once, trigger, progress, sizes, keys)
+    batches, rows = _stream(changes, layout, state, once, trigger, progress, sizes, snapshot.keys)
     return RunReport(snapshot, batches, rows)
 
 
@@ -200,13 +199,6 @@ def _selected(reader: Any, selected: tuple[str, ...] | None) -> Any:
 
 _WILD = re.compile(r"[*?]")
 _LIKE = {"*": "%", "?": "_"}
-
-
-def _snapshot_keys(path: Path) -> dict[str, tuple[str, ...]]:
-    """The key each table's mirror is kept by, as the snapshot chose it (the primary key, else
-    a NOT NULL unique key), from its state file ``path``."""
-    state = json.loads(path.read_text(encoding="utf-8"))
-    return {name: tuple(t["key"]) for name, t in state["tables"].items() if t["key"]}
 
 
 def _claim(

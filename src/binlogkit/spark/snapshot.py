@@ -33,7 +33,7 @@ import json
 import logging
 import os
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -77,12 +77,18 @@ commit, before the state records it."""
 
 @dataclass(frozen=True, slots=True)
 class SnapshotResult:
-    """Where the stream starts (S) and the tables whose mirror the snapshot wrote; ``no_key``:
-    selected tables without a key to mirror by (their changes can only be logged)."""
+    """Where the stream starts (S) and, per table whose mirror the snapshot wrote, the key it
+    is kept by (the primary key, else a NOT NULL unique key); ``no_key``: selected tables
+    without a key to mirror by (their changes can only be logged)."""
 
     start: Position
-    tables: tuple[str, ...]
+    keys: Mapping[str, tuple[str, ...]]
     no_key: tuple[str, ...] = ()
+
+    @property
+    def tables(self) -> tuple[str, ...]:
+        """The tables whose mirror the snapshot wrote."""
+        return tuple(self.keys)
 
 
 @dataclass(frozen=True, slots=True)
@@ -144,9 +150,9 @@ def run_snapshot(
 
 
 def _result(state: dict[str, Any]) -> SnapshotResult:
-    keyed = tuple(name for name, t in state["tables"].items() if t["key"])
+    keys = {name: tuple(t["key"]) for name, t in state["tables"].items() if t["key"]}
     no_key = tuple(name for name, t in state["tables"].items() if not t["key"])
-    return SnapshotResult(Position(**state["start"]), keyed, no_key)
+    return SnapshotResult(Position(**state["start"]), keys, no_key)
 
 
 # -- the plan, in the driver's snapshot ---------------------------------------------------
@@ -283,10 +289,11 @@ def _write_groups(
         chunks: list[Chunk] = [
             (_bound(lower), _bound(upper)) for lower, upper in groups[number]["chunks"]
         ]
-        began.setdefault(name, (time.monotonic(), state["rows"].get(name, 0)))
         frame = chunk_frame(spark, url, table, column_infos(table), info["key"], chunks)
         target = str(mirror_path(lake, name))
-        create_table(spark, target, frame.schema, extra={DEFINITION: position_property(start)})
+        if name not in began:  # the table's first group in this run
+            began[name] = (time.monotonic(), state["rows"].get(name, 0))
+            create_table(spark, target, frame.schema, extra={DEFINITION: position_property(start)})
         writer = frame.write.format("delta").mode("append")
         writer.option("txnAppId", APP_ID).option("txnVersion", number).save(target)
         if os.environ.get(CRASH_ENV) == str(number):
