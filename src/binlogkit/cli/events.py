@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import click
 
-from binlogkit.binlog.info import list_events
 from binlogkit.cli.main import binlog_files, command, emit, open_files, read_modes, reading_errors
 from binlogkit.cli.render import EVENT_FORMATS
 
@@ -31,6 +30,8 @@ def events_command(
     files: tuple[str, ...],
 ) -> None:
     """List the events of binlog FILES (paths, an index file, a directory, a glob or -)."""
+    from binlogkit.binlog.info import list_events
+
     render = EVENT_FORMATS[fmt]
     if render.header is not None:
         emit(render.header)

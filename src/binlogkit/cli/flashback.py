@@ -4,15 +4,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import datetime
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
 from binlogkit.cli.main import POSITION, binlog_files, command, emit, reading_errors
 from binlogkit.cli.selecting import GTID_SET, ID_LIST, REWRITE_DB
-from binlogkit.dump.selection import Selection, read_selected
-from binlogkit.pipeline.flashback import flashback, undo_script
-from binlogkit.pipeline.sql import undo_sql
+
+if TYPE_CHECKING:
+    from binlogkit.dump.selection import Selection
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -57,6 +57,8 @@ def _datetime(text: str | None) -> datetime | None:
 
 def selection(start_position: int | None, **options: Any) -> Selection:
     """The :class:`Selection` of the values of :func:`selection_options` (and --start-position)."""
+    from binlogkit.dump.selection import Selection
+
     return Selection(
         start_position=start_position,
         stop_position=options["stop_position"],
@@ -122,6 +124,10 @@ def flashback_command(
     updates swap their images) and put in reverse order, last transaction
     first. Statements (DDL, statement-based changes) are not undone.
     """
+    from binlogkit.dump.selection import read_selected
+    from binlogkit.pipeline.flashback import flashback, undo_script
+    from binlogkit.pipeline.sql import undo_sql
+
     with reading_errors():
         chosen = selection(start_position, **options)
         names = _columns(columns)

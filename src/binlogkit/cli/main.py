@@ -3,7 +3,9 @@
 Each command lives in its own module under :mod:`binlogkit.cli` and is declared
 with :func:`command`, so a new command is one new module. A command runs with
 only its own module imported when the module bears the command's name; listing
-the commands imports them all.
+the commands imports them all. The command modules import what does the work
+(the decoder, the dump, the network code) when the command runs, in its body or
+through :func:`lazy`, so ``--help`` and ``--version`` start quickly.
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ __all__ = [
     "cli",
     "command",
     "emit",
+    "lazy",
     "main",
     "open_files",
     "os_error_text",
@@ -106,6 +109,27 @@ def os_error_text(err: OSError) -> str:
     if err.errno in _WRITE_ERRORS:
         return f"cannot write the output: {reason}"
     return reason
+
+
+def lazy(target: str) -> Callable[..., Any]:
+    """The function at ``target`` ("module:name.attr"), imported on the first call.
+
+    For option parsers and renderers a command module names at import time but
+    only calls when the command runs.
+    """
+    module, _, path = target.partition(":")
+    found: list[Callable[..., Any]] = []
+
+    def call(*args: Any, **kwargs: Any) -> Any:
+        if not found:
+            value: Any = importlib.import_module(module)
+            for name in path.split("."):
+                value = getattr(value, name)
+            found.append(value)
+        return found[0](*args, **kwargs)
+
+    call.__qualname__ = call.__name__ = path.rpartition(".")[2]
+    return call
 
 
 class Parsed(click.ParamType):
