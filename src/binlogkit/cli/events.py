@@ -45,6 +45,7 @@ def events_command(
             on_unknown=on_unknown,
             follow=follow,
             skip_corrupt=skip_corrupt,
+            schema=None,  # a listing shows no columns: no schema history (nor its SQL parser)
         ) as reader,
     ):
         for row in list_events(reader):

@@ -45,7 +45,9 @@ class FileSource:
     ) -> None:
         self.paths = resolve_sources(list(files))
         self.start = start
-        self.options = options
+        self.options = {**options, "schema": None}
+        """The reader's options: the dump prints the binlog's own columns, as the tools do, so it
+        keeps no schema history (nor loads its SQL parser)."""
         self.held = held
         """Whether events may be taken after later ones were read (a selection holds them)."""
         self._raw: OrderedDict[int, tuple[Event, bytes, FormatContext]] = OrderedDict()
