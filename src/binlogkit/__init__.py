@@ -19,6 +19,9 @@ from binlogkit.errors import (
     UnknownEventError,
 )
 
+__version__ = "0.1.0"
+"""The package's version (pyproject.toml reads it from here)."""
+
 TYPE_CHECKING = False  # what typing.TYPE_CHECKING is, without importing typing (~8 ms)
 if TYPE_CHECKING:
     from binlogkit.binlog.context import DecodeOptions, FormatContext

@@ -13,9 +13,7 @@ from __future__ import annotations
 import errno
 import importlib
 import importlib.util
-import logging
 import os
-import pkgutil
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -62,6 +60,8 @@ class _Commands(click.Group):
     _loaded = False
 
     def _load(self) -> None:
+        import pkgutil
+
         if not self._loaded:
             self._loaded = True
             package = importlib.import_module(_PACKAGE)
@@ -153,16 +153,20 @@ POSITION = click.IntRange(min=0, max=(1 << 63) - 1)
 
 
 @click.group(cls=_Commands, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(package_name="binlogkit", message="binlogkit %(version)s")
+@click.version_option(binlogkit.__version__, message="binlogkit %(version)s")
 @click.option("-v", "--verbose", count=True, help="Log more to stderr (-v info, -vv debug).")
 def cli(verbose: int) -> None:
     """Read, stream, process and write MySQL and MariaDB binary logs."""
+    import logging  # not for --help and --version, which end before this runs
+
     level = logging.WARNING - 10 * min(verbose, 2)
     logging.basicConfig(level=level, format="binlogkit: %(levelname)s: %(message)s")
 
 
 def show_progress() -> None:
     """Show the services' connection and progress lines (INFO) at the default verbosity."""
+    import logging
+
     from binlogkit.services.replica_stream import progress
 
     if not progress.isEnabledFor(logging.INFO):
