@@ -10,9 +10,9 @@ format is one decorated function: :func:`row_format` or :func:`event_format`.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from binlogkit.binlog.frozen import frozen_dataclass
 from binlogkit.cli.main import lazy
 
 if TYPE_CHECKING:
@@ -33,7 +33,7 @@ RowFormat = Callable[["ChangeEvent"], list[str]]
 """Renders one row change as lines."""
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class EventFormat:
     """Renders event listings: ``header`` (printed once first, if any) and one ``line`` each."""
 

@@ -17,10 +17,11 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from enum import Enum
 
 from binlogkit.binlog.constants import ColumnType
+from binlogkit.binlog.frozen import frozen_dataclass
 from binlogkit.errors import ConnectionLost, ProtocolError
 from binlogkit.protocol.auth.base import (
     Accept,
@@ -74,7 +75,7 @@ SERVER_CAPABILITIES = (
 """What the server offers unless told otherwise (SSL is added when TLS is available)."""
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class Account:
     """A user the server knows: its auth plugin and the stored credential
     (:func:`binlogkit.protocol.auth.make_credential`). Never the password."""
@@ -94,13 +95,13 @@ class ServerState(Enum):
     CLOSED = "closed"
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class StartTls:
     """The client sent an SSLRequest: start TLS (server side) and call
     :meth:`ServerConnection.tls_established`."""
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class Authenticated:
     """The client is in; OK sent. Commands follow."""
 
@@ -110,7 +111,7 @@ class Authenticated:
     attributes: tuple[tuple[str, str], ...] | None
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class AuthFailed:
     """The client was refused (ERR sent, state CLOSED); ``reason`` is for the server's log."""
 
@@ -118,7 +119,7 @@ class AuthFailed:
     reason: str
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class CommandReceived:
     """A command for the caller to answer: its code and the bytes after it."""
 
@@ -133,7 +134,7 @@ class CommandReceived:
             return f"0x{self.command:02x}"
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class ClientPacket:
     """A packet the client sent while its command is being answered (a semi-sync ACK)."""
 
@@ -141,7 +142,7 @@ class ClientPacket:
     payload: bytes
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class ClientQuit:
     """COM_QUIT or the end of the stream: the connection is over (state CLOSED)."""
 

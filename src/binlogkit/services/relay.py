@@ -27,7 +27,6 @@ import os
 import struct
 import threading
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 from typing import BinaryIO
@@ -35,6 +34,7 @@ from typing import BinaryIO
 from binlogkit.binlog.constants import MAGIC, V4_HEADER_LENGTH, EventFlag, EventType
 from binlogkit.binlog.events.format_description import fde_checksum_alg
 from binlogkit.binlog.framing import EventFramer, Frame, crc32_ok
+from binlogkit.binlog.frozen import frozen_dataclass
 from binlogkit.binlog.header import FLAGS_OFFSET, V4_HEADER, EventHeader
 from binlogkit.errors import BinlogError, ChecksumError, ConnectionLost, ServerError
 from binlogkit.io.binlog_index import find_index, index_name, read_index, write_index
@@ -62,7 +62,7 @@ class RelayError(BinlogError):
     """The relay cannot continue without damaging its copy (gap, overlap, bad event)."""
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class RelayPosition:
     """Where the copy ends: the server file and the offset of the next event to fetch."""
 

@@ -16,13 +16,14 @@ import logging
 import os
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from pathlib import Path
 from typing import Any
 
 from pyspark.sql import Column
 from pyspark.sql import functions as F
 
+from binlogkit.binlog.frozen import frozen_dataclass
 from binlogkit.errors import BinlogError
 from binlogkit.schema.model import TableDef, TableName, fold_column
 from binlogkit.schema.store import Position
@@ -61,7 +62,7 @@ commit, before its mirror."""
 log = logging.getLogger(__name__)
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class _Run:
     """One batch's apply: where, how, and the history's timeline."""
 
@@ -79,7 +80,7 @@ class _Run:
         return str(base / "changes"), str(base / "mirror"), str(base / "history")
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class _Segment:
     """A table's changes under one of its versions (None: no definition known there)."""
 
