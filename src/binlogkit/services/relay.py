@@ -33,10 +33,11 @@ from types import TracebackType
 
 from binlogkit.binlog.constants import MAGIC, V4_HEADER_LENGTH, EventFlag, EventType
 from binlogkit.binlog.events.format_description import fde_checksum_alg
-from binlogkit.binlog.framing import EventFramer, Frame, crc32_ok
+from binlogkit.binlog.framing import crc32_ok
 from binlogkit.binlog.header import FLAGS_OFFSET, V4_HEADER, EventHeader
 from binlogkit.errors import BinlogError, ChecksumError, ConnectionLost, ServerError
-from binlogkit.io.binlog_index import find_index, index_name, read_index, write_index
+from binlogkit.io.binlog_end import scan_to_end
+from binlogkit.io.binlog_index import add_to_index, find_index, read_index
 from binlogkit.io.streams import FileInputStream, FileOutputStream
 from binlogkit.protocol.replication import DumpFlag
 from binlogkit.protocol.spec import ConnectionSpec
@@ -53,7 +54,6 @@ RECONNECT = Backoff(initial=0.1, maximum=5.0)
 _FDE_FLAGS_AT = len(MAGIC) + FLAGS_OFFSET
 _ROTATE_POSITION = struct.Struct("<Q")
 _SKIPPED_TYPES = frozenset({EventType.HEARTBEAT, EventType.HEARTBEAT_V2})
-_SCAN_CHUNK = 1 << 20
 _FDE_SAME = V4_HEADER_LENGTH + 2 + 50
 """The common header, binlog version and server version of a format description."""
 
@@ -153,7 +153,9 @@ class RelayWriter:
                 raise RelayError("not a binlog copy", file=str(path), offset=0)
             self._open(path, truncate=True)
             return RelayPosition(name, len(MAGIC))
-        end, last = self._scan(path)
+        scanned = scan_to_end(path, verify_checksum=self.verify_checksum)
+        end, last = scanned.end, scanned.last
+        self._checksum = scanned.fmt.checksum_length > 0
         if end < path.stat().st_size:
             log.warning(
                 "%s: cutting off a partial event at offset %d (%d bytes)",
@@ -172,18 +174,6 @@ class RelayWriter:
         if not self.complete:
             self._open(path, truncate=False)
         return self.position
-
-    def _scan(self, path: Path) -> tuple[int, Frame | None]:
-        """The offset after the last complete event of ``path``, and that event."""
-        framer = EventFramer(file=str(path), verify_checksum=self.verify_checksum)
-        last: Frame | None = None
-        with FileInputStream(path) as stream:
-            while chunk := stream.read(_SCAN_CHUNK):
-                framer.receive_data(chunk)
-                while isinstance(frame := framer.next_frame(), Frame):
-                    last = frame
-        self._checksum = framer.fmt.checksum_length > 0
-        return framer.offset, last
 
     # -- writing ----------------------------------------------------------------------
 
@@ -244,7 +234,7 @@ class RelayWriter:
         self._checksum = False
         self._skip_format = False
         self._open(path, truncate=True)
-        self._add_to_index(name)
+        add_to_index(self.directory, name, sync=self.sync)
 
     def _format_description(self, raw: bytes) -> None:
         if self._skip_format:
@@ -326,12 +316,6 @@ class RelayWriter:
             stream.flush()
             self.size = len(MAGIC)
         self._stream = stream
-
-    def _add_to_index(self, name: str) -> None:
-        index = self.directory / index_name(name)
-        names = read_index(index) if index.exists() else []
-        if name not in names:
-            write_index(index, [*names, name], sync=self.sync)
 
 
 def _fde_identity(raw: bytes) -> tuple[bytes, bytes, bytes]:

@@ -1,0 +1,12 @@
+"""Writing binlogs (WL#3283): new files or existing ones continued, events at their positions.
+
+:class:`BinlogWriter` keeps a series of files and their index (ROTATE, STOP,
+the in-use flag); :class:`BinlogFileWriter` writes one file;
+:func:`format_description` makes the format description a file starts with.
+"""
+
+from binlogkit.writer.binlog import BinlogWriter, default_base_name
+from binlogkit.writer.binlog_file import BinlogFileWriter
+from binlogkit.writer.format import format_description
+
+__all__ = ["BinlogFileWriter", "BinlogWriter", "default_base_name", "format_description"]
