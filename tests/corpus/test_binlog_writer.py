@@ -21,11 +21,13 @@ from dump_compare import TOOL, assert_same_dump, local_time_zone, our_dump
 
 import binlogkit
 from binlogkit import BinlogDecoder, BinlogError, TruncatedError
-from binlogkit.binlog.constants import EventFlag, EventType
+from binlogkit.binlog.constants import ChecksumAlg, EventFlag, EventType, Flavor
+from binlogkit.binlog.context import FormatContext
 from binlogkit.binlog.events import Event, FormatDescriptionEvent
+from binlogkit.binlog.events.rows import RowsEvent
 from binlogkit.binlog.header import FLAGS_OFFSET
 from binlogkit.io.binlog_index import read_index
-from binlogkit.writer import BinlogFileWriter, BinlogWriter
+from binlogkit.writer import BinlogFileWriter, BinlogWriter, format_description
 from binlogkit.writer.binlog_file import ENDING_TYPES
 
 pytestmark = pytest.mark.corpus
@@ -174,3 +176,45 @@ def test_append_refuses_an_ended_file(corpus_dir: Path, tmp_path: Path) -> None:
     with pytest.raises(BinlogError, match="ends with a ROTATE event at 2244"):
         BinlogFileWriter.append(target)
     assert path(ROWS_FILE).exists()
+
+
+MYSQL_FILE = "avaitla+mysqlbinlog2parquet/test/samples/01-basic-crud.binlog"
+
+
+def _content(event: Event, fmt: FormatContext) -> tuple[object, ...]:
+    """What an event says, apart from its size and place (which the checksum changes)."""
+    header = event.header
+    rows = list(event.rows) if isinstance(event, RowsEvent) else None
+    body = event.encode_body(fmt)
+    return (header.type_code, header.timestamp, header.server_id, header.flags, rows, body)
+
+
+@pytest.mark.parametrize("checksum", [ChecksumAlg.OFF, ChecksumAlg.CRC32])
+@pytest.mark.parametrize("flavor", [Flavor.MYSQL, Flavor.MARIADB])
+def test_flavor_and_checksum_chosen_by_the_caller(
+    corpus_dir: Path, tmp_path: Path, flavor: Flavor, checksum: ChecksumAlg
+) -> None:
+    source = MYSQL_FILE if flavor is Flavor.MYSQL else TYPES_FILE
+    events = _framed_events(source)
+    source_fde = events.pop(0)
+    assert isinstance(source_fde, FormatDescriptionEvent)
+    assert events.pop().header.type_code == EventType.ROTATE
+    fde = format_description(flavor, checksum=checksum, server_id=7)
+    with BinlogWriter.create(tmp_path, "bin", fde=fde, server_id=7) as writer:
+        for event in events:
+            writer.write(event)
+    file = tmp_path / "bin.000001"
+    with binlogkit.open(file, schema=None) as reader:
+        back = list(reader)
+    assert isinstance(back[0], FormatDescriptionEvent)
+    assert (back[0].server_version, back[0].checksum_alg) == (fde.server_version, checksum)
+    assert back[0].context().flavor is flavor
+    assert [_content(e, fde.context()) for e in back[1:-1]] == [
+        _content(e, source_fde.context()) for e in events
+    ]
+    assert back[-1].type_name == "STOP" and back[-1].header.server_id == 7
+    if flavor is Flavor.MARIADB and TOOL is not None:
+        with local_time_zone("UTC"):
+            tool = subprocess.run([TOOL, "-vv", str(file)], capture_output=True, check=False)
+            assert (tool.returncode, tool.stderr) == (0, b"")
+            assert_same_dump(tool.stdout, our_dump(file, "-vv"), f"{flavor.name} {checksum.name}")
