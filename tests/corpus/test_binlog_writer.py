@@ -218,3 +218,29 @@ def test_flavor_and_checksum_chosen_by_the_caller(
             tool = subprocess.run([TOOL, "-vv", str(file)], capture_output=True, check=False)
             assert (tool.returncode, tool.stderr) == (0, b"")
             assert_same_dump(tool.stdout, our_dump(file, "-vv"), f"{flavor.name} {checksum.name}")
+
+
+def test_series_continued_by_open(corpus_dir: Path, tmp_path: Path) -> None:
+    """``open`` continues a file left in use (a partial event cut off), and starts the next
+    file after one a STOP ended."""
+    events = _framed_events(ROWS_FILE)[1:-1]
+    writer = BinlogWriter.create(tmp_path, "bin")
+    for event in events[:5]:
+        writer.write(event)
+    writer.abandon()
+    first = tmp_path / "bin.000001"
+    with first.open("ab") as out:
+        out.write(b"\x01\x02\x03")  # a crash inside the next event
+    with BinlogWriter.open(tmp_path, "bin") as writer:
+        assert writer.file == first and writer.position == events[4].header.end
+        for event in events[5:]:
+            writer.write(event)
+    with BinlogWriter.open(tmp_path, "bin") as writer:
+        assert writer.file == tmp_path / "bin.000002"
+    assert read_index(tmp_path / "bin.index") == ["bin.000001", "bin.000002"]
+    with binlogkit.open(tmp_path / "bin.index", schema=None) as reader:
+        types = [e.type_name for e in reader]
+    first_file = ["FORMAT_DESCRIPTION", *(e.type_name for e in events), "STOP"]
+    assert types == [*first_file, "FORMAT_DESCRIPTION", "STOP"]
+    with pytest.raises(BinlogError, match="already lists binlogs"):
+        BinlogWriter.create(tmp_path, "bin")
