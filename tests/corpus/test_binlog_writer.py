@@ -16,6 +16,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 from corpus_walk import corpus_files, decode_up_to_damage, path, read
 from dump_compare import TOOL, assert_same_dump, local_time_zone, our_dump
 
@@ -24,9 +25,12 @@ from binlogkit import BinlogDecoder, BinlogError, TruncatedError
 from binlogkit.binlog.constants import ChecksumAlg, EventFlag, EventType, Flavor
 from binlogkit.binlog.context import FormatContext
 from binlogkit.binlog.events import Event, FormatDescriptionEvent
+from binlogkit.binlog.events.query import QueryEvent
 from binlogkit.binlog.events.rows import RowsEvent
 from binlogkit.binlog.header import FLAGS_OFFSET
+from binlogkit.cli.main import cli
 from binlogkit.io.binlog_index import read_index
+from binlogkit.pipeline.flashback import flashback
 from binlogkit.writer import BinlogFileWriter, BinlogWriter, format_description
 from binlogkit.writer.binlog_file import ENDING_TYPES
 
@@ -244,3 +248,36 @@ def test_series_continued_by_open(corpus_dir: Path, tmp_path: Path) -> None:
     assert types == [*first_file, "FORMAT_DESCRIPTION", "STOP"]
     with pytest.raises(BinlogError, match="already lists binlogs"):
         BinlogWriter.create(tmp_path, "bin")
+
+
+@pytest.mark.parametrize("name", [TYPES_FILE, MYSQL_FILE])
+def test_flashback_to_file(corpus_dir: Path, tmp_path: Path, name: str) -> None:
+    """``binlogkit flashback --to FILE``: the undo transactions, each between BEGIN and
+    COMMIT, in a binlog of the source's format; mariadb-binlog reads it as binlogkit does."""
+    with binlogkit.open(path(name), schema=None) as reader:
+        undo = flashback(reader)
+    target = tmp_path / "undo.000001"
+    result = CliRunner().invoke(cli, ["flashback", "--to", str(target), str(path(name))])
+    assert result.exit_code == 0, result.output
+    with binlogkit.open(target, schema=None) as reader:
+        back = list(reader)
+    fmt = undo[0].fmt
+    want = []
+    for transaction in undo:
+        want += [b"BEGIN", *(e.encode_body(fmt) for e in transaction.events()), b"COMMIT"]
+    got = [e.query if isinstance(e, QueryEvent) else e.encode_body(fmt) for e in back[1:-1]]
+    assert got == want
+    assert back[-1].type_name == "STOP"
+    if "MariaDB" in undo[0].format_event.server_version and TOOL is not None:
+        with local_time_zone("UTC"):
+            tool = subprocess.run([TOOL, "-vv", str(target)], capture_output=True, check=False)
+            assert (tool.returncode, tool.stderr) == (0, b"")
+            assert_same_dump(tool.stdout, our_dump(target, "-vv"), "flashback --to")
+
+
+def test_flashback_to_file_without_rows(corpus_dir: Path, tmp_path: Path) -> None:
+    target = tmp_path / "undo.000001"
+    source = path("avaitla+mysqlbinlog2parquet/test/samples/mysql-bin.000001")  # FDE, STOP
+    result = CliRunner().invoke(cli, ["flashback", "--to", str(target), str(source)])
+    assert result.exit_code == 1 and "nothing to undo" in result.output
+    assert list(tmp_path.iterdir()) == []
