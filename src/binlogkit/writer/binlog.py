@@ -16,6 +16,7 @@ from binlogkit.binlog.decoder import decode_frame
 from binlogkit.binlog.events import Event, FormatDescriptionEvent, RotateEvent, StopEvent
 from binlogkit.binlog.header import EventHeader
 from binlogkit.errors import BinlogError
+from binlogkit.gtid import Gtid, MariaGtid
 from binlogkit.io.binlog_end import scan_to_end
 from binlogkit.io.binlog_index import (
     add_to_index,
@@ -24,9 +25,11 @@ from binlogkit.io.binlog_index import (
     next_binlog_name,
     read_index,
 )
+from binlogkit.io.streams.cache import MEMORY_SIZE
 from binlogkit.writer.binlog_file import ENDING_TYPES as _ENDING_TYPES
 from binlogkit.writer.binlog_file import BinlogFileWriter
 from binlogkit.writer.format import format_description
+from binlogkit.writer.transaction import Transaction
 
 __all__ = ["BinlogWriter", "default_base_name"]
 
@@ -65,6 +68,7 @@ class BinlogWriter:
         self.server_id = server_id
         self.clock = clock
         self.sync = sync
+        self._sequence = (current.path, 0)
 
     @classmethod
     def create(
@@ -150,6 +154,10 @@ class BinlogWriter:
         A ROTATE or STOP written here ends the file as :meth:`rotate` and
         :meth:`close` do (the next write starts the next file).
         """
+        return self.writable().write(event)
+
+    def writable(self) -> BinlogFileWriter:
+        """The file to write into: the current one, or the next once a STOP or ROTATE ended it."""
         if self.current.ended:
             self.current = self._start(
                 self.directory,
@@ -158,17 +166,36 @@ class BinlogWriter:
                 self.clock,
                 self.sync,
             )
-        return self.current.write(event)
+        return self.current
 
     def rotate(self) -> Path:
         """End the current file with a ROTATE and start the next; returns the new file."""
         name = next_binlog_name(self.current.path.name)
-        header = self._header(EventType.ROTATE)
+        header = self.header(EventType.ROTATE)
         self.write(RotateEvent(header, len(MAGIC), name))
         self.current = self._start(
             self.directory, name, self.current.format_description, self.clock, self.sync
         )
         return self.current.path
+
+    def transaction(
+        self,
+        gtid: MariaGtid | Gtid | None = None,
+        *,
+        xid: int = 0,
+        memory_size: int = MEMORY_SIZE,
+    ) -> Transaction:
+        """A transaction to fill with row changes, written whole at its commit
+        (see :class:`~binlogkit.writer.transaction.Transaction`)."""
+        return Transaction(self, gtid=gtid, xid=xid, memory_size=memory_size)
+
+    def next_sequence_number(self) -> int:
+        """The logical clock of MySQL GTID events: 1, 2, ... in each file, one transaction
+        after the other (each one's ``last_committed`` is the one before)."""
+        path, number = self._sequence
+        number = number + 1 if path == self.current.path else 1
+        self._sequence = (self.current.path, number)
+        return number
 
     def flush(self) -> None:
         self.current.flush()
@@ -176,15 +203,16 @@ class BinlogWriter:
     def close(self) -> None:
         """End the current file with a STOP event (unless a STOP or ROTATE ended it)."""
         if not self.current.ended:
-            self.current.write(StopEvent(self._header(EventType.STOP)))
+            self.current.write(StopEvent(self.header(EventType.STOP)))
 
     def abandon(self) -> None:
         """Stop writing and leave the current file in use, as a crash would (without a
         partial event): :meth:`open` continues it."""
         self.current.close()
 
-    def _header(self, type_code: int) -> EventHeader:
-        return EventHeader(int(self.clock()), type_code, self.server_id, 0)
+    def header(self, type_code: int, flags: int = 0) -> EventHeader:
+        """A header for an event of ``type_code`` the writer makes: its server id, the time now."""
+        return EventHeader(int(self.clock()), type_code, self.server_id, 0, 0, flags)
 
     def __enter__(self) -> BinlogWriter:
         return self

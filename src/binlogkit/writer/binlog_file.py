@@ -22,11 +22,12 @@ from binlogkit.binlog.framing import event_crc32
 from binlogkit.binlog.header import FLAGS_OFFSET, LOG_POS_OFFSET, EventHeader
 from binlogkit.errors import BinlogError
 from binlogkit.io.binlog_end import scan_to_end
-from binlogkit.io.streams import FileOutputStream
+from binlogkit.io.streams import BinlogCache, FileOutputStream
+from binlogkit.writer.positions import ShiftPositions
 
 log = logging.getLogger(__name__)
 
-__all__ = ["ENDING_TYPES", "BinlogFileWriter"]
+__all__ = ["ENDING_TYPES", "BinlogFileWriter", "encode_at"]
 
 _U32 = struct.Struct("<I")
 _FDE_FLAGS_AT = len(MAGIC) + FLAGS_OFFSET
@@ -110,27 +111,32 @@ class BinlogFileWriter:
 
         A STOP or ROTATE event ends the file.
         """
-        if self.ended:
-            raise BinlogError("the file already ended with a STOP or ROTATE", file=str(self.path))
+        self._check_open()
         offset = self.stream.position
-        raw = bytearray(encode_event(event, self.fmt))
-        end = offset + len(raw)
-        _U32.pack_into(raw, LOG_POS_OFFSET, end)
-        if self._checksummed(event):
-            _U32.pack_into(raw, len(raw) - 4, event_crc32(raw))
+        raw = encode_at(event, self.fmt, offset)
         self.stream.write(raw)
         header = replace(
-            event.header, event_size=len(raw), log_pos=end, offset=offset, file=str(self.path)
+            event.header,
+            event_size=len(raw),
+            log_pos=offset + len(raw),
+            offset=offset,
+            file=str(self.path),
         )
         if header.type_code in ENDING_TYPES and not header.flags & EventFlag.ARTIFICIAL:
             self._end()
         return header
 
-    def _checksummed(self, event: Event) -> bool:
-        """Whether ``event`` is written with a CRC32 (a format description: when it can be)."""
-        if isinstance(event, FormatDescriptionEvent):
-            return event.checksum_alg is not None
-        return self.fmt.checksum_length > 0
+    def write_cache(self, cache: BinlogCache) -> None:
+        """Append the events gathered in ``cache`` (each encoded by :func:`encode_at` for its
+        offset in the cache): their positions are moved to where they land."""
+        self._check_open()
+        shift = ShiftPositions(self.stream, self.stream.position, self.fmt.checksum_length)
+        cache.copy_to(shift)
+        shift.flush()
+
+    def _check_open(self) -> None:
+        if self.ended:
+            raise BinlogError("the file already ended with a STOP or ROTATE", file=str(self.path))
 
     def flush(self) -> None:
         """Hand what was written to the operating system (readers of the file see it)."""
@@ -155,3 +161,17 @@ class BinlogFileWriter:
         flags = self._fde_flags | flag if in_use else self._fde_flags & ~flag
         self.stream.update(_FDE_FLAGS_AT, bytes([flags & 0xFF]))
         self.stream.flush()
+
+
+def encode_at(event: Event, fmt: FormatContext, offset: int) -> bytearray:
+    """``event``'s bytes in format ``fmt`` as they are at ``offset`` of a binlog: ``log_pos``
+    is where the event ends there, and the CRC32 (when the format has one) sums that."""
+    raw = bytearray(encode_event(event, fmt))
+    _U32.pack_into(raw, LOG_POS_OFFSET, offset + len(raw))
+    if isinstance(event, FormatDescriptionEvent):
+        checksummed = event.checksum_alg is not None  # its own trailer, whatever it announces
+    else:
+        checksummed = fmt.checksum_length > 0
+    if checksummed:
+        _U32.pack_into(raw, len(raw) - 4, event_crc32(raw))
+    return raw
