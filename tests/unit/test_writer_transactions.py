@@ -97,6 +97,7 @@ def test_mariadb_transactions_and_a_dropped_one(tmp_path: Path) -> None:
             w.transaction()
         with w.transaction(MariaGtid(3, 9, 77), xid=5) as tx:
             tx.rows(table, "update", [RowChange(ROWS[1], ROWS[2])])
+        assert (tmp_path / "bin.000001").stat().st_size == w.position  # committed: visible
         with (
             pytest.raises(RuntimeError, match="changed my mind"),
             w.transaction(MariaGtid(3, 9, 78)) as tx,

@@ -1,5 +1,7 @@
 """Reading binlog files, relay logs, sets of files and stdin: the I/O around the decoder.
 
+Bytes come through the storage streams (:mod:`binlogkit.io.streams`): a file
+is a ``FileInputStream``, stdin a forward-only ``StdinInputStream``.
 Which files a source names, and in which order, is :mod:`binlogkit.io.binlog_index`.
 """
 

@@ -142,6 +142,13 @@ class BinlogFileWriter:
         """Hand what was written to the operating system (readers of the file see it)."""
         self.stream.flush()
 
+    def persist(self) -> None:
+        """A commit point: :meth:`flush`, and with ``sync`` an fsync (``sync_binlog=1``)."""
+        if self.sync:
+            self.stream.sync()
+        else:
+            self.stream.flush()
+
     def close(self) -> None:
         """Stop writing without ending the file: it stays in use, to be continued by
         :meth:`append` (what a crash leaves, less a partial event)."""

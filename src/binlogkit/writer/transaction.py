@@ -118,7 +118,8 @@ class Transaction:
             self.write(cls.from_rows(self.writer.header(code), chunk, table=table, flags=flags))
 
     def commit(self) -> None:
-        """Write the transaction into the binlog (starting the next file if one ended)."""
+        """Write the transaction into the binlog (starting the next file if one ended); once
+        this returns, readers of the file see it (and with ``sync`` it is on disk)."""
         if self._done:
             raise BinlogError("the transaction is already committed or dropped")
         file = self.writer.writable()
@@ -134,6 +135,7 @@ class Transaction:
             file.write(event)
         file.write_cache(self.cache)
         file.write(xid)
+        file.persist()
         self.close()
 
     def close(self) -> None:
