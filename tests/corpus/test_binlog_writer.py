@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import random
 import subprocess
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -33,6 +34,7 @@ from binlogkit.io.binlog_index import read_index
 from binlogkit.pipeline.flashback import flashback
 from binlogkit.writer import BinlogFileWriter, BinlogWriter, format_description
 from binlogkit.writer.binlog_file import ENDING_TYPES
+from binlogkit.writer.insert import insert_events
 
 pytestmark = pytest.mark.corpus
 
@@ -281,3 +283,34 @@ def test_flashback_to_file_without_rows(corpus_dir: Path, tmp_path: Path) -> Non
     result = CliRunner().invoke(cli, ["flashback", "--to", str(target), str(source)])
     assert result.exit_code == 1 and "nothing to undo" in result.output
     assert list(tmp_path.iterdir()) == []
+
+
+def test_insert_events_moves_the_rest(corpus_dir: Path, tmp_path: Path) -> None:
+    """A transaction inserted between two others: the events after it move with their
+    positions; binlogkit and mariadb-binlog read the file; bad places are refused."""
+    events = _framed_events(TYPES_FILE)
+    target = tmp_path / "mysql-bin.000002"
+    target.write_bytes(read(TYPES_FILE))
+    gtids = [i for i, e in enumerate(events) if e.type_name == "MARIADB_GTID"]
+    copied = events[gtids[3] : gtids[4]]  # a whole transaction, again, in a domain of its own
+    copied[0] = replace(copied[0], domain_id=99, seq_no=1)  # (GTIDs of a domain must grow)
+    at = events[gtids[2]].header.offset
+    with pytest.raises(BinlogError, match="inside the transaction that starts at"):
+        insert_events(target, events[gtids[2] + 1].header.offset, copied)
+    with pytest.raises(BinlogError, match=f"no event starts at {at + 1}"):
+        insert_events(target, at + 1, copied)
+    assert target.read_bytes() == read(TYPES_FILE)
+    inserted = insert_events(target, at, copied)
+    assert inserted == sum(e.header.event_size for e in copied)
+    assert target.stat().st_size == len(read(TYPES_FILE)) + inserted
+    with binlogkit.open(target, schema=None) as reader:
+        back = list(reader)
+    assert all(e.header.log_pos == e.header.end for e in back)
+    fmt = back[0].context()  # type: ignore[attr-defined]
+    want = events[: gtids[2]] + copied + events[gtids[2] :]
+    assert [e.encode_body(fmt) for e in back] == [e.encode_body(fmt) for e in want]
+    if TOOL is not None:
+        with local_time_zone("UTC"):
+            tool = subprocess.run([TOOL, "-vv", str(target)], capture_output=True, check=False)
+            assert (tool.returncode, tool.stderr) == (0, b"")
+            assert_same_dump(tool.stdout, our_dump(target, "-vv"), "after an insert")

@@ -4,12 +4,14 @@
 the in-use flag); :class:`BinlogFileWriter` writes one file;
 :func:`format_description` makes the format description a file starts with;
 :class:`Transaction` writes a whole transaction from row changes through a
-binlog cache; :func:`write_undo_binlog` writes a flashback as a binlog.
+binlog cache; :func:`insert_events` puts events into an existing binlog;
+:func:`write_undo_binlog` writes a flashback as a binlog.
 """
 
 from binlogkit.writer.binlog import BinlogWriter, default_base_name
 from binlogkit.writer.binlog_file import BinlogFileWriter
 from binlogkit.writer.format import format_description
+from binlogkit.writer.insert import insert_events
 from binlogkit.writer.transaction import Transaction
 from binlogkit.writer.undo import write_undo_binlog
 
@@ -19,5 +21,6 @@ __all__ = [
     "Transaction",
     "default_base_name",
     "format_description",
+    "insert_events",
     "write_undo_binlog",
 ]
