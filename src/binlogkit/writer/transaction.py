@@ -30,6 +30,7 @@ from binlogkit.binlog.events.query import QueryEvent, QueryStatus
 from binlogkit.binlog.events.rows import RowsEvent, RowsFlag
 from binlogkit.binlog.events.table_map import TableMapEvent
 from binlogkit.binlog.rows.plan import RowChange
+from binlogkit.binlog.tables import Table
 from binlogkit.errors import BinlogError
 from binlogkit.gtid import Gtid, MariaGtid
 from binlogkit.io.streams import BinlogCache
@@ -111,11 +112,12 @@ class Transaction:
         cls = EVENT_CODECS[code]
         assert issubclass(cls, RowsEvent)
         self.write(table.with_header(self.writer.header(EventType.TABLE_MAP)))
+        plans = Table(table)  # its row plan, built once for every event of the statement
         for start in range(0, len(changes), rows_per_event):
             chunk = changes[start : start + rows_per_event]
             last = start + rows_per_event >= len(changes)
             flags = RowsFlag.STMT_END if last else 0
-            self.write(cls.from_rows(self.writer.header(code), chunk, table=table, flags=flags))
+            self.write(cls.from_rows(self.writer.header(code), chunk, table=plans, flags=flags))
 
     def commit(self) -> None:
         """Write the transaction into the binlog (starting the next file if one ended); once
