@@ -40,7 +40,8 @@ class BinlogFileWriter:
 
     :meth:`write` encodes an event with its position: ``log_pos`` in its header
     is where the event ends in this file, and its CRC32 is summed again when the
-    format checksums events. ``sync``: fsync the file when it ends.
+    format checksums events. ``sync``: fsync the file at each commit point
+    (:meth:`persist`) and when it ends.
     """
 
     def __init__(
@@ -65,7 +66,6 @@ class BinlogFileWriter:
         writer = cls(stream, fde, fde.header.flags, sync=sync)
         writer.write(fde)
         writer._mark_in_use(True)
-        stream.flush()
         return writer
 
     @classmethod
