@@ -1,0 +1,554 @@
+"""A binlog server: real replicas replicate from a folder of binlog files (asyncio).
+
+:class:`BinlogServer` listens where a primary would, lets in the configured
+replication users (the server side of :mod:`binlogkit.protocol.server`, TLS
+when given a certificate), answers the set-up queries replicas send
+(:mod:`binlogkit.protocol.replica_queries`, from the served files and the
+configuration), takes COM_REGISTER_SLAVE, and serves COM_BINLOG_DUMP and
+COM_BINLOG_DUMP_GTID (and MariaDB's GTID starts) with
+:class:`~binlogkit.protocol.binlog_sender.DumpSender` out of a
+:class:`~binlogkit.services.binlog_directory.BinlogDirectory`: bytes and
+files that appear in the folder are sent as they come, with heartbeats while
+there is nothing new, so ``binlogkit relay`` into a folder and this server on
+it make a relay tier. Semi-sync acknowledgements are read and recorded.
+
+Each connection is a task: many replicas are served at once, each at its
+own place. :class:`BinlogServerThread` runs a server in a thread of its own
+for synchronous programs. Passwords are kept as
+:class:`~binlogkit.protocol.auth.base.Secret` and stored as the plugins'
+credentials only; they never reach a log line or an error.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import logging
+import ssl
+import threading
+import time
+import uuid
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from types import TracebackType
+
+from binlogkit.errors import BinlogError
+from binlogkit.gtid import GtidSet, MariaGtidList
+from binlogkit.protocol.auth.base import Secret, make_credential
+from binlogkit.protocol.binlog_sender import (
+    DumpRefused,
+    DumpSender,
+    Outgoing,
+    ReplicaSettings,
+)
+from binlogkit.protocol.constants import Command, ErrorCode
+from binlogkit.protocol.packets import NEED_DATA
+from binlogkit.protocol.replica_queries import (
+    QueryError,
+    QueryOk,
+    ServedBinlog,
+    answer_query,
+)
+from binlogkit.protocol.replication import (
+    ACK_MAGIC,
+    BinlogDump,
+    BinlogDumpGtid,
+    RegisterSlave,
+    SemiSyncAck,
+)
+from binlogkit.protocol.server import (
+    Account,
+    Authenticated,
+    AuthFailed,
+    ClientPacket,
+    ClientQuit,
+    CommandReceived,
+    ServerConnection,
+    StartTls,
+)
+from binlogkit.services.binlog_directory import BinlogDirectory
+
+__all__ = ["BinlogServer", "BinlogServerThread", "ReplicaSession", "User"]
+
+log = logging.getLogger(__name__)
+
+POLL = 0.05
+"""Seconds between looks at the folder while a dump waits for new bytes."""
+_CHUNK = 1 << 20
+
+
+@dataclass(frozen=True, slots=True)
+class User:
+    """A replication user: name, password (kept secret) and auth plugin."""
+
+    name: str
+    password: Secret = field(repr=False)
+    plugin: str = "mysql_native_password"
+
+    def account(self) -> Account:
+        return Account(self.name, self.plugin, make_credential(self.plugin, self.password))
+
+
+@dataclass(slots=True)
+class ReplicaSession:
+    """One client connection: who it is, what it set, what it asked for, where its dump is."""
+
+    number: int
+    peer: str
+    user: str | None = None
+    variables: dict[str, str | None] = field(default_factory=dict)
+    registered: RegisterSlave | None = None
+    dump: BinlogDump | BinlogDumpGtid | None = None
+    file: str = ""
+    position: int = 0
+    acked: SemiSyncAck | None = None
+
+
+class _Dropped(Exception):
+    """The connection is to be closed now."""
+
+
+class BinlogServer:
+    """Serves the binlogs of ``directory`` on ``host``:``port`` (0: a free port, see :attr:`port`).
+
+    ``users``: who may connect. ``server_id``: the id the served events' fake
+    events carry and SHOW VARIABLES gives. ``version``: the version in the
+    greeting (default: the binlogs' own, with MariaDB's ``5.5.5-`` prefix).
+    ``tls``: a server-side SSL context, offered to clients that ask for TLS.
+    ``semi_sync``: offer semi-sync.
+    """
+
+    def __init__(
+        self,
+        directory: str | BinlogDirectory,
+        users: Sequence[User],
+        *,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        server_id: int = 1,
+        version: str | None = None,
+        tls: ssl.SSLContext | None = None,
+        semi_sync: bool = False,
+    ) -> None:
+        self.directory = (
+            directory if isinstance(directory, BinlogDirectory) else BinlogDirectory(directory)
+        )
+        if not users:
+            raise BinlogError("a binlog server needs at least one user")
+        self._accounts = {u.name: u.account() for u in users}
+        self.host = host
+        self.port = port
+        self.server_id = server_id
+        self.flavor = self.directory.flavor()
+        binlog_version = self.directory.server_version()
+        if version is None:
+            version = f"5.5.5-{binlog_version}" if self.flavor == "mariadb" else binlog_version
+        self.version = version
+        self.tls = tls
+        self.semi_sync = semi_sync
+        self.server_uuid = str(uuid.uuid5(uuid.NAMESPACE_URL, f"binlogkit:{server_id}"))
+        self.sessions: dict[int, ReplicaSession] = {}
+        """The connections open now, by number."""
+        self.connections = 0
+        """Connections accepted so far."""
+        self._numbers = itertools.count(1)
+        self._server: asyncio.base_events.Server | None = None
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    # -- life ----------------------------------------------------------------------------
+
+    async def start(self) -> None:
+        """Listen; :attr:`port` is the port taken."""
+        self._server = await asyncio.start_server(self._accept, self.host, self.port)
+        self.port = self._server.sockets[0].getsockname()[1]
+        log.info(
+            "serving %s on %s:%d as %s (server_id %d)",
+            self.directory.path,
+            self.host,
+            self.port,
+            self.version,
+            self.server_id,
+        )
+
+    async def serve_forever(self) -> None:
+        if self._server is None:
+            await self.start()
+        assert self._server is not None
+        await self._server.serve_forever()
+
+    async def close(self) -> None:
+        """Stop listening and end every connection."""
+        if self._server is not None:
+            self._server.close()
+        for task in list(self._tasks):
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+        if self._server is not None:
+            await self._server.wait_closed()
+
+    async def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        task = asyncio.current_task()
+        assert task is not None
+        self._tasks.add(task)
+        self.connections += 1
+        try:
+            await self.handle_connection(reader, writer)
+        finally:
+            self._tasks.discard(task)
+            writer.close()
+            with contextlib.suppress(Exception):
+                await writer.wait_closed()
+
+    # -- one connection ----------------------------------------------------------------------
+
+    async def handle_connection(
+        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+    ) -> None:
+        """Serve one client until it leaves (override to refuse or observe connections)."""
+        peer = writer.get_extra_info("peername")
+        host = peer[0] if isinstance(peer, tuple) else "localhost"
+        number = next(self._numbers)
+        session = ReplicaSession(number, f"{host}:{peer[1]}" if isinstance(peer, tuple) else host)
+        conn = ServerConnection(
+            self._accounts,
+            server_version=self.version,
+            connection_id=number,
+            tls_available=self.tls is not None,
+            client_host=host,
+        )
+        self.sessions[number] = session
+        self.session_started(session)
+        try:
+            writer.write(conn.greeting())
+            await self._converse(reader, writer, conn, session)
+        except (_Dropped, ConnectionError, BinlogError, asyncio.IncompleteReadError) as err:
+            log.debug("connection %d from %s ended: %s", number, session.peer, err)
+        finally:
+            del self.sessions[number]
+
+    async def _converse(
+        self,
+        reader: asyncio.StreamReader,
+        writer: asyncio.StreamWriter,
+        conn: ServerConnection,
+        session: ReplicaSession,
+    ) -> None:
+        while True:
+            event = conn.next_event()
+            if out := conn.data_to_send():
+                writer.write(out)
+                await writer.drain()
+            if event is NEED_DATA:
+                conn.receive_data(await reader.read(1 << 16))
+            elif isinstance(event, StartTls):
+                assert self.tls is not None
+                await writer.start_tls(self.tls)
+                conn.tls_established()
+            elif isinstance(event, Authenticated):
+                session.user = event.user
+                log.info("replica %s connected as %s", session.peer, event.user)
+            elif isinstance(event, AuthFailed | ClientQuit):
+                return
+            elif isinstance(event, CommandReceived):
+                await self._command(reader, writer, conn, session, event)
+
+    async def _command(
+        self,
+        reader: asyncio.StreamReader,
+        writer: asyncio.StreamWriter,
+        conn: ServerConnection,
+        session: ReplicaSession,
+        cmd: CommandReceived,
+    ) -> None:
+        payload = bytes([cmd.command]) + cmd.body
+        if cmd.command == Command.QUERY:
+            sql = cmd.body.decode("utf-8", "replace")
+            writer.write(self.answer(conn, session, sql))
+        elif cmd.command in (Command.PING, Command.INIT_DB):
+            writer.write(conn.send_ok())
+        elif cmd.command == Command.REGISTER_SLAVE:
+            session.registered = RegisterSlave.decode(payload)
+            writer.write(conn.send_ok())
+        elif cmd.command in (Command.BINLOG_DUMP, Command.BINLOG_DUMP_GTID):
+            dump = (
+                BinlogDump.decode(payload)
+                if cmd.command == Command.BINLOG_DUMP
+                else BinlogDumpGtid.decode(payload)
+            )
+            session.dump = dump
+            await self._dump(reader, writer, conn, session, dump)
+            raise _Dropped("the dump ended")  # a primary ends the connection with its dump
+        else:
+            writer.write(conn.send_error(ErrorCode.UNKNOWN_COM, "Unknown command", "08S01"))
+        await writer.drain()
+
+    def session_started(self, session: ReplicaSession) -> None:
+        """A client connected (override to observe sessions)."""
+
+    # -- queries ---------------------------------------------------------------------------
+
+    def answer(self, conn: ServerConnection, session: ReplicaSession, sql: str) -> bytes:
+        """The bytes answering one query (override to observe them)."""
+        log.debug("connection %d asks: %s", session.number, sql)
+        answer = answer_query(
+            sql,
+            variables=_Variables(self),
+            session=session.variables,
+            binlogs=[ServedBinlog(n, self.directory.size(n)) for n in self.directory.names()],
+            now=time.time(),
+            flavor=self.flavor,
+        )
+        if isinstance(answer, QueryOk):
+            return conn.send_ok()
+        if isinstance(answer, QueryError):
+            log.info("connection %d: %s answered with error %d", session.number, sql, answer.code)
+            return conn.send_error(answer.code, answer.message, answer.sql_state)
+        return conn.send_result_set(list(answer.columns), answer.rows)
+
+    def variables(self) -> dict[str, str]:
+        """The system variables queries see, computed now."""
+        return dict(_Variables(self))
+
+    # -- dumps ----------------------------------------------------------------------------------
+
+    async def _dump(
+        self,
+        reader: asyncio.StreamReader,
+        writer: asyncio.StreamWriter,
+        conn: ServerConnection,
+        session: ReplicaSession,
+        request: BinlogDump | BinlogDumpGtid,
+    ) -> None:
+        settings = ReplicaSettings.from_variables(
+            session.variables, semi_sync_offered=self.semi_sync
+        )
+        sender = DumpSender(
+            request,
+            self.directory.starts(),
+            settings,
+            server_id=self.server_id,
+            flavor=self.flavor,
+        )
+        log.info("replica %s dumps %s", session.peer, request)
+        refused = sender.start()
+        if refused is not None:
+            await self._refuse(writer, conn, session, refused)
+            return
+        gone = asyncio.create_task(self._read_acks(reader, conn, session))
+        try:
+            await self._send(writer, conn, session, sender, gone)
+        finally:
+            gone.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await gone
+
+    async def _send(
+        self,
+        writer: asyncio.StreamWriter,
+        conn: ServerConnection,
+        session: ReplicaSession,
+        sender: DumpSender,
+        gone: asyncio.Task[None],
+    ) -> None:
+        directory = self.directory
+        period = sender.replica.heartbeat_period
+        last_sent = time.monotonic()
+        while True:
+            packet = sender.next_packet()
+            if isinstance(packet, Outgoing):
+                await self.send_event(writer, conn, session, packet)
+                session.file, session.position = sender.file, sender.position
+                last_sent = time.monotonic()
+                continue
+            if isinstance(packet, DumpRefused):
+                await self._refuse(writer, conn, session, packet)
+                return
+            name, offset = sender.read_at
+            data = directory.read(name, offset)
+            if data:
+                sender.receive_data(data)
+                continue
+            following = directory.next_name(name)
+            if following is not None and directory.size(name) == offset:
+                sender.file_complete(following)
+                continue
+            if following is not None:
+                continue  # bytes were added before the next file appeared: read them
+            if not sender.blocking:
+                writer.write(conn.send_eof())
+                await writer.drain()
+                return
+            await writer.drain()
+            await asyncio.wait([gone], timeout=POLL)
+            if gone.done():
+                raise _Dropped("the replica left")
+            if period and time.monotonic() - last_sent >= period:
+                await self.send_event(writer, conn, session, sender.heartbeat())
+                last_sent = time.monotonic()
+
+    async def send_event(
+        self,
+        writer: asyncio.StreamWriter,
+        conn: ServerConnection,
+        session: ReplicaSession,
+        packet: Outgoing,
+    ) -> None:
+        """Send one event packet (the place to observe or alter what a replica gets)."""
+        writer.write(conn.send_packet(packet.payload))
+        await writer.drain()
+
+    async def _refuse(
+        self,
+        writer: asyncio.StreamWriter,
+        conn: ServerConnection,
+        session: ReplicaSession,
+        refused: DumpRefused,
+    ) -> None:
+        log.warning("dump of replica %s refused: %s", session.peer, refused.message)
+        writer.write(conn.send_error(refused.code, refused.message, refused.sql_state))
+        await writer.drain()
+
+    async def _read_acks(
+        self, reader: asyncio.StreamReader, conn: ServerConnection, session: ReplicaSession
+    ) -> None:
+        """Read what the replica sends during its dump (semi-sync ACKs); end when it leaves."""
+        while data := await reader.read(1 << 16):
+            conn.receive_data(data)
+            while (event := conn.next_event()) is not NEED_DATA:
+                if isinstance(event, ClientPacket) and event.payload[:1] == bytes((ACK_MAGIC,)):
+                    self.acknowledged(session, SemiSyncAck.decode(event.payload))
+                elif isinstance(event, ClientQuit):
+                    return
+
+    def acknowledged(self, session: ReplicaSession, ack: SemiSyncAck) -> None:
+        """A semi-sync ACK arrived (override to observe them)."""
+        session.acked = ack
+
+
+class _Variables(Mapping[str, str]):
+    """The server's system variables, each computed when asked (GTID states scan the files)."""
+
+    def __init__(self, server: BinlogServer) -> None:
+        self.server = server
+        s = server
+        fixed = {
+            "version": s.version,
+            "version_comment": "binlogkit binlog server",
+            "server_id": str(s.server_id),
+            "port": str(s.port),
+            "hostname": "binlogkit",
+            "log_bin": "ON",
+            "binlog_format": "ROW",
+            "max_allowed_packet": str(1 << 30),
+            "character_set_server": "utf8mb4",
+            "collation_server": "utf8mb4_general_ci",
+            "time_zone": "SYSTEM",
+            "system_time_zone": "UTC",
+            "read_only": "ON",
+            "lower_case_table_names": "0",
+        }
+        if s.flavor == "mariadb":
+            fixed |= {
+                "gtid_strict_mode": "OFF",
+                "rpl_semi_sync_master_enabled": "ON" if s.semi_sync else "OFF",
+            }
+        else:
+            fixed |= {
+                "server_uuid": s.server_uuid,
+                "gtid_mode": "ON",
+                "enforce_gtid_consistency": "ON",
+            }
+            if s.semi_sync:
+                fixed |= {
+                    "rpl_semi_sync_source_enabled": "ON",
+                    "rpl_semi_sync_source_timeout": "10000",
+                    "rpl_semi_sync_source_wait_point": "AFTER_SYNC",
+                }
+        self._fixed = fixed
+        self._computed = (
+            (
+                "binlog_checksum",
+                "gtid_domain_id",
+                "gtid_binlog_pos",
+                "gtid_binlog_state",
+                "gtid_current_pos",
+            )
+            if s.flavor == "mariadb"
+            else ("binlog_checksum", "gtid_executed", "gtid_purged")
+        )
+
+    def __getitem__(self, name: str) -> str:
+        if name in self._fixed:
+            return self._fixed[name]
+        if name not in self._computed:
+            raise KeyError(name)
+        directory = self.server.directory
+        if name == "binlog_checksum":
+            return directory.checksum()
+        if name == "gtid_purged":
+            first = directory.first_state()
+            return str(first) if isinstance(first, GtidSet) else ""
+        state = directory.gtid_state()
+        if name == "gtid_executed":
+            return str(state) if isinstance(state, GtidSet) else ""
+        maria = state if isinstance(state, MariaGtidList) else MariaGtidList()
+        if name == "gtid_binlog_state":
+            return str(maria)
+        if name == "gtid_domain_id":
+            return str(maria.gtids[-1].domain_id) if maria.gtids else "0"
+        return str(maria.position())
+
+    def __iter__(self) -> Iterator[str]:
+        return iter((*self._fixed, *self._computed))
+
+    def __len__(self) -> int:
+        return len(self._fixed) + len(self._computed)
+
+
+class BinlogServerThread:
+    """A :class:`BinlogServer` running in a thread of its own; a context manager.
+
+    Entering starts it and waits until it listens (:attr:`port`); leaving closes
+    every connection and ends the thread.
+    """
+
+    def __init__(self, server: BinlogServer) -> None:
+        self.server = server
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._run, name="binlog-server", daemon=True)
+        self._started = threading.Event()
+        self._error: BaseException | None = None
+
+    @property
+    def port(self) -> int:
+        return self.server.port
+
+    def _run(self) -> None:
+        asyncio.set_event_loop(self._loop)
+        try:
+            self._loop.run_until_complete(self.server.start())
+        except BaseException as err:
+            self._error = err
+            self._started.set()
+            return
+        self._started.set()
+        self._loop.run_forever()
+        self._loop.run_until_complete(self.server.close())
+        self._loop.close()
+
+    def __enter__(self) -> BinlogServerThread:
+        self._thread.start()
+        self._started.wait()
+        if self._error is not None:
+            raise self._error
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(10)
