@@ -257,6 +257,8 @@ class DumpSender:
         self._skipped_to = 0
         self._maria: _MariaSkip | None = None
         self._queue: list[Outgoing] = []
+        self.read_at_start = ("", 0)
+        """The file and position the dump starts at (chosen by :meth:`start`)."""
         self.position = 0
         """The end of the last event sent or skipped in :attr:`file` (where a heartbeat points)."""
 
@@ -276,6 +278,7 @@ class DumpSender:
         if isinstance(chosen, DumpRefused):
             return chosen
         index, position = chosen
+        self.read_at_start = (self.files[index].name, position)
         self._open(self.files[index].name, position)
         return None
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import fnmatch
 import re
-from collections.abc import Mapping, MutableMapping, Sequence
+from collections.abc import Callable, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass
 
 __all__ = [
@@ -28,6 +28,7 @@ __all__ = [
     "QueryOk",
     "ResultSet",
     "ServedBinlog",
+    "SqlFunction",
     "answer_query",
 ]
 
@@ -54,6 +55,7 @@ class QueryError:
 
 
 QueryAnswer = QueryOk | ResultSet | QueryError
+SqlFunction = Callable[..., str | None]
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,6 +78,7 @@ _SHOW_VARIABLES = re.compile(
     re.I,
 )
 _NUMBER = re.compile(r"-?\d+(?:\.\d+)?\Z")
+_CALL = re.compile(r"(\w+)\s*\((.*)\)\Z", re.S)
 _ALIAS = re.compile(r"(.+?)\s+AS\s+(`[^`]+`|\w+)\Z", re.I | re.S)
 
 
@@ -87,13 +90,16 @@ def answer_query(
     binlogs: Sequence[ServedBinlog],
     now: float,
     flavor: str,
+    functions: Mapping[str, SqlFunction] | None = None,
 ) -> QueryAnswer:
     """The answer to one statement; ``SET`` changes ``session`` (user variables by lower-case
-    name). ``variables``: the server's system variables by lower-case name."""
+    name). ``variables``: the server's system variables by lower-case name. ``functions``:
+    SQL functions by upper-case name, given their evaluated arguments (e.g. MariaDB's
+    ``BINLOG_GTID_POS(file, position)``)."""
     text = sql.strip().rstrip(";").strip()
     words = text.split(None, 2)
     head = " ".join(w.upper() for w in words[:2])
-    evaluate = _Evaluator(variables, session, now)
+    evaluate = _Evaluator(variables, session, now, functions or {})
     try:
         if words and words[0].upper() == "SET":
             return _set(text[3:], evaluate, session)
@@ -148,11 +154,16 @@ class _Evaluator:
     """The values of the expressions replicas select: literals, variables, a few functions."""
 
     def __init__(
-        self, variables: Mapping[str, str], session: Mapping[str, str | None], now: float
+        self,
+        variables: Mapping[str, str],
+        session: Mapping[str, str | None],
+        now: float,
+        functions: Mapping[str, SqlFunction],
     ) -> None:
         self.variables = variables
         self.session = session
         self.now = now
+        self.functions = functions
 
     def __call__(self, expr: str) -> str | None:
         expr = expr.strip()
@@ -174,6 +185,10 @@ class _Evaluator:
             return self.variables["version"]
         if _NUMBER.match(expr):
             return expr
+        call = _CALL.match(expr)
+        if call and call[1].upper() in self.functions:
+            args = [self(a) for a in _split(call[2])] if call[2].strip() else []
+            return self.functions[call[1].upper()](*args)
         raise _Unknown(expr)
 
 

@@ -165,21 +165,32 @@ class BinlogDirectory:
         names = self.names()
         return start_state(self._head(names[0]).frames) if names else None
 
-    def gtid_state(self) -> GtidState | None:
-        """The GTID state at the end of the last binlog (None: no GTIDs anywhere)."""
+    def gtid_state(self, name: str | None = None, position: int | None = None) -> GtidState | None:
+        """The GTID state before ``position`` of binlog ``name`` (by default: at the end of the
+        last binlog; None: no GTIDs there). The last binlog's scan is kept and goes on as
+        the file grows."""
         names = self.names()
         if not names:
             return None
-        name = names[-1]
-        scan = self._scan
-        if scan is None or scan.name != name:
-            scan = self._scan = _Scan(name, EventFramer(file=name), 0, None)
-        while data := self.read(name, scan.offset):
+        last = names[-1]
+        if name is not None and (name != last or position is not None):
+            return self._advance(_Scan(name, EventFramer(file=name), 0, None), position).state
+        if self._scan is None or self._scan.name != last:
+            self._scan = _Scan(last, EventFramer(file=last), 0, None)
+        return self._advance(self._scan, None).state
+
+    def _advance(self, scan: _Scan, end: int | None) -> _Scan:
+        """Read ``scan``'s file on up to ``end`` (None: its current end)."""
+        while end is None or scan.offset < end:
+            size = _SCAN_CHUNK if end is None else min(_SCAN_CHUNK, end - scan.offset)
+            data = self.read(scan.name, scan.offset, size)
+            if not data:
+                break
             scan.offset += len(data)
             scan.framer.receive_data(data)
             while not isinstance(frame := scan.framer.next_frame(), Signal):
                 scan.state = _after(scan.state, frame)
-        return scan.state
+        return scan
 
 
 def _after(state: GtidState | None, frame: Frame) -> GtidState | None:

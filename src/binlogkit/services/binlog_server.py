@@ -298,6 +298,7 @@ class BinlogServer:
             binlogs=[ServedBinlog(n, self.directory.size(n)) for n in self.directory.names()],
             now=time.time(),
             flavor=self.flavor,
+            functions={"BINLOG_GTID_POS": self._binlog_gtid_pos},
         )
         if isinstance(answer, QueryOk):
             return conn.send_ok()
@@ -305,6 +306,16 @@ class BinlogServer:
             log.info("connection %d: %s answered with error %d", session.number, sql, answer.code)
             return conn.send_error(answer.code, answer.message, answer.sql_state)
         return conn.send_result_set(list(answer.columns), answer.rows)
+
+    def _binlog_gtid_pos(self, name: str | None, position: str | None) -> str | None:
+        """MariaDB's BINLOG_GTID_POS(): the GTID position at a place of the binlogs (NULL
+        for a file that is not served; '' names the first)."""
+        names = self.directory.names()
+        name = name or (names[0] if names else None)
+        if name not in names or position is None or not position.isdigit():
+            return None
+        state = self.directory.gtid_state(name, int(position))
+        return str(state.position()) if isinstance(state, MariaGtidList) else ""
 
     def variables(self) -> dict[str, str]:
         """The system variables queries see, computed now."""
@@ -330,11 +341,14 @@ class BinlogServer:
             server_id=self.server_id,
             flavor=self.flavor,
         )
-        log.info("replica %s dumps %s", session.peer, request)
+        after = settings.connect_state
+        gtids = "" if after is None else f" after MariaDB GTIDs '{after}'"
+        log.info("replica %s dumps %s%s", session.peer, request, gtids)
         refused = sender.start()
         if refused is not None:
             await self._refuse(writer, conn, session, refused)
             return
+        log.info("replica %s starts at %s:%d", session.peer, *sender.read_at_start)
         gone = asyncio.create_task(self._read_acks(reader, conn, session))
         try:
             await self._send(writer, conn, session, sender, gone)
