@@ -1,20 +1,23 @@
 """A real MariaDB replica replicates from ``binlogkit serve``.
 
 A MariaDB primary runs the sandbox workload (binlog_format=ROW, binlogs cut
-at 1 MiB so there are several files); its binlog files are copied to a folder
-with their index, and ``binlogkit serve`` serves that folder. A second
-MariaDB, pointed at it with CHANGE MASTER TO, replicates by position from
-the first file up to a transaction in the middle of the third
-(``START SLAVE UNTIL``), then reconnects by GTID (``MASTER_USE_GTID=slave_pos``):
-the server must find the file from the GTID_LIST events and skip what the
-replica has. At the end every workload table equals the primary's, and
-every query the replica asked was answered without an error.
+at 1 MiB so there are several files); ``binlogkit serve`` serves a folder
+into which its binlog files are copied while the replica reads: the first two
+at the start, the third in two halves (cut anywhere, as a copy in progress
+is), the rest after it, each listed in the index once complete. A second
+MariaDB (semi-sync on), pointed at it with CHANGE MASTER TO, replicates by
+position from the first file up to a transaction in the middle of the third
+(``START SLAVE UNTIL``) as a mysql_native_password user, then reconnects by
+GTID (``MASTER_USE_GTID=slave_pos``) as a client_ed25519 user: the server must
+find the file from the GTID_LIST events and skip what the replica has. At
+the end every workload table equals the primary's, the replica acknowledged
+events, and every query it asked was answered without an error.
 """
 
 from __future__ import annotations
 
+import glob
 import re
-import shutil
 import subprocess
 import sys
 import time
@@ -31,11 +34,14 @@ from binlogkit.sandbox.workload import run_workload
 
 PASSWORD = "r3pl-secret"
 SERVE = [sys.executable, "-m", "binlogkit", "-v", "serve"]
+CLIENT_ED25519 = "/usr/lib/*/libmariadb3/plugin/client_ed25519.so"
+"""The replica's side of ed25519 (Debian's libmariadb3, which mariadb-client needs)."""
 
 
 def serve(folder: Path, log: Path, password_file: Path) -> Iterator[int]:
     """Run ``binlogkit serve`` on ``folder`` (a free port); yield the port."""
-    options = ["--port", "0", "--user", "repl", "--password-file", str(password_file)]
+    options = ["--port", "0", "--user", "repl", "--user", "repl_ed", "--semi-sync"]
+    options += ["--auth-plugin", "repl_ed=client_ed25519", "--password-file", str(password_file)]
     with log.open("wb") as out:
         proc = subprocess.Popen([*SERVE, str(folder), *options, "--server-id", "77"], stderr=out)
     try:
@@ -58,31 +64,51 @@ def wait_until(replica: MariaDBSandbox, what: str, done: object, timeout: float 
         time.sleep(0.1)
 
 
+def plugin_dir(server: MariaDBSandbox, folder: Path) -> str:
+    """A plugin folder with the server's plugins and the client_ed25519 plugin."""
+    found = glob.glob(CLIENT_ED25519)
+    assert found, f"no {CLIENT_ED25519}: apt-get install libmariadb3"
+    folder.mkdir()
+    own = Path(str(server.query("SELECT @@plugin_dir")[0][0]))
+    for plugin in [*own.iterdir(), Path(found[0])]:
+        (folder / plugin.name).symlink_to(plugin)
+    return str(folder)
+
+
 def test_mariadb_replica_replicates_by_position_then_by_gtid(
     mariadb_factory: object, tmp_path: Path
 ) -> None:
     primary = mariadb_factory("serve-primary", max_binlog_size=1 << 20)  # type: ignore[operator]
-    replica = mariadb_factory("serve-replica", server_id=2)  # type: ignore[operator]
+    replica = mariadb_factory(  # type: ignore[operator]
+        "serve-replica",
+        server_id=2,
+        plugin_dir=plugin_dir(primary, tmp_path / "plugins"),
+        rpl_semi_sync_slave_enabled="ON",
+    )
     workload = run_workload(primary)
     files = primary.flush_binlogs()
     assert len(files) >= 4
-    folder = tmp_path / "served"
-    folder.mkdir()
-    for path in files:
-        shutil.copyfile(path, folder / path.name)
-    write_index(folder / "mysql-bin.index", [p.name for p in files])
-    # the middle: a transaction of the third file, and the GTID before it
-    with binlogkit.open(str(folder)) as events:
+    with binlogkit.open([str(f) for f in files]) as events:
         gtids = [
             (Path(e.header.file or "").name, e.header.offset, e.gtid)  # type: ignore[attr-defined]
             for e in events
             if e.header.type_code == EventType.MARIADB_GTID
         ]
+    # the middle: a transaction of the third file, and the GTID before it
     third = [i for i, g in enumerate(gtids) if g[0] == files[2].name]
-    middle = third[len(third) // 2]
-    until_file, until_pos, _ = gtids[middle]
-    before = str(gtids[middle - 1][2])
+    until_file, until_pos, _ = gtids[third[len(third) // 2]]
+    before = str(gtids[third[len(third) // 2] - 1][2])
 
+    folder = tmp_path / "served"
+    folder.mkdir()
+    index = folder / "mysql-bin.index"
+
+    def copy(count: int) -> None:
+        for path in files[:count]:
+            (folder / path.name).write_bytes(path.read_bytes())
+        write_index(index, [p.name for p in files[:count]])
+
+    copy(2)
     password_file = tmp_path / "password"
     password_file.write_text(PASSWORD + "\n")
     log = tmp_path / "serve.log"
@@ -93,9 +119,22 @@ def test_mariadb_replica_replicates_by_position_then_by_gtid(
             f"MASTER_LOG_FILE = '{files[0].name}', MASTER_LOG_POS = 4; "
             f"START SLAVE UNTIL MASTER_LOG_FILE = '{until_file}', MASTER_LOG_POS = {until_pos}"
         )
+        # the replica waits at the end of the second file (its ROTATE names the third)
+        deadline = time.monotonic() + 60
+        while replica.replica_status().get("Master_Log_File") != files[2].name:
+            assert time.monotonic() < deadline, replica.replica_status()
+            time.sleep(0.1)
+        third_bytes = files[2].read_bytes()
+        (folder / files[2].name).write_bytes(third_bytes[: len(third_bytes) // 2 + 7])
+        write_index(index, [p.name for p in files[:3]])
+        time.sleep(0.3)  # the server sends what is whole and waits inside an event
+        with (folder / files[2].name).open("ab") as f:
+            f.write(third_bytes[len(third_bytes) // 2 + 7 :])
+        copy(len(files))
         wait_until(replica, "SELECT @@gtid_slave_pos", before)
         replica.execute(
-            "STOP SLAVE; RESET SLAVE; CHANGE MASTER TO MASTER_USE_GTID = slave_pos; START SLAVE"
+            "STOP SLAVE; RESET SLAVE; CHANGE MASTER TO MASTER_USE_GTID = slave_pos, "
+            f"MASTER_USER = 'repl_ed', MASTER_PASSWORD = '{PASSWORD}'; START SLAVE"
         )
         wait_until(replica, "SELECT @@gtid_slave_pos", primary.gtid_binlog_pos)
         status = replica.replica_status()
@@ -107,5 +146,7 @@ def test_mariadb_replica_replicates_by_position_then_by_gtid(
     assert f"server_id=2, flags=0) after MariaDB GTIDs '{before}'" in text
     assert f"starts at {files[0].name}:4" in text
     assert f"starts at {until_file}:4" in text  # the file chosen by its GTID_LIST
+    assert "connected as repl\n" in text and "connected as repl_ed\n" in text
+    assert "acknowledges semi-sync" in text
     assert "answered with error" not in text
     assert PASSWORD not in text

@@ -18,24 +18,41 @@ from binlogkit.cli.main import command, os_error_text, reading_errors
 from binlogkit.protocol.auth.base import Secret
 from binlogkit.services.binlog_server import BinlogServer, User
 
+PLUGINS = ("mysql_native_password", "client_ed25519")
+
+
+def _plugins(specs: tuple[str, ...]) -> tuple[str, dict[str, str]]:
+    """The default plugin and the per-user ones of ``--auth-plugin [NAME=]PLUGIN``."""
+    default, per_user = "mysql_native_password", {}
+    for spec in specs:
+        name, equals, plugin = spec.rpartition("=")
+        if plugin not in PLUGINS:
+            raise click.BadParameter(
+                f"{plugin!r} is not one of {', '.join(PLUGINS)}", param_hint="--auth-plugin"
+            )
+        if equals:
+            per_user[name] = plugin
+        else:
+            default = plugin
+    return default, per_user
+
 
 def _users(
     specs: tuple[str, ...],
-    plugin: str,
+    plugins: tuple[str, ...],
     password: str | None,
     password_file: str | None,
     defaults: str | None,
 ) -> list[User]:
     """``NAME:PASSWORD`` or ``NAME`` (whose password comes from -p, --password-file,
     --defaults-extra-file or MYSQL_PWD); command-line passwords are hidden from ``ps``."""
+    default, per_user = _plugins(plugins)
     users = []
     shared: str | None = None
     for spec in specs:
         name, colon, secret = spec.partition(":")
         if not name:
-            raise click.BadParameter(
-                f"{spec.split(':')[0]!r}: a user needs a name", param_hint="--user"
-            )
+            raise click.BadParameter("a user needs a name: NAME[:PASSWORD]", param_hint="--user")
         if colon:
             scrub_argv(spec, f"{name}:{'x' * len(secret)}")
         else:
@@ -48,7 +65,11 @@ def _users(
                     param_hint="--user",
                 )
             secret = shared
-        users.append(User(name, Secret(secret), plugin))
+        users.append(User(name, Secret(secret), per_user.pop(name, default)))
+    if per_user:
+        raise click.BadParameter(
+            f"no --user {', '.join(per_user)} for its plugin", param_hint="--auth-plugin"
+        )
     return users
 
 
@@ -99,10 +120,11 @@ async def _serve(server: BinlogServer) -> None:
 )
 @click.option(
     "--auth-plugin",
-    type=click.Choice(["mysql_native_password", "client_ed25519"]),
-    default="mysql_native_password",
-    show_default=True,
-    help="How the users authenticate (client_ed25519 for MariaDB's ed25519 accounts).",
+    "auth_plugins",
+    multiple=True,
+    metavar="[NAME=]PLUGIN",
+    help="How users authenticate: mysql_native_password (default) or client_ed25519 "
+    "(MariaDB's ed25519); NAME= for one user only. Repeatable.",
 )
 @click.option(
     "--server-id",
@@ -127,7 +149,7 @@ def serve_command(
     host: str,
     port: int,
     user_specs: tuple[str, ...],
-    auth_plugin: str,
+    auth_plugins: tuple[str, ...],
     server_id: int,
     version: str | None,
     tls_cert: str | None,
@@ -141,7 +163,7 @@ def serve_command(
     replicas: CHANGE MASTER TO MASTER_HOST=..., MASTER_PORT=... on a real replica, or any
     binlogkit stream. Files and bytes that appear are sent as they come; SIGINT or SIGTERM
     stops it."""
-    users = _users(user_specs, auth_plugin, password, password_file, defaults_extra_file)
+    users = _users(user_specs, auth_plugins, password, password_file, defaults_extra_file)
     with reading_errors():
         server = BinlogServer(
             directory,

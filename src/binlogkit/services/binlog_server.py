@@ -25,6 +25,7 @@ import asyncio
 import contextlib
 import itertools
 import logging
+import re
 import ssl
 import threading
 import time
@@ -72,6 +73,10 @@ from binlogkit.services.binlog_directory import BinlogDirectory
 __all__ = ["BinlogServer", "BinlogServerThread", "ReplicaSession", "User"]
 
 log = logging.getLogger(__name__)
+
+ER_NO_SUCH_THREAD = 1094
+ER_KILL_DENIED = 1095
+_KILL = re.compile(r"KILL\s+(?:CONNECTION\s+|QUERY\s+)?(\d+)", re.I)
 
 POLL = 0.05
 """Seconds between looks at the folder while a dump waits for new bytes."""
@@ -155,6 +160,7 @@ class BinlogServer:
         self._numbers = itertools.count(1)
         self._server: asyncio.base_events.Server | None = None
         self._tasks: set[asyncio.Task[None]] = set()
+        self._running: dict[int, asyncio.Task[None]] = {}
 
     # -- life ----------------------------------------------------------------------------
 
@@ -218,6 +224,7 @@ class BinlogServer:
             client_host=host,
         )
         self.sessions[number] = session
+        self._running[number] = asyncio.current_task()  # type: ignore[assignment]
         self.session_started(session)
         try:
             writer.write(conn.greeting())
@@ -226,6 +233,7 @@ class BinlogServer:
             log.debug("connection %d from %s ended: %s", number, session.peer, err)
         finally:
             del self.sessions[number]
+            del self._running[number]
 
     async def _converse(
         self,
@@ -291,6 +299,9 @@ class BinlogServer:
     def answer(self, conn: ServerConnection, session: ReplicaSession, sql: str) -> bytes:
         """The bytes answering one query (override to observe them)."""
         log.debug("connection %d asks: %s", session.number, sql)
+        kill = _KILL.fullmatch(sql.strip().rstrip(";").strip())
+        if kill:
+            return self._kill(conn, session, int(kill[1]))
         answer = answer_query(
             sql,
             variables=_Variables(self),
@@ -306,6 +317,19 @@ class BinlogServer:
             log.info("connection %d: %s answered with error %d", session.number, sql, answer.code)
             return conn.send_error(answer.code, answer.message, answer.sql_state)
         return conn.send_result_set(list(answer.columns), answer.rows)
+
+    def _kill(self, conn: ServerConnection, session: ReplicaSession, number: int) -> bytes:
+        """KILL [CONNECTION | QUERY] N: what a replica sends to end its old dump when it stops
+        (a user may end its own connections only)."""
+        victim = self.sessions.get(number)
+        log.info("connection %d: KILL %d", session.number, number)
+        if victim is None:
+            return conn.send_error(ER_NO_SUCH_THREAD, f"Unknown thread id: {number}")
+        if victim.user != session.user:
+            return conn.send_error(ER_KILL_DENIED, f"You are not owner of thread {number}")
+        if number != session.number:
+            self._running[number].cancel()
+        return conn.send_ok()
 
     def _binlog_gtid_pos(self, name: str | None, position: str | None) -> str | None:
         """MariaDB's BINLOG_GTID_POS(): the GTID position at a place of the binlogs (NULL
@@ -437,6 +461,13 @@ class BinlogServer:
 
     def acknowledged(self, session: ReplicaSession, ack: SemiSyncAck) -> None:
         """A semi-sync ACK arrived (override to observe them)."""
+        if session.acked is None:
+            log.info(
+                "replica %s acknowledges semi-sync, first at %s:%d",
+                session.peer,
+                ack.file,
+                ack.position,
+            )
         session.acked = ack
 
 
