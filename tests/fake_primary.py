@@ -17,16 +17,19 @@ import shutil
 import tempfile
 import threading
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import TracebackType
 from typing import Literal
 
-from binlogkit.binlog.constants import EventType
+import binlogkit
+from binlogkit.binlog.constants import EventFlag, EventType
 from binlogkit.binlog.decoder import BinlogDecoder
+from binlogkit.binlog.events import Event
 from binlogkit.binlog.framing import Signal
 from binlogkit.gtid import Gtid, GtidSet
 from binlogkit.io.binlog_index import index_name, write_index
+from binlogkit.io.server_channel import ServerChannel
 from binlogkit.protocol.auth.base import Secret
 from binlogkit.protocol.binlog_sender import Outgoing
 from binlogkit.protocol.replication import BinlogDump, BinlogDumpGtid, RegisterSlave, SemiSyncAck
@@ -67,6 +70,28 @@ class LogFile:
     @property
     def first_gtid(self) -> Gtid | None:
         return next((e.gtid for e in self.events if e.gtid is not None), None)
+
+
+Key = tuple[str, int, Event]
+"""An event with the file and offset it comes from: what a stream and a file read must share."""
+
+
+def normal(event: Event) -> Event:
+    """The event with the FDE's BINLOG_IN_USE flag cleared (a source sends it cleared)."""
+    header = event.header
+    if header.type_code == EventType.FORMAT_DESCRIPTION and header.flags & EventFlag.BINLOG_IN_USE:
+        flags = header.flags & ~EventFlag.BINLOG_IN_USE
+        return replace(event, header=replace(header, flags=flags))
+    return event
+
+
+def keyed(events: list[Event]) -> list[Key]:
+    return [(Path(e.header.file or "").name, e.header.offset, normal(e)) for e in events]
+
+
+def file_keys(files: list[Path]) -> list[Key]:
+    with binlogkit.open([str(p) for p in files]) as reader:
+        return keyed(list(reader))
 
 
 def load_binlog(path: Path) -> LogFile:
@@ -155,23 +180,23 @@ class _Cutting(BinlogServer):
 
     async def send_event(
         self,
-        writer: asyncio.StreamWriter,
+        channel: ServerChannel,
         conn: ServerConnection,
         session: ReplicaSession,
         packet: Outgoing,
     ) -> None:
         cut = self.primary.take_cut(packet.file, packet.offset) if packet.offset >= 0 else None
         if cut is None:
-            await super().send_event(writer, conn, session, packet)
+            await super().send_event(channel, conn, session, packet)
             return
         if cut.how == "mid":
             data = conn.send_packet(packet.payload)
-            writer.write(data[: len(data) // 2])
+            channel.write(data[: len(data) // 2])
         elif cut.how == "error":
-            writer.write(conn.send_error(ER_SERVER_SHUTDOWN, "Server shutdown in progress"))
+            channel.write(conn.send_error(ER_SERVER_SHUTDOWN, "Server shutdown in progress"))
         elif cut.how == "eof":
-            writer.write(conn.send_eof())
-        await writer.drain()
+            channel.write(conn.send_eof())
+        await channel.drain()
         raise ConnectionResetError(f"cut {cut}")
 
 

@@ -114,7 +114,7 @@ def answer_query(
     except _Unknown as err:
         what = str(err)
         if what.startswith("@@"):
-            name = re.sub(r"^@@(global|session|local)\.", "", what, flags=re.I)
+            name = re.sub(r"^@@((global|session|local)\.)?", "", what, flags=re.I)
             return QueryError(ER_UNKNOWN_SYSTEM_VARIABLE, f"Unknown system variable '{name}'")
         return _syntax_error(what, flavor)
     return _syntax_error(text, flavor)
@@ -225,12 +225,16 @@ def _show_variables(pattern: str | None, variables: Mapping[str, str]) -> QueryA
 
 
 def _like(pattern: str) -> str:
-    """A SQL LIKE pattern as an fnmatch pattern (case folded to lower)."""
-    out = []
+    """A SQL LIKE pattern (``%``, ``_``, ``\\`` escapes) as an fnmatch pattern, in lower case."""
+    out, escaped = [], False
     for ch in pattern.lower():
-        out.append(
-            "*" if ch == "%" else "?" if ch == "_" else "[" + ch + "]" if ch in "[]*?" else ch
-        )
+        if escaped or ch not in "%_\\":
+            out.append(f"[{ch}]" if ch in "[]*?" else ch)
+            escaped = False
+        elif ch == "\\":
+            escaped = True
+        else:
+            out.append("*" if ch == "%" else "?")
     return "".join(out)
 
 

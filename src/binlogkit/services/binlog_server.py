@@ -36,6 +36,7 @@ from types import TracebackType
 
 from binlogkit.errors import BinlogError
 from binlogkit.gtid import GtidSet, MariaGtidList
+from binlogkit.io.server_channel import ServerChannel
 from binlogkit.protocol.auth.base import Secret, make_credential
 from binlogkit.protocol.binlog_sender import (
     DumpRefused,
@@ -66,6 +67,7 @@ from binlogkit.protocol.server import (
     ClientQuit,
     CommandReceived,
     ServerConnection,
+    ServerState,
     StartTls,
 )
 from binlogkit.services.binlog_directory import BinlogDirectory
@@ -108,6 +110,10 @@ class ReplicaSession:
     file: str = ""
     position: int = 0
     acked: SemiSyncAck | None = None
+
+
+def _length(header: bytes) -> int:
+    return int.from_bytes(header[:3], "little")
 
 
 class _Dropped(Exception):
@@ -227,8 +233,9 @@ class BinlogServer:
         self._running[number] = asyncio.current_task()  # type: ignore[assignment]
         self.session_started(session)
         try:
-            writer.write(conn.greeting())
-            await self._converse(reader, writer, conn, session)
+            channel = ServerChannel(reader, writer)
+            channel.write(conn.greeting())
+            await self._converse(channel, conn, session)
         except (_Dropped, ConnectionError, BinlogError, asyncio.IncompleteReadError) as err:
             log.debug("connection %d from %s ended: %s", number, session.peer, err)
         finally:
@@ -237,21 +244,28 @@ class BinlogServer:
 
     async def _converse(
         self,
-        reader: asyncio.StreamReader,
-        writer: asyncio.StreamWriter,
+        channel: ServerChannel,
         conn: ServerConnection,
         session: ReplicaSession,
     ) -> None:
         while True:
             event = conn.next_event()
             if out := conn.data_to_send():
-                writer.write(out)
-                await writer.drain()
-            if event is NEED_DATA:
-                conn.receive_data(await reader.read(1 << 16))
+                channel.write(out)
+                await channel.drain()
+            if (
+                event is NEED_DATA
+                and conn.state is ServerState.AWAIT_RESPONSE
+                and not conn.tls_active
+            ):
+                # one packet exactly: TLS may start right behind it
+                header = await channel.read_exactly(4)
+                conn.receive_data(header + await channel.read_exactly(_length(header)))
+            elif event is NEED_DATA:
+                conn.receive_data(await channel.read())
             elif isinstance(event, StartTls):
                 assert self.tls is not None
-                await writer.start_tls(self.tls)
+                await channel.start_tls(self.tls)
                 conn.tls_established()
             elif isinstance(event, Authenticated):
                 session.user = event.user
@@ -259,12 +273,11 @@ class BinlogServer:
             elif isinstance(event, AuthFailed | ClientQuit):
                 return
             elif isinstance(event, CommandReceived):
-                await self._command(reader, writer, conn, session, event)
+                await self._command(channel, conn, session, event)
 
     async def _command(
         self,
-        reader: asyncio.StreamReader,
-        writer: asyncio.StreamWriter,
+        channel: ServerChannel,
         conn: ServerConnection,
         session: ReplicaSession,
         cmd: CommandReceived,
@@ -272,12 +285,12 @@ class BinlogServer:
         payload = bytes([cmd.command]) + cmd.body
         if cmd.command == Command.QUERY:
             sql = cmd.body.decode("utf-8", "replace")
-            writer.write(self.answer(conn, session, sql))
+            channel.write(self.answer(conn, session, sql))
         elif cmd.command in (Command.PING, Command.INIT_DB):
-            writer.write(conn.send_ok())
+            channel.write(conn.send_ok())
         elif cmd.command == Command.REGISTER_SLAVE:
             session.registered = RegisterSlave.decode(payload)
-            writer.write(conn.send_ok())
+            channel.write(conn.send_ok())
         elif cmd.command in (Command.BINLOG_DUMP, Command.BINLOG_DUMP_GTID):
             dump = (
                 BinlogDump.decode(payload)
@@ -285,11 +298,11 @@ class BinlogServer:
                 else BinlogDumpGtid.decode(payload)
             )
             session.dump = dump
-            await self._dump(reader, writer, conn, session, dump)
+            await self._dump(channel, conn, session, dump)
             raise _Dropped("the dump ended")  # a primary ends the connection with its dump
         else:
-            writer.write(conn.send_error(ErrorCode.UNKNOWN_COM, "Unknown command", "08S01"))
-        await writer.drain()
+            channel.write(conn.send_error(ErrorCode.UNKNOWN_COM, "Unknown command", "08S01"))
+        await channel.drain()
 
     def session_started(self, session: ReplicaSession) -> None:
         """A client connected (override to observe sessions)."""
@@ -349,8 +362,7 @@ class BinlogServer:
 
     async def _dump(
         self,
-        reader: asyncio.StreamReader,
-        writer: asyncio.StreamWriter,
+        channel: ServerChannel,
         conn: ServerConnection,
         session: ReplicaSession,
         request: BinlogDump | BinlogDumpGtid,
@@ -370,12 +382,12 @@ class BinlogServer:
         log.info("replica %s dumps %s%s", session.peer, request, gtids)
         refused = sender.start()
         if refused is not None:
-            await self._refuse(writer, conn, session, refused)
+            await self._refuse(channel, conn, session, refused)
             return
         log.info("replica %s starts at %s:%d", session.peer, *sender.read_at_start)
-        gone = asyncio.create_task(self._read_acks(reader, conn, session))
+        gone = asyncio.create_task(self._read_acks(channel, conn, session))
         try:
-            await self._send(writer, conn, session, sender, gone)
+            await self._send(channel, conn, session, sender, gone)
         finally:
             gone.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
@@ -383,7 +395,7 @@ class BinlogServer:
 
     async def _send(
         self,
-        writer: asyncio.StreamWriter,
+        channel: ServerChannel,
         conn: ServerConnection,
         session: ReplicaSession,
         sender: DumpSender,
@@ -395,12 +407,12 @@ class BinlogServer:
         while True:
             packet = sender.next_packet()
             if isinstance(packet, Outgoing):
-                await self.send_event(writer, conn, session, packet)
+                await self.send_event(channel, conn, session, packet)
                 session.file, session.position = sender.file, sender.position
                 last_sent = time.monotonic()
                 continue
             if isinstance(packet, DumpRefused):
-                await self._refuse(writer, conn, session, packet)
+                await self._refuse(channel, conn, session, packet)
                 return
             name, offset = sender.read_at
             data = directory.read(name, offset)
@@ -414,44 +426,44 @@ class BinlogServer:
             if following is not None:
                 continue  # bytes were added before the next file appeared: read them
             if not sender.blocking:
-                writer.write(conn.send_eof())
-                await writer.drain()
+                channel.write(conn.send_eof())
+                await channel.drain()
                 return
-            await writer.drain()
+            await channel.drain()
             await asyncio.wait([gone], timeout=POLL)
             if gone.done():
                 raise _Dropped("the replica left")
             if period and time.monotonic() - last_sent >= period:
-                await self.send_event(writer, conn, session, sender.heartbeat())
+                await self.send_event(channel, conn, session, sender.heartbeat())
                 last_sent = time.monotonic()
 
     async def send_event(
         self,
-        writer: asyncio.StreamWriter,
+        channel: ServerChannel,
         conn: ServerConnection,
         session: ReplicaSession,
         packet: Outgoing,
     ) -> None:
         """Send one event packet (the place to observe or alter what a replica gets)."""
-        writer.write(conn.send_packet(packet.payload))
-        await writer.drain()
+        channel.write(conn.send_packet(packet.payload))
+        await channel.drain()
 
     async def _refuse(
         self,
-        writer: asyncio.StreamWriter,
+        channel: ServerChannel,
         conn: ServerConnection,
         session: ReplicaSession,
         refused: DumpRefused,
     ) -> None:
         log.warning("dump of replica %s refused: %s", session.peer, refused.message)
-        writer.write(conn.send_error(refused.code, refused.message, refused.sql_state))
-        await writer.drain()
+        channel.write(conn.send_error(refused.code, refused.message, refused.sql_state))
+        await channel.drain()
 
     async def _read_acks(
-        self, reader: asyncio.StreamReader, conn: ServerConnection, session: ReplicaSession
+        self, channel: ServerChannel, conn: ServerConnection, session: ReplicaSession
     ) -> None:
         """Read what the replica sends during its dump (semi-sync ACKs); end when it leaves."""
-        while data := await reader.read(1 << 16):
+        while data := await channel.read():
             conn.receive_data(data)
             while (event := conn.next_event()) is not NEED_DATA:
                 if isinstance(event, ClientPacket) and event.payload[:1] == bytes((ACK_MAGIC,)):
