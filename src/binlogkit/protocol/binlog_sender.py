@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import struct
 import zlib
+from collections import deque
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
@@ -256,7 +257,8 @@ class DumpSender:
         self._in_excluded = False
         self._skipped_to = 0
         self._maria: _MariaSkip | None = None
-        self._queue: list[Outgoing] = []
+        self._queue: deque[Outgoing] = deque()
+        self._failed: DumpRefused | None = None
         self.read_at_start = ("", 0)
         """The file and position the dump starts at (chosen by :meth:`start`)."""
         self.position = 0
@@ -350,12 +352,12 @@ class DumpSender:
 
     def file_complete(self, next_file: str) -> None:
         """Every byte of :attr:`file` has been fed and ``next_file`` follows it."""
-        self._queue += self._drain()
-        if self._framer.offset != self._read_offset:
-            raise BinlogError(
-                f"binlog {self.file} ends inside an event at offset {self._framer.offset}"
-            )
-        self._open(next_file, BINLOG_HEADER_SIZE)
+        self._fill()
+        if self._failed is None and self._framer.offset != self._read_offset:
+            offset = self._framer.offset
+            self._failed = self._refuse(f"binlog {self.file} ends inside an event at {offset}")
+        if self._failed is None:
+            self._open(next_file, BINLOG_HEADER_SIZE)
 
     def _open(self, name: str, position: int) -> None:
         self.file = name
@@ -381,16 +383,21 @@ class DumpSender:
     def next_packet(self) -> Outgoing | DumpRefused | NeedData:
         """The next packet to send, a refusal that ends the dump, or NEED_DATA."""
         if not self._queue:
-            try:
-                self._queue = self._drain()
-            except _Refusal as err:
-                return self._refuse(str(err))
-            except BinlogError as err:
-                return self._refuse(f"{err} (reading {self.file})")
-            if not self._queue:
-                return NEED_DATA
-        first = self._queue.pop(0)
-        return first
+            self._fill()
+        if self._queue:
+            return self._queue.popleft()
+        return NEED_DATA if self._failed is None else self._failed
+
+    def _fill(self) -> None:
+        """Queue the packets of the whole events buffered now (or note why the dump ends)."""
+        if self._failed is not None:
+            return
+        try:
+            self._queue += self._drain()
+        except _Refusal as err:
+            self._failed = self._refuse(str(err))
+        except BinlogError as err:
+            self._failed = self._refuse(f"{err} (reading {self.file})")
 
     def heartbeat(self) -> Outgoing:
         """A heartbeat naming the current file and the position reached in it."""

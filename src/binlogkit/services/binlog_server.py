@@ -39,6 +39,7 @@ from binlogkit.gtid import GtidSet, MariaGtidList
 from binlogkit.io.server_channel import ServerChannel
 from binlogkit.protocol.auth.base import Secret, make_credential
 from binlogkit.protocol.binlog_sender import (
+    ER_SOURCE_FATAL_ERROR_READING_BINLOG,
     DumpRefused,
     DumpSender,
     Outgoing,
@@ -403,6 +404,7 @@ class BinlogServer:
     ) -> None:
         directory = self.directory
         period = sender.replica.heartbeat_period
+        following: str | None = None
         last_sent = time.monotonic()
         while True:
             packet = sender.next_packet()
@@ -415,14 +417,23 @@ class BinlogServer:
                 await self._refuse(channel, conn, session, packet)
                 return
             name, offset = sender.read_at
-            data = directory.read(name, offset)
-            if data:
-                sender.receive_data(data)
-                continue
-            following = directory.next_name(name)
-            if following is not None and directory.size(name) == offset:
-                sender.file_complete(following)
-                continue
+            try:
+                if data := directory.read(name, offset):
+                    sender.receive_data(data)
+                    continue
+                following = directory.next_name(name)
+                if following is not None and directory.size(name) == offset:
+                    sender.file_complete(following)
+                    continue
+            except (BinlogError, OSError) as err:
+                message = f"could not read {name} at {offset}: {err}"
+                await self._refuse(
+                    channel,
+                    conn,
+                    session,
+                    DumpRefused(ER_SOURCE_FATAL_ERROR_READING_BINLOG, message),
+                )
+                return
             if following is not None:
                 continue  # bytes were added before the next file appeared: read them
             if not sender.blocking:
