@@ -29,13 +29,18 @@ from binlogkit.binlog.events import Event
 from binlogkit.binlog.framing import Signal
 from binlogkit.gtid import Gtid, GtidSet
 from binlogkit.io.binlog_index import index_name, write_index
-from binlogkit.io.server_channel import ServerChannel
 from binlogkit.protocol.auth.base import Secret
 from binlogkit.protocol.binlog_sender import Outgoing
 from binlogkit.protocol.replication import BinlogDump, BinlogDumpGtid, RegisterSlave, SemiSyncAck
 from binlogkit.protocol.server import ServerConnection
 from binlogkit.protocol.spec import ConnectionSpec
-from binlogkit.services.binlog_server import BinlogServer, BinlogServerThread, ReplicaSession, User
+from binlogkit.services.binlog_server import (
+    BinlogServer,
+    BinlogServerThread,
+    DropConnection,
+    ReplicaSession,
+    User,
+)
 
 USER = "repl"
 PASSWORD = "s3cret"
@@ -178,26 +183,22 @@ class _Cutting(BinlogServer):
         super().acknowledged(session, ack)
         self.primary.acks.append(ack)
 
-    async def send_event(
-        self,
-        channel: ServerChannel,
-        conn: ServerConnection,
-        session: ReplicaSession,
-        packet: Outgoing,
-    ) -> None:
+    def send_event(
+        self, conn: ServerConnection, session: ReplicaSession, packet: Outgoing
+    ) -> bytes:
         cut = self.primary.take_cut(packet.file, packet.offset) if packet.offset >= 0 else None
         if cut is None:
-            await super().send_event(channel, conn, session, packet)
-            return
+            return super().send_event(conn, session, packet)
         if cut.how == "mid":
             data = conn.send_packet(packet.payload)
-            channel.write(data[: len(data) // 2])
-        elif cut.how == "error":
-            channel.write(conn.send_error(ER_SERVER_SHUTDOWN, "Server shutdown in progress"))
-        elif cut.how == "eof":
-            channel.write(conn.send_eof())
-        await channel.drain()
-        raise ConnectionResetError(f"cut {cut}")
+            raise DropConnection(f"cut {cut}", data[: len(data) // 2])
+        if cut.how == "error":
+            raise DropConnection(
+                f"cut {cut}", conn.send_error(ER_SERVER_SHUTDOWN, "Server shutdown in progress")
+            )
+        if cut.how == "eof":
+            raise DropConnection(f"cut {cut}", conn.send_eof())
+        raise DropConnection(f"cut {cut}")
 
 
 class FakePrimary:

@@ -16,6 +16,9 @@ import ssl
 __all__ = ["ServerChannel"]
 
 _READ = 1 << 16
+_WRITE_BUFFER = 1 << 20
+"""Bytes the transport may hold before a writer waits (asyncio's default, 64 KiB, makes a
+fast dump wait on the socket every few events)."""
 
 
 class ServerChannel:
@@ -24,6 +27,7 @@ class ServerChannel:
     def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         self.reader = reader
         self.writer = writer
+        writer.transport.set_write_buffer_limits(high=_WRITE_BUFFER)
         self._tls: ssl.SSLObject | None = None
         self._incoming = ssl.MemoryBIO()
         self._outgoing = ssl.MemoryBIO()

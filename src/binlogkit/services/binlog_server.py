@@ -73,7 +73,7 @@ from binlogkit.protocol.server import (
 )
 from binlogkit.services.binlog_directory import BinlogDirectory
 
-__all__ = ["BinlogServer", "BinlogServerThread", "ReplicaSession", "User"]
+__all__ = ["BinlogServer", "BinlogServerThread", "DropConnection", "ReplicaSession", "User"]
 
 log = logging.getLogger(__name__)
 
@@ -83,7 +83,8 @@ _KILL = re.compile(r"KILL\s+(?:CONNECTION\s+|QUERY\s+)?(\d+)", re.I)
 
 POLL = 0.05
 """Seconds between looks at the folder while a dump waits for new bytes."""
-_CHUNK = 1 << 20
+_BATCH = 1 << 18
+"""Bytes of event packets written at once (one system call, not one per event)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,6 +120,15 @@ def _length(header: bytes) -> int:
 
 class _Dropped(Exception):
     """The connection is to be closed now."""
+
+
+class DropConnection(Exception):
+    """Raised by :meth:`BinlogServer.send_event`: send ``data`` (what was made so far, or
+    part of a packet) and close the connection."""
+
+    def __init__(self, reason: str, data: bytes = b"") -> None:
+        super().__init__(reason)
+        self.data = data
 
 
 class BinlogServer:
@@ -166,8 +176,8 @@ class BinlogServer:
         """Connections accepted so far."""
         self._numbers = itertools.count(1)
         self._server: asyncio.base_events.Server | None = None
-        self._tasks: set[asyncio.Task[None]] = set()
         self._running: dict[int, asyncio.Task[None]] = {}
+        """The task serving each connection, by number."""
 
     # -- life ----------------------------------------------------------------------------
 
@@ -194,21 +204,18 @@ class BinlogServer:
         """Stop listening and end every connection."""
         if self._server is not None:
             self._server.close()
-        for task in list(self._tasks):
+        tasks = list(self._running.values())
+        for task in tasks:
             task.cancel()
-        await asyncio.gather(*self._tasks, return_exceptions=True)
+        await asyncio.gather(*tasks, return_exceptions=True)
         if self._server is not None:
             await self._server.wait_closed()
 
     async def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        task = asyncio.current_task()
-        assert task is not None
-        self._tasks.add(task)
         self.connections += 1
         try:
             await self.handle_connection(reader, writer)
         finally:
-            self._tasks.discard(task)
             writer.close()
             with contextlib.suppress(Exception):
                 await writer.wait_closed()
@@ -402,17 +409,27 @@ class BinlogServer:
         sender: DumpSender,
         gone: asyncio.Task[None],
     ) -> None:
+        """The dump's packets, written in batches; between them, the folder is read."""
         directory = self.directory
         period = sender.replica.heartbeat_period
         following: str | None = None
         last_sent = time.monotonic()
+        batch = bytearray()
         while True:
             packet = sender.next_packet()
             if isinstance(packet, Outgoing):
-                await self.send_event(channel, conn, session, packet)
+                try:
+                    batch += self.send_event(conn, session, packet)
+                except DropConnection as drop:
+                    channel.write(bytes(batch + drop.data))
+                    await channel.drain()
+                    raise _Dropped(str(drop)) from None
                 session.file, session.position = sender.file, sender.position
-                last_sent = time.monotonic()
+                if len(batch) >= _BATCH:
+                    await self._flush(channel, batch)
+                    last_sent = time.monotonic()
                 continue
+            await self._flush(channel, batch)
             if isinstance(packet, DumpRefused):
                 await self._refuse(channel, conn, session, packet)
                 return
@@ -427,12 +444,8 @@ class BinlogServer:
                     continue
             except (BinlogError, OSError) as err:
                 message = f"could not read {name} at {offset}: {err}"
-                await self._refuse(
-                    channel,
-                    conn,
-                    session,
-                    DumpRefused(ER_SOURCE_FATAL_ERROR_READING_BINLOG, message),
-                )
+                refused = DumpRefused(ER_SOURCE_FATAL_ERROR_READING_BINLOG, message)
+                await self._refuse(channel, conn, session, refused)
                 return
             if following is not None:
                 continue  # bytes were added before the next file appeared: read them
@@ -440,24 +453,27 @@ class BinlogServer:
                 channel.write(conn.send_eof())
                 await channel.drain()
                 return
-            await channel.drain()
             await asyncio.wait([gone], timeout=POLL)
             if gone.done():
                 raise _Dropped("the replica left")
             if period and time.monotonic() - last_sent >= period:
-                await self.send_event(channel, conn, session, sender.heartbeat())
+                channel.write(self.send_event(conn, session, sender.heartbeat()))
+                await channel.drain()
                 last_sent = time.monotonic()
 
-    async def send_event(
-        self,
-        channel: ServerChannel,
-        conn: ServerConnection,
-        session: ReplicaSession,
-        packet: Outgoing,
-    ) -> None:
-        """Send one event packet (the place to observe or alter what a replica gets)."""
-        channel.write(conn.send_packet(packet.payload))
-        await channel.drain()
+    @staticmethod
+    async def _flush(channel: ServerChannel, batch: bytearray) -> None:
+        if batch:
+            channel.write(bytes(batch))
+            batch.clear()
+            await channel.drain()
+
+    def send_event(
+        self, conn: ServerConnection, session: ReplicaSession, packet: Outgoing
+    ) -> bytes:
+        """The bytes that send one event packet: the place to observe or alter what a replica
+        gets (raise :class:`DropConnection` to end the connection)."""
+        return conn.send_packet(packet.payload)
 
     async def _refuse(
         self,
