@@ -11,6 +11,7 @@ the connection stays usable after a query error; TLS works.
 
 from __future__ import annotations
 
+import socket
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -176,3 +177,21 @@ def test_tls(folder: Path, tls_files: TlsFiles, corpus_dir: Path) -> None:
         ) as events:
             got = list(events)
     assert keyed(got) == file_keys([corpus_dir / FILES[0]])
+
+
+def test_silent_and_oversized_logins_are_dropped(served: BinlogServer) -> None:
+    served.login_timeout = 0.3
+    silent = socket.create_connection(("127.0.0.1", served.port))
+    huge = socket.create_connection(("127.0.0.1", served.port))
+    try:
+        for sock in (silent, huge):
+            sock.settimeout(5)
+            assert sock.recv(1 << 16)[4] == 10  # the greeting, protocol version 10
+        huge.sendall(b"\xff\xff\xff\x01")  # announces a 16 MiB handshake response
+        assert huge.recv(1 << 16) == b""  # closed at once
+        with MySQLConnection.connect(ConnectionSpec.from_url(url(served))) as conn:
+            assert conn.query("SELECT 1").rows == [("1",)]
+        assert silent.recv(1 << 16) == b""  # closed after the login timeout
+    finally:
+        silent.close()
+        huge.close()

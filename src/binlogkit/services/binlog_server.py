@@ -81,6 +81,10 @@ ER_NO_SUCH_THREAD = 1094
 ER_KILL_DENIED = 1095
 _KILL = re.compile(r"KILL\s+(?:CONNECTION\s+|QUERY\s+)?(\d+)", re.I)
 
+LOGIN_TIMEOUT = 10.0
+"""Seconds a client has for each packet until it is logged in."""
+LOGIN_PACKET_MAX = 1 << 16
+"""The largest packet taken before login (a handshake response is far smaller)."""
 POLL = 0.05
 """Seconds between looks at the folder while a dump waits for new bytes."""
 _BATCH = 1 << 18
@@ -114,8 +118,13 @@ class ReplicaSession:
     acked: SemiSyncAck | None = None
 
 
-def _length(header: bytes) -> int:
-    return int.from_bytes(header[:3], "little")
+async def _login_packet(channel: ServerChannel) -> bytes:
+    """One packet of a client not yet logged in (at most :data:`LOGIN_PACKET_MAX` bytes)."""
+    header = await channel.read_exactly(4)
+    length = int.from_bytes(header[:3], "little")
+    if length > LOGIN_PACKET_MAX:
+        raise _Dropped(f"a {length}-byte packet before login")
+    return header + await channel.read_exactly(length)
 
 
 class _Dropped(Exception):
@@ -169,6 +178,8 @@ class BinlogServer:
         self.version = version
         self.tls = tls
         self.semi_sync = semi_sync
+        self.login_timeout = LOGIN_TIMEOUT
+        """Seconds a client has for each step until it is logged in."""
         self.server_uuid = str(uuid.uuid5(uuid.NAMESPACE_URL, f"binlogkit:{server_id}"))
         self.sessions: dict[int, ReplicaSession] = {}
         """The connections open now, by number."""
@@ -244,7 +255,13 @@ class BinlogServer:
             channel = ServerChannel(reader, writer)
             channel.write(conn.greeting())
             await self._converse(channel, conn, session)
-        except (_Dropped, ConnectionError, BinlogError, asyncio.IncompleteReadError) as err:
+        except (
+            _Dropped,
+            ConnectionError,
+            BinlogError,
+            asyncio.IncompleteReadError,
+            TimeoutError,
+        ) as err:
             log.debug("connection %d from %s ended: %s", number, session.peer, err)
         finally:
             del self.sessions[number]
@@ -266,14 +283,16 @@ class BinlogServer:
                 and conn.state is ServerState.AWAIT_RESPONSE
                 and not conn.tls_active
             ):
-                # one packet exactly: TLS may start right behind it
-                header = await channel.read_exactly(4)
-                conn.receive_data(header + await channel.read_exactly(_length(header)))
+                # one packet exactly (TLS may start right behind it), small and soon
+                packet = _login_packet(channel)
+                conn.receive_data(await asyncio.wait_for(packet, self.login_timeout))
+            elif event is NEED_DATA and session.user is None:
+                conn.receive_data(await asyncio.wait_for(channel.read(), self.login_timeout))
             elif event is NEED_DATA:
                 conn.receive_data(await channel.read())
             elif isinstance(event, StartTls):
                 assert self.tls is not None
-                await channel.start_tls(self.tls)
+                await asyncio.wait_for(channel.start_tls(self.tls), self.login_timeout)
                 conn.tls_established()
             elif isinstance(event, Authenticated):
                 session.user = event.user
