@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import socket
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -27,7 +28,7 @@ from binlogkit.errors import AuthError, ConnectionLost, ServerError
 from binlogkit.io.binlog_index import write_index
 from binlogkit.io.mysql import MySQLConnection
 from binlogkit.protocol.auth.base import Secret
-from binlogkit.protocol.replication import BinlogDump
+from binlogkit.protocol.replication import BinlogDump, RegisterSlave
 from binlogkit.protocol.spec import ConnectionSpec
 from binlogkit.services.binlog_server import BinlogServer, BinlogServerThread, User
 from binlogkit.services.replica_stream import BinlogStream
@@ -195,3 +196,31 @@ def test_silent_and_oversized_logins_are_dropped(served: BinlogServer) -> None:
     finally:
         silent.close()
         huge.close()
+
+
+def test_processlist_and_replicas_show_each_dump(served: BinlogServer, corpus_dir: Path) -> None:
+    spec = ConnectionSpec.from_url(url(served))
+    name = Path(FILES[0]).name
+    size = (corpus_dir / FILES[0]).stat().st_size
+    with MySQLConnection.connect(spec) as dumping, MySQLConnection.connect(spec) as watcher:
+        dumping.execute("SET @master_binlog_checksum = 'CRC32'")
+        dumping.send_command(RegisterSlave(41, "replica-a", port=3310).encode())
+        dumping.read_packet()
+        dumping.end_command()
+        dumping.send_command(BinlogDump(name, 4, 41).encode())
+        deadline = time.monotonic() + 20
+        while True:
+            rows = watcher.query("SHOW PROCESSLIST").rows
+            states = {r[0]: (r[1], r[4], r[6]) for r in rows}
+            if states[str(dumping.connection_id)][2].startswith("waiting"):
+                break
+            assert time.monotonic() < deadline, states
+            time.sleep(0.05)  # the file fits in the socket buffers: no need to read it
+        assert states[str(dumping.connection_id)] == (
+            "repl",
+            "Binlog Dump",
+            f"waiting for more at {name}:{size}",
+        )
+        assert states[str(watcher.connection_id)] == ("repl", "Sleep", "")
+        replicas = watcher.query("SHOW SLAVE HOSTS")
+        assert replicas.rows == [("41", "replica-a", "3310", "77")]

@@ -80,6 +80,8 @@ log = logging.getLogger(__name__)
 ER_NO_SUCH_THREAD = 1094
 ER_KILL_DENIED = 1095
 _KILL = re.compile(r"KILL\s+(?:CONNECTION\s+|QUERY\s+)?(\d+)", re.I)
+_PROCESSLIST = re.compile(r"SHOW\s+(?:FULL\s+)?PROCESSLIST", re.I)
+_REPLICAS = re.compile(r"SHOW\s+(?:SLAVE\s+HOSTS|REPLICAS)", re.I)
 
 LOGIN_TIMEOUT = 10.0
 """Seconds a client has for each packet until it is logged in."""
@@ -116,6 +118,16 @@ class ReplicaSession:
     file: str = ""
     position: int = 0
     acked: SemiSyncAck | None = None
+    connected_at: float = field(default_factory=time.time)
+    waiting: bool = False
+    """The dump has sent everything there is and waits for more."""
+
+    def state(self) -> str:
+        """What the connection does, as SHOW PROCESSLIST says it."""
+        if self.dump is None:
+            return "" if self.user else "login"
+        where = f"{self.file}:{self.position}"
+        return f"waiting for more at {where}" if self.waiting else f"sending at {where}"
 
 
 async def _login_packet(channel: ServerChannel) -> bytes:
@@ -339,9 +351,13 @@ class BinlogServer:
     def answer(self, conn: ServerConnection, session: ReplicaSession, sql: str) -> bytes:
         """The bytes answering one query (override to observe them)."""
         log.debug("connection %d asks: %s", session.number, sql)
-        kill = _KILL.fullmatch(sql.strip().rstrip(";").strip())
-        if kill:
+        statement = sql.strip().rstrip(";").strip()
+        if kill := _KILL.fullmatch(statement):
             return self._kill(conn, session, int(kill[1]))
+        if _PROCESSLIST.fullmatch(statement):
+            return conn.send_result_set(*self._processlist())
+        if _REPLICAS.fullmatch(statement):
+            return conn.send_result_set(*self._replicas())
         answer = answer_query(
             sql,
             variables=_Variables(self),
@@ -370,6 +386,35 @@ class BinlogServer:
         if number != session.number:
             self._running[number].cancel()
         return conn.send_ok()
+
+    def _processlist(self) -> tuple[list[str], list[tuple[str | None, ...]]]:
+        """SHOW PROCESSLIST: every connection, and where each dump is."""
+        columns = ["Id", "User", "Host", "db", "Command", "Time", "State", "Info"]
+        now = time.time()
+        rows: list[tuple[str | None, ...]] = [
+            (
+                str(s.number),
+                s.user,
+                s.peer,
+                None,
+                "Binlog Dump" if s.dump else "Sleep",
+                str(int(now - s.connected_at)),
+                s.state(),
+                None,
+            )
+            for s in self.sessions.values()
+        ]
+        return columns, rows
+
+    def _replicas(self) -> tuple[list[str], list[tuple[str | None, ...]]]:
+        """SHOW SLAVE HOSTS / SHOW REPLICAS: the connections that registered as replicas."""
+        columns = ["Server_id", "Host", "Port", "Master_id"]
+        rows: list[tuple[str | None, ...]] = [
+            (str(r.server_id), r.host, str(r.port), str(r.master_id or self.server_id))
+            for s in self.sessions.values()
+            if (r := s.registered) is not None
+        ]
+        return columns, rows
 
     def _binlog_gtid_pos(self, name: str | None, position: str | None) -> str | None:
         """MariaDB's BINLOG_GTID_POS(): the GTID position at a place of the binlogs (NULL
@@ -444,6 +489,7 @@ class BinlogServer:
                     await channel.drain()
                     raise _Dropped(str(drop)) from None
                 session.file, session.position = sender.file, sender.position
+                session.waiting = False
                 if len(batch) >= _BATCH:
                     await self._flush(channel, batch)
                     last_sent = time.monotonic()
@@ -472,6 +518,7 @@ class BinlogServer:
                 channel.write(conn.send_eof())
                 await channel.drain()
                 return
+            session.waiting = True
             await asyncio.wait([gone], timeout=POLL)
             if gone.done():
                 raise _Dropped("the replica left")
