@@ -20,6 +20,7 @@ import glob
 import re
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -28,9 +29,11 @@ from workload_tables import snapshot
 
 import binlogkit
 from binlogkit.binlog.constants import EventType
-from binlogkit.io.binlog_index import write_index
+from binlogkit.io.binlog_index import find_index, write_index
 from binlogkit.sandbox import MariaDBSandbox
-from binlogkit.sandbox.workload import run_workload
+from binlogkit.sandbox.server import free_port
+from binlogkit.sandbox.workload import build_workload, run_workload
+from binlogkit.services.relay import BinlogRelay
 
 PASSWORD = "r3pl-secret"
 SERVE = [sys.executable, "-m", "binlogkit", "-v", "serve"]
@@ -38,29 +41,39 @@ CLIENT_ED25519 = "/usr/lib/*/libmariadb3/plugin/client_ed25519.so"
 """The replica's side of ed25519 (Debian's libmariadb3, which mariadb-client needs)."""
 
 
+def start_serve(folder: Path, log: Path, *options: str) -> tuple[subprocess.Popen[bytes], int]:
+    """Start ``binlogkit serve`` on ``folder``; the process and its port (from its log)."""
+    with log.open("ab") as out:
+        proc = subprocess.Popen([*SERVE, str(folder), *options, "--server-id", "77"], stderr=out)
+    deadline = time.monotonic() + 30
+    while not (found := re.findall(r"serving .* on 127\.0\.0\.1:(\d+)", log.read_text())):
+        assert proc.poll() is None and time.monotonic() < deadline, log.read_text()
+        time.sleep(0.05)
+    return proc, int(found[-1])
+
+
 def serve(folder: Path, log: Path, password_file: Path) -> Iterator[int]:
     """Run ``binlogkit serve`` on ``folder`` (a free port); yield the port."""
     options = ["--port", "0", "--user", "repl", "--user", "repl_ed", "--semi-sync"]
     options += ["--auth-plugin", "repl_ed=client_ed25519", "--password-file", str(password_file)]
-    with log.open("wb") as out:
-        proc = subprocess.Popen([*SERVE, str(folder), *options, "--server-id", "77"], stderr=out)
+    proc, port = start_serve(folder, log, *options)
     try:
-        deadline = time.monotonic() + 30
-        while not (found := re.search(r"serving .* on 127\.0\.0\.1:(\d+)", log.read_text())):
-            assert proc.poll() is None and time.monotonic() < deadline, log.read_text()
-            time.sleep(0.05)
-        yield int(found[1])
+        yield port
     finally:
         proc.terminate()
         proc.wait(10)
 
 
-def wait_until(replica: MariaDBSandbox, what: str, done: object, timeout: float = 60) -> None:
+def wait_until(
+    replica: MariaDBSandbox, what: str, done: object, timeout: float = 60, reconnects: bool = False
+) -> None:
+    """Wait until ``what`` gives ``done``; any replication error fails at once, but for
+    connection errors when the replica is to reconnect (then only the timeout fails)."""
     deadline = time.monotonic() + timeout
     while replica.query(what)[0][0] != done:
         status = replica.replica_status()
-        errors = (status.get("Last_IO_Error"), status.get("Last_SQL_Error"))
-        assert not any(errors) and time.monotonic() < deadline, (what, done, errors)
+        errors = (None if reconnects else status.get("Last_IO_Error"), status.get("Last_SQL_Error"))
+        assert not any(errors) and time.monotonic() < deadline, (what, done, status)
         time.sleep(0.1)
 
 
@@ -150,3 +163,55 @@ def test_mariadb_replica_replicates_by_position_then_by_gtid(
     assert "acknowledges semi-sync" in text
     assert "answered with error" not in text
     assert PASSWORD not in text
+
+
+def test_chain_primary_relay_serve_replica_under_load(
+    mariadb_factory: object, tmp_path: Path
+) -> None:
+    """MariaDB primary -> ``binlogkit relay`` -> ``binlogkit serve`` -> MariaDB replica while the
+    workload runs; the server is killed (SIGKILL) in the middle and started again on its port:
+    the replica reconnects and ends with the primary's tables."""
+    primary = mariadb_factory("chain-primary", max_binlog_size=1 << 20)  # type: ignore[operator]
+    replica = mariadb_factory("chain-replica", server_id=3)  # type: ignore[operator]
+    primary.execute(
+        "SET sql_log_bin = 0; CREATE USER 'relay'@'127.0.0.1'; "
+        "GRANT REPLICATION SLAVE, BINLOG MONITOR ON *.* TO 'relay'@'127.0.0.1'"
+    )
+    workload = build_workload()
+    half = len(workload.statements) // 2
+    folder = tmp_path / "relayed"
+    relay = BinlogRelay(f"mariadb://relay@127.0.0.1:{primary.port}", folder, server_id=9)
+    relaying = threading.Thread(target=relay.run)
+    relaying.start()
+    log = tmp_path / "serve.log"
+    try:
+        deadline = time.monotonic() + 30
+        while find_index(folder) is None or relay.writer.events_written < 2:
+            assert relaying.is_alive() and time.monotonic() < deadline
+            time.sleep(0.05)
+        port = str(free_port())
+        options = ("--port", port, "--user", f"repl:{PASSWORD}")
+        proc, _ = start_serve(folder, log, *options)
+        replica.execute(
+            f"CHANGE MASTER TO MASTER_HOST = '127.0.0.1', MASTER_PORT = {port}, "
+            f"MASTER_USER = 'repl', MASTER_PASSWORD = '{PASSWORD}', "
+            "MASTER_USE_GTID = slave_pos, MASTER_CONNECT_RETRY = 1; START SLAVE"
+        )
+        primary.execute(workload.script_of(workload.statements[:half]))
+        primary.execute("FLUSH BINARY LOGS")
+        proc.kill()  # in the middle: no goodbye to the replica
+        proc.wait()
+        primary.execute(workload.script_of(workload.statements[half:]))
+        proc, _ = start_serve(folder, log, *options)
+        try:
+            at_end = primary.gtid_binlog_pos
+            wait_until(replica, "SELECT @@gtid_slave_pos", at_end, timeout=120, reconnects=True)
+        finally:
+            replica.execute("STOP SLAVE")
+            proc.terminate()
+            proc.wait(10)
+    finally:
+        relay.stop()
+        relaying.join(30)
+    assert snapshot(replica, workload) == snapshot(primary, workload)
+    assert log.read_text().count("dumps BinlogDump") >= 2  # it came back after the kill
