@@ -14,9 +14,12 @@ from binlogkit.cli.connection import (
     resolve_password,
     scrub_argv,
 )
+from binlogkit.cli.filtering import replication_filter
 from binlogkit.cli.main import command, os_error_text, reading_errors
+from binlogkit.pipeline.filters import ReplicationFilter
 from binlogkit.protocol.auth.base import Secret
 from binlogkit.services.binlog_server import BinlogServer, User
+from binlogkit.services.dump_observers import ReplicaFilter
 
 PLUGINS = ("mysql_native_password", "client_ed25519")
 
@@ -143,6 +146,7 @@ async def _serve(server: BinlogServer) -> None:
     "--tls-key", type=click.Path(dir_okay=False, exists=True), help="TLS private key (PEM)."
 )
 @click.option("--semi-sync", is_flag=True, help="Offer semi-sync replication (ACKs are read).")
+@replication_filter
 @credential_options
 def serve_command(
     directory: str,
@@ -158,11 +162,13 @@ def serve_command(
     password: str | None,
     password_file: str | None,
     defaults_extra_file: str | None,
+    rules: ReplicationFilter,
 ) -> None:
     """Serve the binlogs of DIRECTORY (its index file, as ``binlogkit relay`` writes it) to
     replicas: CHANGE MASTER TO MASTER_HOST=..., MASTER_PORT=... on a real replica, or any
     binlogkit stream. Files and bytes that appear are sent as they come; SIGINT or SIGTERM
-    stops it."""
+    stops it. The --replicate-* options filter what every replica gets, as a replica
+    started with them would apply it."""
     users = _users(user_specs, auth_plugins, password, password_file, defaults_extra_file)
     with reading_errors():
         server = BinlogServer(
@@ -174,6 +180,7 @@ def serve_command(
             version=version,
             tls=_tls(tls_cert, tls_key),
             semi_sync=semi_sync,
+            observers=[] if rules.is_empty else [ReplicaFilter(lambda _: rules)],
         )
         try:
             asyncio.run(_serve(server))

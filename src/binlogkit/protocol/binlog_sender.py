@@ -158,6 +158,13 @@ class Outgoing:
     file: str
     offset: int
     type_code: int
+    event_at: int = 1
+    """Where the event starts in the payload (3 after a semi-sync header)."""
+
+    @property
+    def event(self) -> bytes:
+        """The event's bytes (header, body, checksum)."""
+        return self.payload[self.event_at :]
 
 
 @dataclass(frozen=True, slots=True)
@@ -403,12 +410,18 @@ class DumpSender:
         """A heartbeat naming the current file and the position reached in it."""
         return self._heartbeat_at(self.position)
 
+    def wrap(self, raw: bytes, offset: int) -> Outgoing:
+        """The packet of an event of the current file (at ``offset``; -1: artificial) that an
+        observer made: a commit asks for a semi-sync ACK."""
+        code = raw[4]
+        return self._packet(raw, offset, code, ack=code in _ACK_TYPES)
+
     def _packet(self, raw: bytes, offset: int, type_code: int, *, ack: bool) -> Outgoing:
         if self.replica.semi_sync:
-            payload = bytes((0, SEMI_SYNC_MAGIC, int(ack))) + raw
-        else:
-            payload = b"\0" + raw
-        return Outgoing(payload, self.file, offset, type_code)
+            return Outgoing(
+                bytes((0, SEMI_SYNC_MAGIC, int(ack))) + raw, self.file, offset, type_code, 3
+            )
+        return Outgoing(b"\0" + raw, self.file, offset, type_code)
 
     def _drain(self) -> list[Outgoing]:
         """Packets for the whole events buffered now."""

@@ -72,6 +72,7 @@ from binlogkit.protocol.server import (
     StartTls,
 )
 from binlogkit.services.binlog_directory import BinlogDirectory
+from binlogkit.services.dump_observers import DumpEvent, DumpObserver
 
 __all__ = ["BinlogServer", "BinlogServerThread", "DropConnection", "ReplicaSession", "User"]
 
@@ -159,7 +160,8 @@ class BinlogServer:
     events carry and SHOW VARIABLES gives. ``version``: the version in the
     greeting (default: the binlogs' own, with MariaDB's ``5.5.5-`` prefix).
     ``tls``: a server-side SSL context, offered to clients that ask for TLS.
-    ``semi_sync``: offer semi-sync.
+    ``semi_sync``: offer semi-sync. ``observers``: :class:`DumpObserver` objects that see
+    (and may alter, drop or add to) the events each replica is sent.
     """
 
     def __init__(
@@ -173,6 +175,7 @@ class BinlogServer:
         version: str | None = None,
         tls: ssl.SSLContext | None = None,
         semi_sync: bool = False,
+        observers: Sequence[DumpObserver] = (),
     ) -> None:
         self.directory = (
             directory if isinstance(directory, BinlogDirectory) else BinlogDirectory(directory)
@@ -190,6 +193,7 @@ class BinlogServer:
         self.version = version
         self.tls = tls
         self.semi_sync = semi_sync
+        self.observers = list(observers)
         self.login_timeout = LOGIN_TIMEOUT
         """Seconds a client has for each step until it is logged in."""
         self.server_uuid = str(uuid.uuid5(uuid.NAMESPACE_URL, f"binlogkit:{server_id}"))
@@ -457,10 +461,14 @@ class BinlogServer:
             await self._refuse(channel, conn, session, refused)
             return
         log.info("replica %s starts at %s:%d", session.peer, *sender.read_at_start)
+        for observer in self.observers:
+            observer.start(session, *sender.read_at_start)
         gone = asyncio.create_task(self._read_acks(channel, conn, session))
         try:
             await self._send(channel, conn, session, sender, gone)
         finally:
+            for observer in self.observers:
+                observer.stop(session)
             gone.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await gone
@@ -483,7 +491,8 @@ class BinlogServer:
             packet = sender.next_packet()
             if isinstance(packet, Outgoing):
                 try:
-                    batch += self.send_event(conn, session, packet)
+                    for each in self._observed(session, sender, packet):
+                        batch += self.send_event(conn, session, each)
                 except DropConnection as drop:
                     channel.write(bytes(batch + drop.data))
                     await channel.drain()
@@ -526,6 +535,24 @@ class BinlogServer:
                 channel.write(self.send_event(conn, session, sender.heartbeat()))
                 await channel.drain()
                 last_sent = time.monotonic()
+
+    def _observed(
+        self, session: ReplicaSession, sender: DumpSender, packet: Outgoing
+    ) -> Sequence[Outgoing]:
+        """What the observers make of an event read from the files."""
+        if not self.observers or packet.offset < 0:
+            return (packet,)
+        raws = [packet.event]
+        for observer in self.observers:
+            changed: list[bytes] = []
+            for raw in raws:
+                event = DumpEvent(raw, packet.file, packet.offset)
+                instead = observer.send_event(session, event)
+                changed += [raw] if instead is None else instead
+            raws = changed
+        if raws == [packet.event]:
+            return (packet,)
+        return [sender.wrap(raw, packet.offset) for raw in raws]
 
     @staticmethod
     async def _flush(channel: ServerChannel, batch: bytearray) -> None:
