@@ -101,7 +101,11 @@ class BinlogDirectory:
         return self.path / name
 
     def size(self, name: str) -> int:
-        return self.file(name).stat().st_size
+        """The size of a served binlog now (0 while the index lists it before it exists)."""
+        try:
+            return self.file(name).stat().st_size
+        except FileNotFoundError:
+            return 0
 
     def next_name(self, name: str) -> str | None:
         """The binlog after ``name`` in the index, or None while there is none."""
@@ -110,10 +114,14 @@ class BinlogDirectory:
         return names[at + 1] if 0 <= at < len(names) - 1 else None
 
     def read(self, name: str, offset: int, size: int = _SCAN_CHUNK) -> bytes:
-        """Up to ``size`` bytes of ``name`` from ``offset`` (b"" at its current end)."""
-        with self.file(name).open("rb") as f:
-            f.seek(offset)
-            return f.read(size)
+        """Up to ``size`` bytes of ``name`` from ``offset`` (b"" at its current end, and while
+        the index lists it before it exists)."""
+        try:
+            with self.file(name).open("rb") as f:
+                f.seek(offset)
+                return f.read(size)
+        except FileNotFoundError:
+            return b""
 
     # -- what the files say ------------------------------------------------------------
 

@@ -78,6 +78,7 @@ __all__ = ["BinlogServer", "BinlogServerThread", "DropConnection", "ReplicaSessi
 
 log = logging.getLogger(__name__)
 
+ER_UNKNOWN_ERROR = 1105
 ER_NO_SUCH_THREAD = 1094
 ER_KILL_DENIED = 1095
 _KILL = re.compile(r"KILL\s+(?:CONNECTION\s+|QUERY\s+)?(\d+)", re.I)
@@ -279,6 +280,8 @@ class BinlogServer:
             TimeoutError,
         ) as err:
             log.debug("connection %d from %s ended: %s", number, session.peer, err)
+        except Exception:
+            log.exception("connection %d from %s failed", number, session.peer)
         finally:
             del self.sessions[number]
             del self._running[number]
@@ -362,15 +365,21 @@ class BinlogServer:
             return conn.send_result_set(*self._processlist())
         if _REPLICAS.fullmatch(statement):
             return conn.send_result_set(*self._replicas())
-        answer = answer_query(
-            sql,
-            variables=_Variables(self),
-            session=session.variables,
-            binlogs=[ServedBinlog(n, self.directory.size(n)) for n in self.directory.names()],
-            now=time.time(),
-            flavor=self.flavor,
-            functions={"BINLOG_GTID_POS": self._binlog_gtid_pos},
-        )
+        try:
+            answer = answer_query(
+                sql,
+                variables=_Variables(self),
+                session=session.variables,
+                binlogs=[ServedBinlog(n, self.directory.size(n)) for n in self.directory.names()],
+                now=time.time(),
+                flavor=self.flavor,
+                functions={"BINLOG_GTID_POS": self._binlog_gtid_pos},
+            )
+        except (BinlogError, OSError) as err:
+            log.warning(
+                "connection %d: %s: the binlogs cannot be read: %s", session.number, sql, err
+            )
+            return conn.send_error(ER_UNKNOWN_ERROR, f"cannot read the served binlogs: {err}")
         if isinstance(answer, QueryOk):
             return conn.send_ok()
         if isinstance(answer, QueryError):
