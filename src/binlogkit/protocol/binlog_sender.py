@@ -369,7 +369,8 @@ class DumpSender:
     def _open(self, name: str, position: int) -> None:
         self.file = name
         self._start = position
-        self._framer = EventFramer(file=name)
+        # checksums are the replica's to verify (a primary's master_verify_checksum is OFF)
+        self._framer = EventFramer(file=name, verify_checksum=False)
         self._read_offset = 0
         self._fde_sent = False
         self._in_excluded = False
