@@ -168,11 +168,20 @@ def test_tls(folder: Path, tls_files: TlsFiles, corpus_dir: Path) -> None:
 
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     context.load_cert_chain(tls_files.server_cert, tls_files.server_key)
-    server = BinlogServer(folder, USERS, tls=context)
+    users = [*USERS, User("secure", Secret("pw3"), require_tls=True)]
+    server = BinlogServer(folder, users, tls=context)
     tls = f"?ssl-mode=verify-identity&ssl-ca={tls_files.ca}"
     with BinlogServerThread(server), time_limit(30):
         with MySQLConnection.connect(ConnectionSpec.from_url(url(server) + tls)) as conn:
             assert conn.tls_active
+        secure = url(server, "secure", "pw3")
+        with MySQLConnection.connect(ConnectionSpec.from_url(secure + tls)) as conn:
+            assert conn.tls_active
+        plain = ConnectionSpec.from_url(secure + "?ssl-mode=disabled")
+        with pytest.raises(AuthError) as refused:
+            MySQLConnection.connect(plain)
+        message = "Access denied for user 'secure'@'127.0.0.1' (using password: YES)"
+        assert message in str(refused.value)
         with BinlogStream(
             url(server) + tls, start="oldest", server_id=46, blocking=False
         ) as events:

@@ -42,6 +42,7 @@ def test_users_and_their_plugins(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
         (["--user", "repl:pw", "--auth-plugin", "sha256_password"], "is not one of"),
         (["--user", "repl:pw", "--auth-plugin", "bob=client_ed25519"], "no --user bob"),
         (["--user", "repl:pw", "--tls-key", "{key}"], "--tls-cert and --tls-key go together"),
+        (["--user", "repl:pw", "--require-tls"], "--require-tls needs --tls-cert and --tls-key"),
     ],
 )
 def test_bad_settings_are_usage_errors(

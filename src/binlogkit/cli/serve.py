@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import signal
 import ssl
+from dataclasses import replace
 
 import click
 
@@ -145,6 +146,9 @@ async def _serve(server: BinlogServer) -> None:
 @click.option(
     "--tls-key", type=click.Path(dir_okay=False, exists=True), help="TLS private key (PEM)."
 )
+@click.option(
+    "--require-tls", is_flag=True, help="Refuse users on connections without TLS (REQUIRE SSL)."
+)
 @click.option("--semi-sync", is_flag=True, help="Offer semi-sync replication (ACKs are read).")
 @replication_filter
 @credential_options
@@ -158,6 +162,7 @@ def serve_command(
     version: str | None,
     tls_cert: str | None,
     tls_key: str | None,
+    require_tls: bool,
     semi_sync: bool,
     password: str | None,
     password_file: str | None,
@@ -170,6 +175,10 @@ def serve_command(
     stops it. The --replicate-* options filter what every replica gets, as a replica
     started with them would apply it."""
     users = _users(user_specs, auth_plugins, password, password_file, defaults_extra_file)
+    if require_tls:
+        if tls_cert is None:
+            raise click.UsageError("--require-tls needs --tls-cert and --tls-key")
+        users = [replace(u, require_tls=True) for u in users]
     with reading_errors():
         server = BinlogServer(
             directory,

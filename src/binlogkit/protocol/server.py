@@ -82,6 +82,8 @@ class Account:
     user: str
     plugin: str
     credential: bytes = field(repr=False)
+    require_tls: bool = False
+    """Refuse this user on a connection without TLS (a MariaDB account's REQUIRE SSL)."""
 
 
 class ServerState(Enum):
@@ -309,6 +311,8 @@ class ServerConnection:
         account = self._account(response.user)
         if account is None:
             return self._refuse(response.user, "unknown user", bool(response.auth_response))
+        if account.require_tls and not self.secure:
+            return self._refuse(response.user, "TLS required", bool(response.auth_response))
         self._plugin = account.plugin
         client_plugin = response.auth_plugin_name or "mysql_native_password"
         try:

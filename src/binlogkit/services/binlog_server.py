@@ -97,14 +97,17 @@ _BATCH = 1 << 18
 
 @dataclass(frozen=True, slots=True)
 class User:
-    """A replication user: name, password (kept secret) and auth plugin."""
+    """A replication user: name, password (kept secret), auth plugin, and whether it must
+    come over TLS."""
 
     name: str
     password: Secret = field(repr=False)
     plugin: str = "mysql_native_password"
+    require_tls: bool = False
 
     def account(self) -> Account:
-        return Account(self.name, self.plugin, make_credential(self.plugin, self.password))
+        credential = make_credential(self.plugin, self.password)
+        return Account(self.name, self.plugin, credential, self.require_tls)
 
 
 @dataclass(slots=True)
