@@ -233,3 +233,13 @@ def test_processlist_and_replicas_show_each_dump(served: BinlogServer, corpus_di
         assert states[str(watcher.connection_id)] == ("repl", "Sleep", "")
         replicas = watcher.query("SHOW SLAVE HOSTS")
         assert replicas.rows == [("41", "replica-a", "3310", "77")]
+
+
+def test_an_oversized_packet_ends_the_connection(served: BinlogServer) -> None:
+    spec = ConnectionSpec.from_url(url(served))
+    with MySQLConnection.connect(spec) as hostile, MySQLConnection.connect(spec) as other:
+        hostile.send_command(b"\x03" + b"x" * (2 << 20))  # a 2 MiB query: over the limit
+        with pytest.raises(ConnectionLost):
+            hostile.read_packet()
+        assert other.query("SELECT 1").rows == [("1",)]
+        assert list(served.sessions) == [other.connection_id]

@@ -168,6 +168,7 @@ class ServerConnection:
         scramble: bytes | None = None,
         private_key: bytes | None = None,
         client_host: str = "localhost",
+        max_packet: int = 1 << 24,
     ) -> None:
         self._accounts = accounts
         self.server_version = server_version
@@ -179,6 +180,8 @@ class ServerConnection:
         self._scramble = scramble if scramble is not None else new_scramble(SCRAMBLE_LENGTH)
         self._private_key = private_key
         self.client_host = client_host
+        self.max_packet = max_packet
+        """The largest payload taken from the client: a longer one is a ProtocolError."""
         self.state = ServerState.GREETING
         self.capabilities = 0
         self.tls_active = False
@@ -249,6 +252,9 @@ class ServerConnection:
             self._close()
             raise
         if packet is NEED_DATA:
+            if self._reader.pending > self.max_packet + 4:
+                self._close()
+                raise ProtocolError(f"the client sends a packet of over {self.max_packet} bytes")
             if not self._reader.eof:
                 return NEED_DATA
             state = self.state

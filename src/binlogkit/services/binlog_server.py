@@ -89,6 +89,8 @@ LOGIN_TIMEOUT = 10.0
 """Seconds a client has for each packet until it is logged in."""
 LOGIN_PACKET_MAX = 1 << 16
 """The largest packet taken before login (a handshake response is far smaller)."""
+MAX_PACKET = 1 << 20
+"""The largest packet a logged-in client may send (replicas send queries and ACKs)."""
 POLL = 0.05
 """Seconds between looks at the folder while a dump waits for new bytes."""
 _BATCH = 1 << 18
@@ -267,6 +269,7 @@ class BinlogServer:
             connection_id=number,
             tls_available=self.tls is not None,
             client_host=host,
+            max_packet=MAX_PACKET,
         )
         self.sessions[number] = session
         self._running[number] = asyncio.current_task()  # type: ignore[assignment]
