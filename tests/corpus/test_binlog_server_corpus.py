@@ -11,6 +11,7 @@ the connection stays usable after a query error; TLS works.
 
 from __future__ import annotations
 
+import random
 import socket
 import threading
 import time
@@ -24,6 +25,7 @@ from tls_certs import TlsFiles
 
 import binlogkit
 from binlogkit.binlog.constants import EventType
+from binlogkit.binlog.events import Event
 from binlogkit.errors import AuthError, ConnectionLost, ServerError
 from binlogkit.io.binlog_index import write_index
 from binlogkit.io.mysql import MySQLConnection
@@ -243,3 +245,52 @@ def test_an_oversized_packet_ends_the_connection(served: BinlogServer) -> None:
             hostile.read_packet()
         assert other.query("SELECT 1").rows == [("1",)]
         assert list(served.sessions) == [other.connection_id]
+
+
+def test_hostile_clients_do_not_stop_a_replica(
+    served: BinlogServer, corpus_dir: Path, folder: Path
+) -> None:
+    """200 idle connections, random bytes, bad logins, names outside the folder and oversized
+    packets while a stream follows the folder: it gets every event, those of the second
+    file too, which appears after them."""
+    expected = file_keys([corpus_dir / f for f in FILES])
+    rng = random.Random(5)
+    idle = [socket.create_connection(("127.0.0.1", served.port)) for _ in range(200)]
+    got: list[Event] = []
+    reading = threading.Thread(target=lambda: got.extend(read_all(served, len(expected))))
+    reading.start()
+    try:
+        for round_ in range(20):
+            with socket.create_connection(("127.0.0.1", served.port)) as garbage:
+                garbage.recv(1 << 16)
+                garbage.sendall(rng.randbytes(rng.randint(1, 3000)))
+            with pytest.raises(AuthError):
+                MySQLConnection.connect(ConnectionSpec.from_url(url(served, password=f"x{round_}")))
+            with MySQLConnection.connect(ConnectionSpec.from_url(url(served))) as conn:
+                conn.execute("SET @master_binlog_checksum = 'CRC32'")
+                conn.send_command(BinlogDump(f"../{Path(FILES[0]).name}", 4, 50 + round_).encode())
+                with pytest.raises(ServerError):
+                    conn.read_packet()
+            with MySQLConnection.connect(ConnectionSpec.from_url(url(served))) as conn:
+                conn.send_command(b"\x03" + b"x" * (2 << 20))
+                with pytest.raises(ConnectionLost):
+                    conn.read_packet()
+        assert reading.is_alive()  # waiting for more
+        add_second(corpus_dir, folder)
+        reading.join(30)
+    finally:
+        for sock in idle:
+            sock.close()
+    assert not reading.is_alive()
+    assert keyed(got) == expected
+
+
+def read_all(server: BinlogServer, count: int) -> list[Event]:
+    """The first ``count`` events of a blocking stream from the oldest binlog."""
+    got = []
+    with BinlogStream(url(server), start="oldest", server_id=41, blocking=True) as events:
+        for event in events:
+            got.append(event)
+            if len(got) == count:
+                break
+    return got
