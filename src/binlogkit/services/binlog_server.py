@@ -11,10 +11,16 @@ COM_BINLOG_DUMP_GTID (and MariaDB's GTID starts) with
 files that appear in the folder are sent as they come, with heartbeats while
 there is nothing new, so ``binlogkit relay`` into a folder and this server on
 it make a relay tier. Semi-sync acknowledgements are read and recorded.
+Dump observers (:mod:`binlogkit.services.dump_observers`) may alter, drop or
+add to what each replica gets. ``SHOW PROCESSLIST`` and ``SHOW SLAVE HOSTS``
+show who is connected and where each dump is; ``KILL`` ends a user's own
+connection.
 
 Each connection is a task: many replicas are served at once, each at its
-own place. :class:`BinlogServerThread` runs a server in a thread of its own
-for synchronous programs. Passwords are kept as
+own place; a client not yet logged in has :data:`LOGIN_TIMEOUT` per step and
+small packets only, a logged-in one packets of :data:`MAX_PACKET` at most.
+:class:`BinlogServerThread` runs a server in a thread of its own for
+synchronous programs. Passwords are kept as
 :class:`~binlogkit.protocol.auth.base.Secret` and stored as the plugins'
 credentials only; they never reach a log line or an error.
 """
@@ -29,13 +35,11 @@ import re
 import ssl
 import threading
 import time
-import uuid
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from types import TracebackType
 
 from binlogkit.errors import BinlogError
-from binlogkit.gtid import GtidSet, MariaGtidList
 from binlogkit.io.server_channel import ServerChannel
 from binlogkit.protocol.auth.base import Secret, make_credential
 from binlogkit.protocol.binlog_sender import (
@@ -73,6 +77,7 @@ from binlogkit.protocol.server import (
 )
 from binlogkit.services.binlog_directory import BinlogDirectory
 from binlogkit.services.dump_observers import DumpEvent, DumpObserver
+from binlogkit.services.server_variables import ServerVariables
 
 __all__ = ["BinlogServer", "BinlogServerThread", "DropConnection", "ReplicaSession", "User"]
 
@@ -202,7 +207,6 @@ class BinlogServer:
         self.observers = list(observers)
         self.login_timeout = LOGIN_TIMEOUT
         """Seconds a client has for each step until it is logged in."""
-        self.server_uuid = str(uuid.uuid5(uuid.NAMESPACE_URL, f"binlogkit:{server_id}"))
         self.sessions: dict[int, ReplicaSession] = {}
         """The connections open now, by number."""
         self.connections = 0
@@ -372,14 +376,15 @@ class BinlogServer:
         if _REPLICAS.fullmatch(statement):
             return conn.send_result_set(*self._replicas())
         try:
+            variables = self._variables()
             answer = answer_query(
                 sql,
-                variables=_Variables(self),
+                variables=variables,
                 session=session.variables,
                 binlogs=[ServedBinlog(n, self.directory.size(n)) for n in self.directory.names()],
                 now=time.time(),
                 flavor=self.flavor,
-                functions={"BINLOG_GTID_POS": self._binlog_gtid_pos},
+                functions={"BINLOG_GTID_POS": variables.binlog_gtid_pos},
             )
         except (BinlogError, OSError) as err:
             log.warning(
@@ -435,19 +440,19 @@ class BinlogServer:
         ]
         return columns, rows
 
-    def _binlog_gtid_pos(self, name: str | None, position: str | None) -> str | None:
-        """MariaDB's BINLOG_GTID_POS(): the GTID position at a place of the binlogs (NULL
-        for a file that is not served; '' names the first)."""
-        names = self.directory.names()
-        name = name or (names[0] if names else None)
-        if name not in names or position is None or not position.isdigit():
-            return None
-        state = self.directory.gtid_state(name, int(position))
-        return str(state.position()) if isinstance(state, MariaGtidList) else ""
-
     def variables(self) -> dict[str, str]:
         """The system variables queries see, computed now."""
-        return dict(_Variables(self))
+        return dict(self._variables())
+
+    def _variables(self) -> ServerVariables:
+        return ServerVariables(
+            self.directory,
+            flavor=self.flavor,
+            version=self.version,
+            server_id=self.server_id,
+            port=self.port,
+            semi_sync=self.semi_sync,
+        )
 
     # -- dumps ----------------------------------------------------------------------------------
 
@@ -616,86 +621,6 @@ class BinlogServer:
                 ack.position,
             )
         session.acked = ack
-
-
-class _Variables(Mapping[str, str]):
-    """The server's system variables, each computed when asked (GTID states scan the files)."""
-
-    def __init__(self, server: BinlogServer) -> None:
-        self.server = server
-        s = server
-        fixed = {
-            "version": s.version,
-            "version_comment": "binlogkit binlog server",
-            "server_id": str(s.server_id),
-            "port": str(s.port),
-            "hostname": "binlogkit",
-            "log_bin": "ON",
-            "binlog_format": "ROW",
-            "max_allowed_packet": str(1 << 30),
-            "character_set_server": "utf8mb4",
-            "collation_server": "utf8mb4_general_ci",
-            "time_zone": "SYSTEM",
-            "system_time_zone": "UTC",
-            "read_only": "ON",
-            "lower_case_table_names": "0",
-        }
-        if s.flavor == "mariadb":
-            fixed |= {
-                "gtid_strict_mode": "OFF",
-                "rpl_semi_sync_master_enabled": "ON" if s.semi_sync else "OFF",
-            }
-        else:
-            fixed |= {
-                "server_uuid": s.server_uuid,
-                "gtid_mode": "ON",
-                "enforce_gtid_consistency": "ON",
-            }
-            if s.semi_sync:
-                fixed |= {
-                    "rpl_semi_sync_source_enabled": "ON",
-                    "rpl_semi_sync_source_timeout": "10000",
-                    "rpl_semi_sync_source_wait_point": "AFTER_SYNC",
-                }
-        self._fixed = fixed
-        self._computed = (
-            (
-                "binlog_checksum",
-                "gtid_domain_id",
-                "gtid_binlog_pos",
-                "gtid_binlog_state",
-                "gtid_current_pos",
-            )
-            if s.flavor == "mariadb"
-            else ("binlog_checksum", "gtid_executed", "gtid_purged")
-        )
-
-    def __getitem__(self, name: str) -> str:
-        if name in self._fixed:
-            return self._fixed[name]
-        if name not in self._computed:
-            raise KeyError(name)
-        directory = self.server.directory
-        if name == "binlog_checksum":
-            return directory.checksum()
-        if name == "gtid_purged":
-            first = directory.first_state()
-            return str(first) if isinstance(first, GtidSet) else ""
-        state = directory.gtid_state()
-        if name == "gtid_executed":
-            return str(state) if isinstance(state, GtidSet) else ""
-        maria = state if isinstance(state, MariaGtidList) else MariaGtidList()
-        if name == "gtid_binlog_state":
-            return str(maria)
-        if name == "gtid_domain_id":
-            return str(maria.gtids[-1].domain_id) if maria.gtids else "0"
-        return str(maria.position())
-
-    def __iter__(self) -> Iterator[str]:
-        return iter((*self._fixed, *self._computed))
-
-    def __len__(self) -> int:
-        return len(self._fixed) + len(self._computed)
 
 
 class BinlogServerThread:
