@@ -39,7 +39,11 @@ pytestmark = pytest.mark.corpus
 
 CHAIN = "mariadb-operator+mariadb-poc/mariadb-binlog/binlogs/domain_id_0/mariadb-repl-bin.0000"
 FILES = [f"{CHAIN}04", f"{CHAIN}05"]
-USERS = [User("repl", Secret("pw")), User("other", Secret("pw2"), "client_ed25519")]
+USERS = [
+    User("repl", Secret("pw")),
+    User("other", Secret("pw2"), "client_ed25519"),
+    User("mysql8", Secret("pw4"), "caching_sha2_password"),
+]
 
 
 @pytest.fixture
@@ -70,6 +74,15 @@ def served(folder: Path) -> Iterator[BinlogServer]:
 
 def url(server: BinlogServer, user: str = "repl", password: str = "pw") -> str:
     return f"mariadb://{user}:{password}@127.0.0.1:{server.port}"
+
+
+@pytest.mark.parametrize(("user", "password"), [("other", "pw2"), ("mysql8", "pw4")])
+def test_each_users_plugin(served: BinlogServer, user: str, password: str) -> None:
+    spec = ConnectionSpec.from_url(url(served, user, password))
+    with MySQLConnection.connect(spec) as conn:
+        assert conn.query("SELECT 1").rows == [("1",)]
+    with pytest.raises(AuthError):
+        MySQLConnection.connect(ConnectionSpec.from_url(url(served, user, "wrong")))
 
 
 def test_greets_as_the_binlogs_server(served: BinlogServer) -> None:

@@ -22,7 +22,7 @@ from binlogkit.protocol.auth.base import Secret
 from binlogkit.services.binlog_server import BinlogServer, User
 from binlogkit.services.dump_observers import ReplicaFilter
 
-PLUGINS = ("mysql_native_password", "client_ed25519")
+PLUGINS = ("mysql_native_password", "client_ed25519", "caching_sha2_password")
 
 
 def _plugins(specs: tuple[str, ...]) -> tuple[str, dict[str, str]]:
@@ -127,8 +127,9 @@ async def _serve(server: BinlogServer) -> None:
     "auth_plugins",
     multiple=True,
     metavar="[NAME=]PLUGIN",
-    help="How users authenticate: mysql_native_password (default) or client_ed25519 "
-    "(MariaDB's ed25519); NAME= for one user only. Repeatable.",
+    help="How users authenticate: mysql_native_password (default), client_ed25519 "
+    "(MariaDB's ed25519) or caching_sha2_password (MySQL 8's); NAME= for one user only. "
+    "Repeatable.",
 )
 @click.option(
     "--server-id",
