@@ -9,7 +9,10 @@ and 16 concurrent client processes. Reports events/s and MB/s summed over the
 clients, the best of ``--repeat`` runs, and binlogkit's rate as a share of
 MariaDB's.
 
-    .venv/bin/python benchmarks/serve.py [--scale 5] [--repeat 3] [--clients 1,4,16]
+    .venv/bin/python benchmarks/serve.py [--scale 5] [--repeat 3] [--clients 1,4,16] [--stream]
+
+``--stream``: the clients are binlogkit streams (``BinlogStream``, every event
+decoded, rows not), as an application reading the served binlogs would be.
 """
 
 from __future__ import annotations
@@ -49,11 +52,27 @@ def read_dump(port: int, first: str, server_id: int) -> tuple[int, int, float]:
         return events, size, time.perf_counter() - started
 
 
-def measure(port: int, first: str, clients: int) -> tuple[float, float, int]:
-    """(events/s, MB/s, events per client) of ``clients`` concurrent dumps (connecting and
-    logging in not counted)."""
+def read_stream(port: int, first: str, server_id: int) -> tuple[int, int, float]:
+    """One binlogkit stream client: every event decoded (rows left undecoded); as read_dump."""
+    from binlogkit.services.replica_stream import BinlogStream
+
+    url = f"mariadb://{USER}:{PASSWORD}@127.0.0.1:{port}"
+    events = size = 0
+    started = time.perf_counter()
+    start = (first, 4)
+    with BinlogStream(url, start=start, server_id=server_id, blocking=False) as stream:
+        for event in stream:
+            events += 1
+            size += event.header.event_size
+    return events, size, time.perf_counter() - started
+
+
+def measure(port: int, first: str, clients: int, stream: bool) -> tuple[float, float, int]:
+    """(events/s, MB/s, events per client) of ``clients`` concurrent dumps (raw: connecting
+    and logging in not counted)."""
+    client = read_stream if stream else read_dump
     with multiprocessing.Pool(clients) as pool:
-        results = pool.starmap(read_dump, [(port, first, 1000 + i) for i in range(clients)])
+        results = pool.starmap(client, [(port, first, 1000 + i) for i in range(clients)])
     elapsed = max(r[2] for r in results)  # from the dump commands to the last EOF
     events = sum(r[0] for r in results)
     size = sum(r[1] for r in results)
@@ -83,6 +102,9 @@ def main() -> None:
     parser.add_argument("--scale", type=int, default=5, help="workload runs (about 4 MB each)")
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--clients", default="1,4,16")
+    parser.add_argument(
+        "--stream", action="store_true", help="binlogkit stream clients instead of raw readers"
+    )
     args = parser.parse_args()
     base = Path(tempfile.mkdtemp(prefix="bench-serve-"))
     primary = MariaDBSandbox(base / "primary", options={"max_binlog_size": 16 << 20}).start()
@@ -113,7 +135,7 @@ def main() -> None:
                 runs, used = [], []
                 for _ in range(args.repeat):
                     before = cpu_seconds(pid or 0)
-                    runs.append(measure(server_port, files[0].name, clients))
+                    runs.append(measure(server_port, files[0].name, clients, args.stream))
                     used.append((cpu_seconds(pid or 0) - before) / (runs[-1][2] * clients))
                 rates[name], cpu[name] = max(runs), min(used)
             for name, (events, mbs, _) in rates.items():
