@@ -576,10 +576,13 @@ class BinlogServer:
 
     @staticmethod
     async def _flush(channel: ServerChannel, batch: bytearray) -> None:
+        """Write a batch; then let the other connections have their turn (drain() does not
+        wait while the transport's buffer is below its limit)."""
         if batch:
             channel.write(bytes(batch))
             batch.clear()
             await channel.drain()
+            await asyncio.sleep(0)
 
     def send_event(
         self, conn: ServerConnection, session: ReplicaSession, packet: Outgoing
