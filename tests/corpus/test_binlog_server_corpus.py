@@ -26,12 +26,13 @@ from tls_certs import TlsFiles
 import binlogkit
 from binlogkit.binlog.constants import EventType
 from binlogkit.binlog.events import Event
-from binlogkit.errors import AuthError, ConnectionLost, ServerError
+from binlogkit.errors import AuthError, BinlogError, ConnectionLost, ServerError
 from binlogkit.io.binlog_index import write_index
 from binlogkit.io.mysql import MySQLConnection
 from binlogkit.protocol.auth.base import Secret
 from binlogkit.protocol.replication import BinlogDump, RegisterSlave
 from binlogkit.protocol.spec import ConnectionSpec
+from binlogkit.services.binlog_directory import BinlogDirectory
 from binlogkit.services.binlog_server import BinlogServer, BinlogServerThread, User
 from binlogkit.services.replica_stream import BinlogStream
 
@@ -307,3 +308,22 @@ def read_all(server: BinlogServer, count: int) -> list[Event]:
             if len(got) == count:
                 break
     return got
+
+
+def test_directory_without_index_and_its_gtid_states(corpus_dir: Path, tmp_path: Path) -> None:
+    for name in reversed(FILES):
+        (tmp_path / Path(name).name).write_bytes((corpus_dir / name).read_bytes())
+    (tmp_path / "notes.txt").write_text("not a binlog")
+    directory = BinlogDirectory(tmp_path)
+    first, second = (Path(n).name for n in FILES)
+    assert directory.names() == [first, second]  # number order, without an index
+    assert directory.flavor() == "mariadb" and directory.checksum() == "CRC32"
+    assert str(directory.first_state()) == "0-10-262175"  # the first file's GTID_LIST
+    with binlogkit.open(str(tmp_path / second)) as events:
+        gtids = [e for e in events if e.header.type_code == EventType.MARIADB_GTID]
+    assert str(directory.gtid_state()) == str(gtids[-1].gtid)  # type: ignore[attr-defined]
+    at = gtids[3].header.offset
+    assert str(directory.gtid_state(second, at)) == str(gtids[2].gtid)  # type: ignore[attr-defined]
+    assert directory.next_name(first) == second and directory.next_name(second) is None
+    with pytest.raises(BinlogError, match="is not a binlog of"):
+        directory.file("notes.txt")
