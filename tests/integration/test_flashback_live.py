@@ -20,14 +20,13 @@ from pathlib import Path
 
 import pytest
 from flashback_tool import tool_flashback_rows
+from workload_tables import Snapshot, snapshot
 
 import binlogkit
 from binlogkit.binlog.decoder import encode_event
 from binlogkit.pipeline.flashback import flashback
 from binlogkit.sandbox import MariaDBSandbox
 from binlogkit.sandbox.workload import Workload, build_workload
-
-Snapshot = dict[str, tuple[str | None, list[tuple[str | None, ...]]]]
 
 
 def _phases(workload: Workload) -> tuple[str, str]:
@@ -37,17 +36,6 @@ def _phases(workload: Workload) -> tuple[str, str]:
         workload.script_of(workload.statements[:fill]),
         workload.script_of(workload.statements[fill:]),
     )
-
-
-def snapshot(server: MariaDBSandbox, workload: Workload) -> Snapshot:
-    """CHECKSUM TABLE and the sorted rows of every workload table."""
-    out: Snapshot = {}
-    for table in workload.tables:
-        name = f"`{workload.database}`.`{table.name}`"
-        checksum = server.query(f"CHECKSUM TABLE {name}")[0][1]
-        rows = server.query(f"SELECT * FROM {name}")
-        out[table.name] = (checksum, sorted(rows, key=lambda r: [(v is None, v or "") for v in r]))
-    return out
 
 
 def _binlogkit(*args: str) -> bytes:

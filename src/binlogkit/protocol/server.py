@@ -83,6 +83,8 @@ class Account:
     user: str
     plugin: str
     credential: bytes = field(repr=False)
+    require_tls: bool = False
+    """Refuse this user on a connection without TLS (a MariaDB account's REQUIRE SSL)."""
 
 
 class ServerState(Enum):
@@ -167,6 +169,7 @@ class ServerConnection:
         scramble: bytes | None = None,
         private_key: bytes | None = None,
         client_host: str = "localhost",
+        max_packet: int = 1 << 24,
     ) -> None:
         self._accounts = accounts
         self.server_version = server_version
@@ -178,6 +181,8 @@ class ServerConnection:
         self._scramble = scramble if scramble is not None else new_scramble(SCRAMBLE_LENGTH)
         self._private_key = private_key
         self.client_host = client_host
+        self.max_packet = max_packet
+        """The largest payload taken from the client: a longer one is a ProtocolError."""
         self.state = ServerState.GREETING
         self.capabilities = 0
         self.tls_active = False
@@ -248,6 +253,9 @@ class ServerConnection:
             self._close()
             raise
         if packet is NEED_DATA:
+            if self._reader.pending > self.max_packet + 4:
+                self._close()
+                raise ProtocolError(f"the client sends a packet of over {self.max_packet} bytes")
             if not self._reader.eof:
                 return NEED_DATA
             state = self.state
@@ -310,6 +318,8 @@ class ServerConnection:
         account = self._account(response.user)
         if account is None:
             return self._refuse(response.user, "unknown user", bool(response.auth_response))
+        if account.require_tls and not self.secure:
+            return self._refuse(response.user, "TLS required", bool(response.auth_response))
         self._plugin = account.plugin
         client_plugin = response.auth_plugin_name or "mysql_native_password"
         try:
