@@ -6,6 +6,7 @@ import asyncio
 import signal
 import ssl
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 import click
 
@@ -17,10 +18,11 @@ from binlogkit.cli.connection import (
 )
 from binlogkit.cli.filtering import replication_filter
 from binlogkit.cli.main import command, os_error_text, reading_errors
-from binlogkit.pipeline.filters import ReplicationFilter
 from binlogkit.protocol.auth.base import Secret
-from binlogkit.services.binlog_server import BinlogServer, User
-from binlogkit.services.dump_observers import ReplicaFilter
+
+if TYPE_CHECKING:
+    from binlogkit.pipeline.filters import ReplicationFilter
+    from binlogkit.services.binlog_server import BinlogServer, User
 
 PLUGINS = ("mysql_native_password", "client_ed25519", "caching_sha2_password")
 
@@ -50,6 +52,8 @@ def _users(
 ) -> list[User]:
     """``NAME:PASSWORD`` or ``NAME`` (whose password comes from -p, --password-file,
     --defaults-extra-file or MYSQL_PWD); command-line passwords are hidden from ``ps``."""
+    from binlogkit.services.binlog_server import User
+
     default, per_user = _plugins(plugins)
     users = []
     shared: str | None = None
@@ -180,6 +184,9 @@ def serve_command(
         if tls_cert is None:
             raise click.UsageError("--require-tls needs --tls-cert and --tls-key")
         users = [replace(u, require_tls=True) for u in users]
+    from binlogkit.services.binlog_server import BinlogServer
+    from binlogkit.services.dump_observers import ReplicaFilter
+
     with reading_errors():
         server = BinlogServer(
             directory,
