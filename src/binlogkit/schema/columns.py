@@ -16,6 +16,7 @@ from sqlglot import exp
 
 from binlogkit.binlog.constants import Flavor
 from binlogkit.schema import charsets, nodes
+from binlogkit.schema.defaults import stored_default
 from binlogkit.schema.model import ColumnDef
 from binlogkit.schema.session import Session
 from binlogkit.schema.types import BINARY_FORM, CHAR_TYPES, INT_WIDTHS, sized_type, text_family
@@ -49,8 +50,8 @@ def build_column(node: exp.ColumnDef, table_default: charsets.Charset, session: 
     binary = False
     nullable = None  # None: not said
     primary = invisible = False
-    not_null = bool(kind.arg("serial"))
-    generated = None
+    not_null = auto = bool(kind.arg("serial"))
+    generated = default = None
     for attr in attrs:
         if isinstance(attr, exp.CharacterSetColumnConstraint):
             charset = charsets.charset_name(_name_of(attr.this))
@@ -65,13 +66,15 @@ def build_column(node: exp.ColumnDef, table_default: charsets.Charset, session: 
         elif isinstance(attr, exp.InvisibleColumnConstraint):
             invisible = True
         elif isinstance(attr, nodes.SerialDefaultValue):
-            not_null = True
+            not_null = auto = True
+        elif isinstance(attr, exp.DefaultColumnConstraint):
+            default = attr.this
         elif isinstance(attr, exp.ComputedColumnConstraint):
             generated = "STORED" if attr.args.get("persisted") else "VIRTUAL"
         elif isinstance(attr, exp.GeneratedAsRowColumnConstraint):
             generated, not_null = "STORED", True
         elif isinstance(attr, exp.AutoIncrementColumnConstraint):
-            not_null = True
+            not_null = auto = True
     if kind.arg("national") and charset is None:
         charset = "utf8mb3"
     column = ColumnDef(
@@ -95,7 +98,8 @@ def build_column(node: exp.ColumnDef, table_default: charsets.Charset, session: 
         nullable = False
     elif nullable is None:
         nullable = type_name != "timestamp" or session.explicit_defaults_for_timestamp
-    return Built(replace(column, nullable=nullable), primary)
+    column = replace(column, nullable=nullable)
+    return Built(replace(column, default=stored_default(default, column, auto)), primary)
 
 
 def _text_column(column: ColumnDef, kind: nodes.ColumnType, pair: charsets.Charset) -> ColumnDef:
