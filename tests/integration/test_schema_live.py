@@ -251,6 +251,7 @@ def _expected_column(row: tuple[str | None, ...]) -> ColumnDef:
             (g for g in ("VIRTUAL", "STORED") if f"{g} GENERATED" in (extra or "")), None
         ),
         default=None if default == "NULL" else default,
+        auto_increment="auto_increment" in (extra or ""),
     )
 
 

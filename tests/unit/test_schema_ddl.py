@@ -58,7 +58,10 @@ def col(sql: str, session: Session = S) -> ColumnDef:
         ("c INT4(5) ZEROFILL", ColumnDef("c", "int", length=5, unsigned=True, zerofill=True)),
         ("c MIDDLEINT", ColumnDef("c", "mediumint", length=9)),
         ("c BOOL", ColumnDef("c", "tinyint", length=1)),
-        ("c SERIAL", ColumnDef("c", "bigint", length=20, unsigned=True, nullable=False)),
+        (
+            "c SERIAL",
+            ColumnDef("c", "bigint", length=20, unsigned=True, nullable=False, auto_increment=True),
+        ),
         ("c REAL", ColumnDef("c", "double")),
         ("c DOUBLE PRECISION(7,2)", ColumnDef("c", "double", precision=7, scale=2)),
         ("c FLOAT(30)", ColumnDef("c", "double")),

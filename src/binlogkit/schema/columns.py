@@ -99,7 +99,8 @@ def build_column(node: exp.ColumnDef, table_default: charsets.Charset, session: 
     elif nullable is None:
         nullable = type_name != "timestamp" or session.explicit_defaults_for_timestamp
     column = replace(column, nullable=nullable)
-    return Built(replace(column, default=stored_default(default, column, auto)), primary)
+    default = stored_default(default, column, auto)
+    return Built(replace(column, default=default, auto_increment=auto), primary)
 
 
 def _text_column(column: ColumnDef, kind: nodes.ColumnType, pair: charsets.Charset) -> ColumnDef:

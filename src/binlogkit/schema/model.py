@@ -66,6 +66,7 @@ class ColumnDef:
       type (``"5"``, ``"1.50"``, ``"'a''b'"``, ``"b'101'"``) or an expression
       (``"current_timestamp(3)"``, ``"uuid()"``); None for NULL (a nullable column) and
       for none (a NOT NULL column without DEFAULT, AUTO_INCREMENT, generated columns).
+    - ``auto_increment``: AUTO_INCREMENT (also SERIAL).
     """
 
     name: str
@@ -83,6 +84,7 @@ class ColumnDef:
     invisible: bool = False
     generated: str | None = None
     default: str | None = None
+    auto_increment: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -366,27 +366,20 @@ def _follow(spark: Any, path: str, steps: Steps, target: Position, history: str 
             continue
         apply_plan(spark, path, plan)
         if history is not None and exists(spark, history):
-            apply_plan(spark, history, replace(plan, drops=(), adds=(), order=()))
-        unknown = _unknown_after(unknown, plan, version.at)
-        if plan.adds:
-            log.warning(
-                "%s: columns %s added at %s: the mirror's rows not changed since hold NULL there "
-                "(the schema history keeps no DEFAULT)",
-                path,
-                [name for name, _ in plan.adds],
-                version.at,
-            )
+            apply_plan(spark, history, replace(plan, drops=(), order=()), rows="is_current")
+        unknown = _unknown_after(unknown, plan)
     set_properties(
         spark, path, {DEFINITION: position_property(target), UNKNOWN_COLUMNS: json.dumps(unknown)}
     )
 
 
-def _unknown_after(unknown: dict[str, str], plan: Plan, at: Position) -> dict[str, str]:
+def _unknown_after(unknown: dict[str, str], plan: Plan) -> dict[str, str]:
+    """The columns of unknown value (added by lakes written before defaults were followed),
+    after a plan."""
     out = {k: v for k, v in unknown.items() if k not in plan.drops}
     for old, new in plan.renames:
         if old in out:
             out[new] = out.pop(old)
-    out.update({name: f"{at.file}:{at.pos}" for name, _ in plan.adds})
     return out
 
 

@@ -18,9 +18,9 @@ from typing import Any
 
 from binlogkit.errors import BinlogError
 from binlogkit.spark.lake.changelog import append_log
-from binlogkit.spark.lake.evolve import resnapshot_hint, spark_columns
+from binlogkit.spark.lake.evolve import spark_columns
 from binlogkit.spark.lake.scd2 import close_all
-from binlogkit.spark.lake.tables import exists, quote
+from binlogkit.spark.lake.tables import exists, quote, resnapshot_hint
 from binlogkit.spark.lake.timeline import Version
 from binlogkit.spark.schema import typed_schema
 
