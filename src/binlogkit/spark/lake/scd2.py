@@ -18,6 +18,7 @@ widened, a dropped one stays (NULL in the versions opened since).
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from typing import Any
 
@@ -168,7 +169,7 @@ def close_all(spark: Any, path: str, at: Position) -> None:
     statement's time where the schema history has it, else NULL)."""
     closed = F.struct(
         F.lit(at.time()).cast("timestamp").alias("ts"),
-        F.lit(at.file).alias("file"),
+        F.lit(os.path.basename(at.file or "")).alias("file"),  # as the change log names it
         F.lit(at.pos).cast("long").alias("pos"),
         F.lit(None).cast("int").alias("row"),
     )
