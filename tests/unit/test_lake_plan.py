@@ -20,7 +20,8 @@ from binlogkit.schema.model import Catalog, TableDef, TableName
 from binlogkit.schema.script import apply_script
 from binlogkit.schema.store import HistoryStore, Position, Truncation
 from binlogkit.spark.lake.evolve import Plan, delta_widens, plan_change, spark_columns
-from binlogkit.spark.lake.timeline import Timeline
+from binlogkit.spark.lake.timeline import Timeline, Version
+from binlogkit.spark.lake.truncate import empty_mirror
 
 BASE = "CREATE DATABASE d; CREATE TABLE d.t (id INT PRIMARY KEY, a TINYINT, b VARCHAR(5), c DATE)"
 AT = Position("b.000001", 100)
@@ -176,3 +177,10 @@ def test_a_truncate_is_a_version_of_the_same_definition(tmp_path: Path) -> None:
     versions = Timeline(store.path).of("d", "t")
     assert [(v.at.pos, v.truncated) for v in versions] == [(100, False), (200, True)]
     assert versions[1].definition == versions[0].definition
+
+
+def test_a_partition_truncation_stops_the_mirror() -> None:
+    (table,) = _tables()
+    removed = Version(AT, table, truncated=True, partitions=("p0", "p1"))
+    with pytest.raises(BinlogError, match=r"d\.t: the rows of partitions p0, p1 were removed"):
+        empty_mirror(None, "LAKE/d/t/mirror", None, removed)  # before any Spark work
