@@ -31,7 +31,6 @@ CURRENT_TIMESTAMP: Final = re.compile(r"current_timestamp\((\d?)\)")
 _NOW_NAMES: Final = {"NOW", "CURRENT_TIMESTAMP", "LOCALTIME", "LOCALTIMESTAMP"}
 _INTEGERS: Final = {"tinyint", "smallint", "mediumint", "int", "bigint"}
 _TEMPORAL: Final = {"date", "datetime", "timestamp", "time"}
-_BINARY: Final = {"binary", "varbinary", "tinyblob", "blob", "mediumblob", "longblob"}
 _ESCAPES: Final = {"\\": "\\\\", "'": "''", "\n": "\\n", "\r": "\\r", "\0": "\\0"}
 _UNESCAPES: Final = {"\\": "\\", "'": "'", "n": "\n", "r": "\r", "0": "\0", "Z": "\x1a"}
 _BINARY_OPS: Final[dict[type[exp.Expr], str]] = {
@@ -136,8 +135,8 @@ def _print(value: exp.Expr) -> str:
     if isinstance(value, exp.Anonymous):
         return f"{str(value.this).lower()}({','.join(_print(a) for a in value.expressions)})"
     if isinstance(value, exp.Func):
-        args = [a for a in value.iter_expressions()]
-        return f"{value.sql_name().lower()}({','.join(_print(a) for a in args)})"
+        args = ",".join(_print(a) for a in value.iter_expressions())
+        return f"{value.sql_name().lower()}({args})"
     return value.sql(dialect="mysql")
 
 
