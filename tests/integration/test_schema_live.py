@@ -416,3 +416,29 @@ def test_mariadb_dump_gives_the_same_catalog(server: MariaDBSandbox, applied: Ca
     result = apply_script(Catalog(), dump, _session(server))
     assert not result.warnings
     _assert_same(result.catalog.without_table("s1", "t_ctas"), _in_utf8mb3(applied))
+
+
+IMPLICIT_TIMESTAMPS = """CREATE DATABASE s1; USE s1;
+CREATE TABLE t (id INT PRIMARY KEY, a TIMESTAMP(3), b TIMESTAMP, c TIMESTAMP NULL);
+CREATE TABLE u (id INT PRIMARY KEY, c TIMESTAMP NULL, a TIMESTAMP DEFAULT '2000-01-01',
+  b TIMESTAMP);
+CREATE TABLE v (id INT PRIMARY KEY);
+ALTER TABLE v ADD COLUMN a TIMESTAMP(2), ADD COLUMN b TIMESTAMP(1);
+CREATE TABLE w (id INT PRIMARY KEY, x TIMESTAMP NULL);
+ALTER TABLE w ADD COLUMN a TIMESTAMP;
+"""
+
+
+def test_timestamps_without_explicit_defaults_get_the_servers_defaults(
+    mariadb_factory: Callable[..., MariaDBSandbox],
+) -> None:
+    """explicit_defaults_for_timestamp=OFF: the first TIMESTAMP column, NOT NULL without
+    DEFAULT, defaults to CURRENT_TIMESTAMP; the others to the zero timestamp."""
+    server = mariadb_factory("implicit-ts", explicit_defaults_for_timestamp="OFF")
+    server.execute(IMPLICIT_TIMESTAMPS)
+    applied = apply_script(Catalog(), IMPLICIT_TIMESTAMPS, _session(server)).catalog
+    _assert_same(applied, server_catalog(server))
+    t = applied.table("s1", "t")
+    assert t is not None and [c.default for c in t.columns[1:]] == [
+        "current_timestamp(3)", "'0000-00-00 00:00:00'", None
+    ]  # fmt: skip

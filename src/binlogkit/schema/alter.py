@@ -18,7 +18,7 @@ from sqlglot import exp
 
 from binlogkit.schema import charsets, nodes
 from binlogkit.schema.columns import build_column
-from binlogkit.schema.defaults import stored_default
+from binlogkit.schema.defaults import implicit_timestamps, stored_default
 from binlogkit.schema.model import ColumnDef, TableDef, TableName, fold_column
 from binlogkit.schema.result import Action
 from binlogkit.schema.state import CannotApply, Context
@@ -259,6 +259,8 @@ def alter_table(node: nodes.AlterTable, ctx: Context) -> None:
         handler = ACTIONS.get(type(action))
         if handler is not None:
             handler(draft, action, ctx)
+    if not ctx.session.explicit_defaults_for_timestamp:
+        draft.columns = implicit_timestamps(draft.columns)
     new_table = draft.table()
     if draft.name != name:
         ctx.put(new_table, Action.RENAMED, old_name=name)

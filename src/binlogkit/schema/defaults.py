@@ -16,6 +16,7 @@ parsed DEFAULT; :func:`unquote` reads a quoted value back.
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 from typing import Final
 
@@ -23,7 +24,7 @@ from sqlglot import exp
 
 from binlogkit.schema.model import ColumnDef
 
-__all__ = ["CURRENT_TIMESTAMP", "quote", "stored_default", "unquote"]
+__all__ = ["CURRENT_TIMESTAMP", "implicit_timestamps", "quote", "stored_default", "unquote"]
 
 CURRENT_TIMESTAMP: Final = re.compile(r"current_timestamp\((\d?)\)")
 """The stored form of ``CURRENT_TIMESTAMP``, ``NOW()``, ``LOCALTIMESTAMP`` ... (its precision)."""
@@ -138,6 +139,22 @@ def _print(value: exp.Expr) -> str:
         args = ",".join(_print(a) for a in value.iter_expressions())
         return f"{value.sql_name().lower()}({args})"
     return value.sql(dialect="mysql")
+
+
+def implicit_timestamps(columns: list[ColumnDef]) -> list[ColumnDef]:
+    """The defaults the server gives NOT NULL TIMESTAMP columns without DEFAULT where
+    explicit_defaults_for_timestamp is off: ``current_timestamp(fsp)`` to the table's first
+    TIMESTAMP column, the zero timestamp to the others."""
+    out, first = [], True
+    for column in columns:
+        if column.type == "timestamp":
+            if not column.nullable and column.default is None and column.generated is None:
+                zero = quote("0000-00-00 00:00:00" + _fraction("", column.fsp or 0))
+                now = f"current_timestamp({column.fsp or ''})"
+                column = replace(column, default=now if first else zero)
+            first = False
+        out.append(column)
+    return out
 
 
 # -- a literal converted to the column's type ------------------------------------------------
