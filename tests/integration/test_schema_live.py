@@ -6,7 +6,7 @@ covers the constructs of binlogkit.schema (and the CREATE TABLE of every
 column type of the sandbox workload). binlogkit applies the same script.
 The known answers are the server's: information_schema.COLUMNS (names, order,
 types, lengths, precision/scale, fsp, unsigned, zerofill, charset/collation,
-ENUM/SET members, nullability, invisible, generated), STATISTICS (primary
+ENUM/SET members, nullability, invisible, generated, default), STATISTICS (primary
 keys), TABLES (table collation) and SCHEMATA. Then each table's SHOW CREATE
 TABLE, and ``mariadb-dump --no-data`` of the same server, applied to empty
 catalogs, must give the same catalog again.
@@ -143,6 +143,23 @@ DROP INDEX `PRIMARY` ON t_pk;
 CREATE UNIQUE INDEX u ON t_pk (b);
 ALTER TABLE t_pk ADD CONSTRAINT pkc PRIMARY KEY (c, a), ADD INDEX ix (a), ADD UNIQUE (b, c);
 ALTER TABLE t_pk DROP INDEX ix, RENAME INDEX u TO u2;
+CREATE TABLE t_defaults (id INT PRIMARY KEY,
+  a INT DEFAULT 5, b INT DEFAULT '7', c BIGINT UNSIGNED DEFAULT 18446744073709551615,
+  d DECIMAL(6,2) DEFAULT 1.5, e VARCHAR(10) DEFAULT 'a''b\\c\n', e2 VARCHAR(10) DEFAULT 'q\'\0\r\Z',
+  f ENUM('x','y') DEFAULT 'Y', g DATE DEFAULT '2020-1-2', h DATETIME(6) DEFAULT '2000-01-01',
+  i TIMESTAMP(3) NOT NULL DEFAULT CURRENT_TIMESTAMP(3), j INT NOT NULL, k VARCHAR(3) NOT NULL,
+  l BIT(5) DEFAULT b'101', m VARBINARY(4) DEFAULT 0x4142, n FLOAT DEFAULT 1.1,
+  o DOUBLE DEFAULT 1e10, p INT DEFAULT NULL, r CHAR(36) DEFAULT (UUID()), s INT DEFAULT (1+2),
+  u TIME(2) DEFAULT '1:2:3', v YEAR DEFAULT 99, w SET('a','b') DEFAULT 'b,a',
+  y DATETIME DEFAULT NOW(), z TEXT DEFAULT 'tx', aa BINARY(3) DEFAULT 'ab',
+  ab DOUBLE DEFAULT RAND(),
+  ac DECIMAL(40,5) DEFAULT -12.3, ae BIT(8) DEFAULT 65, af VARCHAR(5) DEFAULT _utf8mb4'é',
+  ag INT DEFAULT 0x10, aj FLOAT NOT NULL DEFAULT 3,
+  ak TIMESTAMP NULL DEFAULT '2001-02-03 04:05:06',
+  am INT DEFAULT TRUE, an VARCHAR(8) DEFAULT CONCAT('a','b'), ao INT DEFAULT (5),
+  ap DATETIME(6) DEFAULT NOW(6), aq DATE DEFAULT 20200102);
+ALTER TABLE t_defaults ALTER a SET DEFAULT '42', ALTER COLUMN i DROP DEFAULT,
+  MODIFY j INT NOT NULL DEFAULT 1;
 CREATE TABLE t_drop (a INT);
 CREATE TABLE t_drop2 (a INT);
 DROP TABLE t_drop, t_drop2;
@@ -203,7 +220,7 @@ def _int(value: str | None) -> int | None:
 
 def _expected_column(row: tuple[str | None, ...]) -> ColumnDef:
     (name, column_type, data_type, nullable, extra, charset, collation, char_len,
-     precision, scale, fsp) = row  # fmt: skip
+     precision, scale, fsp, default) = row  # fmt: skip
     assert name and column_type and data_type is not None
     args = ""
     if "(" in column_type:
@@ -233,6 +250,8 @@ def _expected_column(row: tuple[str | None, ...]) -> ColumnDef:
         generated=next(
             (g for g in ("VIRTUAL", "STORED") if f"{g} GENERATED" in (extra or "")), None
         ),
+        default=None if default == "NULL" else default,
+        auto_increment="auto_increment" in (extra or ""),
     )
 
 
@@ -250,7 +269,8 @@ def server_catalog(server: MariaDBSandbox) -> Catalog:
     for row in server.query(
         "SELECT TABLE_SCHEMA, TABLE_NAME, COLUMN_NAME, COLUMN_TYPE, DATA_TYPE, IS_NULLABLE,"
         " EXTRA, CHARACTER_SET_NAME, COLLATION_NAME, CHARACTER_MAXIMUM_LENGTH,"
-        " NUMERIC_PRECISION, NUMERIC_SCALE, DATETIME_PRECISION FROM information_schema.COLUMNS"
+        " NUMERIC_PRECISION, NUMERIC_SCALE, DATETIME_PRECISION, COLUMN_DEFAULT"
+        " FROM information_schema.COLUMNS"
         f" WHERE TABLE_SCHEMA IN ({names}) ORDER BY TABLE_SCHEMA, TABLE_NAME, ORDINAL_POSITION"
     ):
         columns.setdefault((str(row[0]), str(row[1])), []).append(_expected_column(row[2:]))
@@ -396,3 +416,29 @@ def test_mariadb_dump_gives_the_same_catalog(server: MariaDBSandbox, applied: Ca
     result = apply_script(Catalog(), dump, _session(server))
     assert not result.warnings
     _assert_same(result.catalog.without_table("s1", "t_ctas"), _in_utf8mb3(applied))
+
+
+IMPLICIT_TIMESTAMPS = """CREATE DATABASE s1; USE s1;
+CREATE TABLE t (id INT PRIMARY KEY, a TIMESTAMP(3), b TIMESTAMP, c TIMESTAMP NULL);
+CREATE TABLE u (id INT PRIMARY KEY, c TIMESTAMP NULL, a TIMESTAMP DEFAULT '2000-01-01',
+  b TIMESTAMP);
+CREATE TABLE v (id INT PRIMARY KEY);
+ALTER TABLE v ADD COLUMN a TIMESTAMP(2), ADD COLUMN b TIMESTAMP(1);
+CREATE TABLE w (id INT PRIMARY KEY, x TIMESTAMP NULL);
+ALTER TABLE w ADD COLUMN a TIMESTAMP;
+"""
+
+
+def test_timestamps_without_explicit_defaults_get_the_servers_defaults(
+    mariadb_factory: Callable[..., MariaDBSandbox],
+) -> None:
+    """explicit_defaults_for_timestamp=OFF: the first TIMESTAMP column, NOT NULL without
+    DEFAULT, defaults to CURRENT_TIMESTAMP; the others to the zero timestamp."""
+    server = mariadb_factory("implicit-ts", explicit_defaults_for_timestamp="OFF")
+    server.execute(IMPLICIT_TIMESTAMPS)
+    applied = apply_script(Catalog(), IMPLICIT_TIMESTAMPS, _session(server)).catalog
+    _assert_same(applied, server_catalog(server))
+    t = applied.table("s1", "t")
+    assert t is not None and [c.default for c in t.columns[1:]] == [
+        "current_timestamp(3)", "'0000-00-00 00:00:00'", None
+    ]  # fmt: skip

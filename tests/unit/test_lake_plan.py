@@ -3,7 +3,9 @@ session), and the table versions a schema history file gives."""
 
 from __future__ import annotations
 
-from datetime import timedelta
+import struct
+from datetime import UTC, datetime, timedelta
+from decimal import Decimal
 from pathlib import Path
 
 import pytest
@@ -14,11 +16,12 @@ pytest.importorskip("delta")
 from pyspark.sql.types import DecimalType, IntegerType, LongType
 
 from binlogkit.errors import BinlogError
-from binlogkit.schema.model import Catalog, TableDef
+from binlogkit.schema.model import Catalog, TableDef, TableName
 from binlogkit.schema.script import apply_script
-from binlogkit.schema.store import HistoryStore, Position
+from binlogkit.schema.store import HistoryStore, Position, Truncation
 from binlogkit.spark.lake.evolve import Plan, delta_widens, plan_change, spark_columns
-from binlogkit.spark.lake.timeline import Timeline
+from binlogkit.spark.lake.timeline import Timeline, Version
+from binlogkit.spark.lake.truncate import empty_mirror
 
 BASE = "CREATE DATABASE d; CREATE TABLE d.t (id INT PRIMARY KEY, a TINYINT, b VARCHAR(5), c DATE)"
 AT = Position("b.000001", 100)
@@ -120,3 +123,64 @@ def test_time_is_kept_as_microseconds() -> None:
     assert column.data_type == LongType()
     assert column.convert(-timedelta(hours=838, minutes=59, seconds=59)) == -3020399 * 10**6
     assert column.convert(-timedelta(seconds=1, microseconds=500000)) == -1500000
+
+
+def test_added_columns_carry_the_value_existing_rows_got() -> None:
+    old, new = _tables(
+        "ALTER TABLE d.t ADD COLUMN (n INT NOT NULL,"
+        " u BIGINT UNSIGNED DEFAULT 18446744073709551615,"
+        " k DECIMAL(5,2) NOT NULL, e ENUM('p','q') NOT NULL, s SET('a','b') DEFAULT 'b,a',"
+        " v VARCHAR(3) NOT NULL, z DATE NOT NULL, x INT, f FLOAT DEFAULT 1.1, w BINARY(2) NOT NULL,"
+        " ts TIMESTAMP(3) NOT NULL DEFAULT CURRENT_TIMESTAMP(3))"
+    )
+    at = Position("b.000001", 100, time_us=1_700_000_000_123_456)
+    fills = {name: value for name, _, value in plan_change(old, new, at).fills}
+    assert fills == {
+        "n": 0,
+        "u": Decimal("18446744073709551615"),
+        "k": Decimal("0.00"),
+        "e": "p",
+        "s": ["a", "b"],
+        "v": "",
+        "f": struct.unpack("<f", struct.pack("<f", 1.1))[0],
+        "w": b"\0\0",
+        "ts": datetime(2023, 11, 14, 22, 13, 20, 123000, tzinfo=UTC),
+    }  # z: the zero date, NULL in the lake; x: NULL
+
+
+@pytest.mark.parametrize(
+    ("added", "why"),
+    [
+        ("u CHAR(36) DEFAULT (UUID())", r"DEFAULT uuid\(\) is an expression"),
+        ("r DOUBLE DEFAULT RAND()", r"DEFAULT rand\(\) is an expression"),
+        ("n INT NOT NULL AUTO_INCREMENT, ADD KEY (n)", "AUTO_INCREMENT numbers"),
+        ("d DATETIME DEFAULT CURRENT_TIMESTAMP", "session time zone"),
+        ("t TIMESTAMP NULL DEFAULT '2020-01-01 00:00:00'", "session time zone"),
+        ("ts TIMESTAMP NOT NULL DEFAULT CURRENT_TIMESTAMP", "no time of the ALTER"),
+    ],
+)
+def test_an_added_column_of_unknown_value_stops_the_table(added: str, why: str) -> None:
+    old, new = _tables(f"ALTER TABLE d.t ADD COLUMN {added}")
+    where = r"d\.t: column \w+ added at b\.000001:100 "
+    with pytest.raises(BinlogError, match=rf"{where}.*{why}") as err:
+        plan_change(old, new, AT)
+    assert "resnapshot d.t" in str(err.value.hint)
+
+
+def test_a_truncate_is_a_version_of_the_same_definition(tmp_path: Path) -> None:
+    store = HistoryStore(tmp_path / "h.jsonl")
+    catalog = apply_script(Catalog(), BASE).catalog
+    store.record(Position("b.000001", 100), Catalog(), catalog)
+    for pos, name in ((200, "t"), (300, "x")):  # x: a table the history does not know
+        at = Position("b.000001", pos)
+        store.record(at, catalog, catalog, (Truncation(at, TableName("d", name)),))
+    versions = Timeline(store.path).of("d", "t")
+    assert [(v.at.pos, v.truncated) for v in versions] == [(100, False), (200, True)]
+    assert versions[1].definition == versions[0].definition
+
+
+def test_a_partition_truncation_stops_the_mirror() -> None:
+    (table,) = _tables()
+    removed = Version(AT, table, truncated=True, partitions=("p0", "p1"))
+    with pytest.raises(BinlogError, match=r"d\.t: the rows of partitions p0, p1 were removed"):
+        empty_mirror(None, "LAKE/d/t/mirror", None, removed)  # before any Spark work

@@ -58,7 +58,10 @@ def col(sql: str, session: Session = S) -> ColumnDef:
         ("c INT4(5) ZEROFILL", ColumnDef("c", "int", length=5, unsigned=True, zerofill=True)),
         ("c MIDDLEINT", ColumnDef("c", "mediumint", length=9)),
         ("c BOOL", ColumnDef("c", "tinyint", length=1)),
-        ("c SERIAL", ColumnDef("c", "bigint", length=20, unsigned=True, nullable=False)),
+        (
+            "c SERIAL",
+            ColumnDef("c", "bigint", length=20, unsigned=True, nullable=False, auto_increment=True),
+        ),
         ("c REAL", ColumnDef("c", "double")),
         ("c DOUBLE PRECISION(7,2)", ColumnDef("c", "double", precision=7, scale=2)),
         ("c FLOAT(30)", ColumnDef("c", "double")),
@@ -121,7 +124,8 @@ LATIN1 = {"charset": "latin1", "collation": "latin1_swedish_ci"}
         ("c VARCHAR(5) COLLATE utf8mb4_unicode_ci",
          ColumnDef("c", "varchar", length=5, charset="utf8mb4", collation="utf8mb4_unicode_ci")),
         ("c VARCHAR(5) DEFAULT 'x' COLLATE latin1_bin",
-         ColumnDef("c", "varchar", length=5, charset="latin1", collation="latin1_bin")),
+         ColumnDef("c", "varchar", length=5, charset="latin1", collation="latin1_bin",
+                   default="'x'")),
         ("c JSON", ColumnDef("c", "longtext", charset="utf8mb4", collation="utf8mb4_bin")),
     ],
 )  # fmt: skip
@@ -546,3 +550,73 @@ def test_partitioning_is_skipped_and_use_selects() -> None:
     )
     assert list(cols(catalog, "p")) == ["id", "k", "z"]
     assert apply_ddl(catalog, "USE `other db`", S).default_db == "other db"
+
+
+# --- defaults (as MariaDB 10.11's information_schema.COLUMNS.COLUMN_DEFAULT shows them) ----
+
+
+@pytest.mark.parametrize(
+    ("sql", "stored"),
+    [
+        ("c INT DEFAULT 5", "5"),
+        ("c INT DEFAULT '7'", "7"),
+        ("c INT DEFAULT -0", "0"),
+        ("c INT DEFAULT 0x10", "16"),
+        ("c INT DEFAULT TRUE", "1"),
+        ("c INT DEFAULT (5)", "5"),
+        ("c INT DEFAULT NULL", None),
+        ("c INT", None),
+        ("c INT NOT NULL", None),
+        ("c INT NOT NULL AUTO_INCREMENT KEY", None),
+        ("c BIGINT UNSIGNED DEFAULT 18446744073709551615", "18446744073709551615"),
+        ("c DECIMAL(6,2) DEFAULT 1.5", "1.50"),
+        ("c DECIMAL(40,5) DEFAULT -12.3", "-12.30000"),
+        ("c FLOAT DEFAULT 1.1", "1.1"),
+        ("c DOUBLE DEFAULT 1e10", "10000000000"),
+        ("c FLOAT NOT NULL DEFAULT 3", "3"),
+        ("c YEAR DEFAULT 99", "1999"),
+        ("c BIT(5) DEFAULT b'101'", "b'101'"),
+        ("c BIT(8) DEFAULT 65", "b'1000001'"),
+        (r"c VARCHAR(10) DEFAULT 'a''b\\c\n'", r"'a''b\\c\n'"),
+        (r"c VARCHAR(10) DEFAULT 'a\'b\0\r\Z'", "'a''b\\0\\r\x1a'"),
+        ("c VARCHAR(5) DEFAULT 'tab\t'", "'tab\t'"),
+        ("c VARCHAR(5) DEFAULT _utf8mb4'é'", "'é'"),
+        ("c TEXT DEFAULT 'tx'", "'tx'"),
+        ("c VARBINARY(4) DEFAULT 0x4142", "'AB'"),
+        ("c BINARY(3) DEFAULT 'ab'", r"'ab\0'"),
+        ("c ENUM('x','y') DEFAULT 'y'", "'y'"),
+        ("c ENUM('x','y') DEFAULT 'Y'", "'y'"),
+        ("c SET('a','b') DEFAULT 'b,a'", "'a,b'"),
+        ("c DATE DEFAULT '2020-1-2'", "'2020-01-02'"),
+        ("c DATE DEFAULT 20200102", "'2020-01-02'"),
+        ("c DATETIME(6) DEFAULT '2000-01-01'", "'2000-01-01 00:00:00.000000'"),
+        ("c TIMESTAMP NULL DEFAULT '2001-02-03 04:05:06'", "'2001-02-03 04:05:06'"),
+        ("c TIME(2) DEFAULT '1:2:3'", "'01:02:03.00'"),
+        ("c TIME DEFAULT '-838:59:59'", "'-838:59:59'"),
+        ("c TIMESTAMP(3) NOT NULL DEFAULT CURRENT_TIMESTAMP(3)", "current_timestamp(3)"),
+        ("c TIMESTAMP NOT NULL DEFAULT CURRENT_TIMESTAMP", "current_timestamp()"),
+        ("c DATETIME DEFAULT NOW()", "current_timestamp()"),
+        ("c DATETIME(6) DEFAULT NOW(6)", "current_timestamp(6)"),
+        ("c DATETIME DEFAULT LOCALTIMESTAMP", "current_timestamp()"),
+        ("c CHAR(36) DEFAULT (UUID())", "uuid()"),
+        ("c DOUBLE DEFAULT RAND()", "rand()"),
+        ("c INT DEFAULT (1+2)", "(1 + 2)"),
+        ("c VARCHAR(8) DEFAULT CONCAT('a','b')", "concat('a','b')"),
+        ("c INT AS (1) VIRTUAL", None),
+    ],
+)
+def test_defaults_are_kept_as_the_server_stores_them(sql: str, stored: str | None) -> None:
+    column = col(sql)
+    assert column.default == stored
+    # what SHOW CREATE TABLE shows (the stored form) reads back the same
+    shown = col(f"c {sql.split(' ', 1)[1].split(' DEFAULT')[0]} DEFAULT {stored}")
+    assert stored is None or shown.default == stored
+
+
+def test_alter_column_sets_and_drops_a_default() -> None:
+    catalog = run("CREATE TABLE t (a INT, b DATETIME(3) NOT NULL DEFAULT '2020-01-01')")
+    catalog = run("ALTER TABLE t ALTER a SET DEFAULT '42', ALTER COLUMN b DROP DEFAULT",
+                  catalog=catalog)  # fmt: skip
+    assert cols(catalog)["a"].default == "42" and cols(catalog)["b"].default is None
+    catalog = run("ALTER TABLE t MODIFY a INT NOT NULL DEFAULT 1", catalog=catalog)
+    assert cols(catalog)["a"].default == "1"

@@ -160,3 +160,29 @@ def test_a_live_history_reads_unknown_tables_again() -> None:
     assert asked == [(TableName("d", "k"),)] and k is not None
     assert [c.name for c in k.columns] == ["id", "x"]
     assert "again from the server" in history.warnings[-1].message
+
+
+def test_truncations_are_recorded_and_old_files_still_load(tmp_path: Path) -> None:
+    path = tmp_path / "h.jsonl"
+    old = '{"file": "bin.000001", "pos": 4, "gtid": null, "db": "x", "database": null}\n'
+    path.write_text(old)  # a file written before truncations and times were recorded
+    history = SchemaHistory(catalog(), path=path, at=Position("bin.000001", 100))
+    statements = ["TRUNCATE TABLE d.k", "TRUNCATE no.x", "ALTER TABLE k TRUNCATE PARTITION p1, p2"]
+    for i, sql in enumerate(statements):
+        header = EventHeader(
+            1_700_000_000, EventType.QUERY, 1, 100, offset=200 + i * 100, file="bin.000001"
+        )
+        query = QueryEvent(header, 1, 0, 0, QueryStatus(hrnow=i), "d", sql.encode())
+        history.observe(query)
+    store = HistoryStore(path)
+    truncations = store.truncations()
+    assert [(t.at.pos, t.table, t.partitions) for t in truncations] == [
+        (300, TableName("d", "k"), None),
+        (500, TableName("d", "k"), ("p1", "p2")),
+    ]
+    assert truncations[0].at.time_us == 1_700_000_000 * 1_000_000
+    assert truncations[1].at.time_us == 1_700_000_000 * 1_000_000 + 2
+    assert str(truncations[1].at.time()) == "2023-11-14 22:13:20.000002+00:00"
+    assert store.catalog_at() == catalog()  # a truncation changes no definition
+    history.observe(query)  # read again (the same files once more): not recorded twice
+    assert len(HistoryStore(path).truncations()) == 2

@@ -39,6 +39,7 @@ from binlogkit.binlog.context import DecodeContext
 from binlogkit.binlog.decoder import decode_frame
 from binlogkit.binlog.events.mariadb_gtid import MariaGtidFlag
 from binlogkit.binlog.framing import EventFramer, Frame, Signal
+from binlogkit.binlog.frozen import frozen_dataclass
 from binlogkit.binlog.header import FLAGS_OFFSET, LOG_POS_OFFSET, V4_HEADER
 from binlogkit.binlog.transactions import ROW_CODES
 from binlogkit.errors import BinlogError
@@ -91,7 +92,7 @@ _CAPABILITY_TOLERATE_HOLES = 2
 _ACK_TYPES = frozenset({int(EventType.XID)})
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class BinlogStart:
     """A served binlog as the sender chooses among them: its name, its size when the dump
     starts, and the GTID state written at its start (PREVIOUS_GTIDS or GTID_LIST; None
@@ -102,7 +103,7 @@ class BinlogStart:
     gtids: GtidSet | MariaGtidList | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class ReplicaSettings:
     """What a replica set in its session before the dump (its user variables)."""
 
@@ -149,7 +150,7 @@ def _number(text: str | None) -> float:
         return 0.0
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class Outgoing:
     """One event packet for the replica: its payload (``0x00``, the semi-sync header, the
     event) and where the event comes from (``offset`` -1 for an artificial event)."""
@@ -167,7 +168,7 @@ class Outgoing:
         return self.payload[self.event_at :]
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class DumpRefused:
     """The dump ends with this server error (sent instead of the next packet)."""
 

@@ -18,7 +18,8 @@ from __future__ import annotations
 import fnmatch
 import re
 from collections.abc import Callable, Mapping, MutableMapping, Sequence
-from dataclasses import dataclass
+
+from binlogkit.binlog.frozen import frozen_dataclass
 
 __all__ = [
     "ER_PARSE_ERROR",
@@ -36,18 +37,18 @@ ER_PARSE_ERROR = 1064
 ER_UNKNOWN_SYSTEM_VARIABLE = 1193
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class QueryOk:
     """The statement succeeded (an OK packet)."""
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class ResultSet:
     columns: tuple[str, ...]
     rows: tuple[tuple[str | None, ...], ...]
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class QueryError:
     code: int
     message: str
@@ -58,7 +59,7 @@ QueryAnswer = QueryOk | ResultSet | QueryError
 SqlFunction = Callable[..., str | None]
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class ServedBinlog:
     """A binlog as SHOW BINARY LOGS lists it."""
 

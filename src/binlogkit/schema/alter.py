@@ -18,6 +18,7 @@ from sqlglot import exp
 
 from binlogkit.schema import charsets, nodes
 from binlogkit.schema.columns import build_column
+from binlogkit.schema.defaults import implicit_timestamps, stored_default
 from binlogkit.schema.model import ColumnDef, TableDef, TableName, fold_column
 from binlogkit.schema.result import Action
 from binlogkit.schema.state import CannotApply, Context
@@ -200,6 +201,19 @@ def converted(column: ColumnDef, pair: charsets.Charset) -> ColumnDef:
     )
 
 
+def _set_default(draft: Draft, node: nodes.SetDefault, ctx: Context) -> None:
+    index = draft.require(node.this)
+    column = draft.columns[index]
+    value = node.args.get("expression")
+    default = None if value is None else stored_default(value, column)
+    draft.columns[index] = replace(column, default=default)
+
+
+def _remove_partitions(draft: Draft, node: nodes.RemovePartitions, ctx: Context) -> None:
+    names = tuple(node.expressions)
+    ctx.truncate(draft.name, None if [n.upper() for n in names] == ["ALL"] else names)
+
+
 ACTIONS: dict[type[exp.Expr], Callable[[Draft, Any, Context], None]] = {
     nodes.AddColumns: _add_columns,
     nodes.ChangeColumn: _change_column,
@@ -213,6 +227,8 @@ ACTIONS: dict[type[exp.Expr], Callable[[Draft, Any, Context], None]] = {
     nodes.TableOptions: _table_options,
     nodes.ConvertCharset: _convert,
     nodes.Versioning: _versioning,
+    nodes.RemovePartitions: _remove_partitions,
+    nodes.SetDefault: _set_default,
 }
 """ALTER TABLE action node → how it changes the draft. OtherDdl actions change nothing."""
 
@@ -243,6 +259,8 @@ def alter_table(node: nodes.AlterTable, ctx: Context) -> None:
         handler = ACTIONS.get(type(action))
         if handler is not None:
             handler(draft, action, ctx)
+    if not ctx.session.explicit_defaults_for_timestamp:
+        draft.columns = implicit_timestamps(draft.columns)
     new_table = draft.table()
     if draft.name != name:
         ctx.put(new_table, Action.RENAMED, old_name=name)

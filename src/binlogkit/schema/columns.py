@@ -17,6 +17,7 @@ from sqlglot import exp
 from binlogkit.binlog.constants import Flavor
 from binlogkit.binlog.frozen import frozen_dataclass
 from binlogkit.schema import charsets, nodes
+from binlogkit.schema.defaults import stored_default
 from binlogkit.schema.model import ColumnDef
 from binlogkit.schema.session import Session
 from binlogkit.schema.types import BINARY_FORM, CHAR_TYPES, INT_WIDTHS, sized_type, text_family
@@ -50,8 +51,8 @@ def build_column(node: exp.ColumnDef, table_default: charsets.Charset, session: 
     binary = False
     nullable = None  # None: not said
     primary = invisible = False
-    not_null = bool(kind.arg("serial"))
-    generated = None
+    not_null = auto = bool(kind.arg("serial"))
+    generated = default = None
     for attr in attrs:
         if isinstance(attr, exp.CharacterSetColumnConstraint):
             charset = charsets.charset_name(_name_of(attr.this))
@@ -66,13 +67,15 @@ def build_column(node: exp.ColumnDef, table_default: charsets.Charset, session: 
         elif isinstance(attr, exp.InvisibleColumnConstraint):
             invisible = True
         elif isinstance(attr, nodes.SerialDefaultValue):
-            not_null = True
+            not_null = auto = True
+        elif isinstance(attr, exp.DefaultColumnConstraint):
+            default = attr.this
         elif isinstance(attr, exp.ComputedColumnConstraint):
             generated = "STORED" if attr.args.get("persisted") else "VIRTUAL"
         elif isinstance(attr, exp.GeneratedAsRowColumnConstraint):
             generated, not_null = "STORED", True
         elif isinstance(attr, exp.AutoIncrementColumnConstraint):
-            not_null = True
+            not_null = auto = True
     if kind.arg("national") and charset is None:
         charset = "utf8mb3"
     column = ColumnDef(
@@ -96,7 +99,9 @@ def build_column(node: exp.ColumnDef, table_default: charsets.Charset, session: 
         nullable = False
     elif nullable is None:
         nullable = type_name != "timestamp" or session.explicit_defaults_for_timestamp
-    return Built(replace(column, nullable=nullable), primary)
+    column = replace(column, nullable=nullable)
+    default = stored_default(default, column, auto)
+    return Built(replace(column, default=default, auto_increment=auto), primary)
 
 
 def _text_column(column: ColumnDef, kind: nodes.ColumnType, pair: charsets.Charset) -> ColumnDef:

@@ -5,7 +5,9 @@ and gives a :class:`~binlogkit.schema.result.DdlResult` with the new catalog.
 Statements that are not DDL (DML, BEGIN/COMMIT/SAVEPOINT/XA, SET, GRANT ...)
 are recognised by their first word and not parsed. DDL on objects that hold
 no columns (views, routines, triggers, events, users, CREATE INDEX)
-changes nothing. A statement that cannot be read (or that names columns the
+changes nothing. TRUNCATE TABLE changes nothing either, but is noted in the
+result (:attr:`~binlogkit.schema.result.Action.TRUNCATED`): rows were removed
+without row events. A statement that cannot be read (or that names columns the
 catalog's table lacks, so the catalog no longer matches the server) gives a
 warning, and the tables it names are marked unknown until a later CREATE
 TABLE (or a new seed) defines them again. CREATE/DROP TEMPORARY TABLE change
@@ -108,6 +110,10 @@ def _drop_tables(node: nodes.DropTables, ctx: Context) -> None:
         ctx.drop(ctx.name(table))
 
 
+def _truncate_table(node: nodes.TruncateTable, ctx: Context) -> None:
+    ctx.truncate(ctx.name(node.this))
+
+
 def _rename_tables(node: nodes.RenameTables, ctx: Context) -> None:
     for pair in node.expressions:
         old, new = (ctx.name(t) for t in pair.expressions)
@@ -177,10 +183,6 @@ def _drop_database_tables(name: str, ctx: Context) -> None:
             ctx.drop(unknown)
 
 
-def _nothing(node: exp.Expr, ctx: Context) -> None:
-    return None
-
-
 _Handler = Callable[[Any, Context], None]
 
 STATEMENTS: dict[type[exp.Expr], tuple[str, _Handler]] = {
@@ -188,7 +190,7 @@ STATEMENTS: dict[type[exp.Expr], tuple[str, _Handler]] = {
     nodes.AlterTable: ("ALTER TABLE", alter_table),
     nodes.DropTables: ("DROP TABLE", _drop_tables),
     nodes.RenameTables: ("RENAME TABLE", _rename_tables),
-    nodes.TruncateTable: ("TRUNCATE TABLE", _nothing),
+    nodes.TruncateTable: ("TRUNCATE TABLE", _truncate_table),
     nodes.CreateSequence: ("CREATE SEQUENCE", _create_sequence),
     nodes.DropIndex: ("DROP INDEX", _drop_index),
     nodes.CreateDatabase: ("CREATE DATABASE", _create_database),

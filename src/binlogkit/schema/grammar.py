@@ -720,7 +720,9 @@ class DdlParser(MySQLParser):
         if self._match_texts(("INDEX", "KEY")):
             self._if_exists()
             return nodes.DropIndex(this=self._name())
-        if self._first_word() in ("FOREIGN", "CONSTRAINT", "CHECK", "PARTITION", "PERIOD"):
+        if self._first_word() == "PARTITION":
+            return self._alter_remove_partitions("DROP")
+        if self._first_word() in ("FOREIGN", "CONSTRAINT", "CHECK", "PERIOD"):
             self._skip_balanced(self._at_list_end)
             return None
         if self._match_words("SYSTEM", "VERSIONING"):
@@ -742,8 +744,26 @@ class DdlParser(MySQLParser):
             return nodes.SetVisibility(this=name, invisible=True)
         if self._match_words("SET", "VISIBLE"):
             return nodes.SetVisibility(this=name, invisible=False)
-        self._skip_balanced(self._at_list_end)  # SET DEFAULT x / DROP DEFAULT
+        if self._match_words("SET", "DEFAULT"):
+            return nodes.SetDefault(this=name, expression=self._parse_bitwise())
+        if self._match_words("DROP", "DEFAULT"):
+            return nodes.SetDefault(this=name)
+        self._skip_balanced(self._at_list_end)
         return None
+
+    def _alter_truncate(self) -> exp.Expr:
+        if self._first_word() != "PARTITION":
+            self.raise_error("Expected PARTITION after TRUNCATE")
+        return self._alter_remove_partitions("TRUNCATE")
+
+    def _alter_remove_partitions(self, verb: str) -> nodes.RemovePartitions:
+        """``PARTITION [IF EXISTS] name [, name ...]`` (names as written; ``ALL``: all)."""
+        self._advance()
+        self._if_exists()
+        names = [self._name()]
+        while self._match(TokenType.COMMA):
+            names.append(self._name())
+        return nodes.RemovePartitions(this=verb, expressions=names)
 
     def _alter_rename(self) -> exp.Expr:
         if self._match(TokenType.COLUMN):
@@ -854,6 +874,7 @@ _ALTER_ACTIONS: dict[str, _Handler] = {
     "ALTER": DdlParser._alter_alter,
     "RENAME": DdlParser._alter_rename,
     "CONVERT": DdlParser._alter_convert,
+    "TRUNCATE": DdlParser._alter_truncate,
 }
 """ALTER TABLE actions by first word; anything else is a table option or skipped."""
 

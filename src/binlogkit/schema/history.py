@@ -32,7 +32,7 @@ from binlogkit.binlog.frozen import frozen_dataclass
 from binlogkit.binlog.transactions import GTID_CODES
 from binlogkit.schema.completion import DefinedTable
 from binlogkit.schema.model import Catalog, TableName
-from binlogkit.schema.store import HistoryStore, Position
+from binlogkit.schema.store import HistoryStore, Position, Truncation
 from binlogkit.schema.words import plainly_not_ddl
 
 log = logging.getLogger(__name__)
@@ -129,7 +129,7 @@ class SchemaHistory:
         from binlogkit.schema.session import Session
 
         header = event.header
-        position = Position(header.file, header.end, self._gtid_text())
+        position = Position(header.file, header.end, self._gtid_text(), _statement_time(event))
         result = apply_ddl(self.catalog, text, Session.for_query(event, self._server_version))
         catalog = result.catalog
         if result.warning is not None:
@@ -138,13 +138,17 @@ class SchemaHistory:
                 catalog = self._reread(catalog, result.unknown)
                 again = f"; read {', '.join(map(str, result.unknown))} again from the server"
             self._warn(position, f"{result.warning}{again}")
-        if catalog is self.catalog:
+        truncated = tuple(
+            Truncation(position, change.name, change.partitions) for change in result.truncated
+        )
+        if catalog is self.catalog and not truncated:
             return
         before = self.catalog
         self.catalog = catalog
-        self.version += 1
+        if catalog is not before:
+            self.version += 1
         if self._store is not None:
-            self._store.record(position, before, result.catalog)
+            self._store.record(position, before, result.catalog, truncated)
 
     # --- warnings -----------------------------------------------------------------------------
 
@@ -167,6 +171,14 @@ class SchemaHistory:
         warning = SchemaWarning(position, message)
         self.warnings.append(warning)
         log.warning("%s", warning)
+
+
+def _statement_time(event: QueryEvent) -> int:
+    """When the statement ran, in microseconds since the epoch (MariaDB logs the fraction of
+    the second where the statement used it, MySQL always)."""
+    status = event.status
+    fraction = status.hrnow if status.hrnow is not None else status.microseconds
+    return event.header.timestamp * 1_000_000 + (fraction or 0)
 
 
 def _no_definition(catalog: Catalog, db: str, name: str) -> str:

@@ -63,6 +63,12 @@ class ColumnDef:
       else server); None for columns that hold no text.
     - ``values``: the members of an enum or set, unquoted, escapes resolved.
     - ``generated``: None, ``"VIRTUAL"`` or ``"STORED"`` (MariaDB's PERSISTENT).
+    - ``default``: the DEFAULT as MariaDB's information_schema.COLUMNS.COLUMN_DEFAULT
+      shows it (:mod:`binlogkit.schema.defaults`): a literal converted to the column's
+      type (``"5"``, ``"1.50"``, ``"'a''b'"``, ``"b'101'"``) or an expression
+      (``"current_timestamp(3)"``, ``"uuid()"``); None for NULL (a nullable column) and
+      for none (a NOT NULL column without DEFAULT, AUTO_INCREMENT, generated columns).
+    - ``auto_increment``: AUTO_INCREMENT (also SERIAL).
     """
 
     name: str
@@ -79,6 +85,8 @@ class ColumnDef:
     nullable: bool = True
     invisible: bool = False
     generated: str | None = None
+    default: str | None = None
+    auto_increment: bool = False
 
 
 @frozen_dataclass

@@ -112,6 +112,12 @@ class SetVisibility(_Node):
     arg_types: ClassVar[dict[str, bool]] = {"this": True, "invisible": True}
 
 
+class SetDefault(_Node):
+    """ALTER [COLUMN] name SET DEFAULT expression (``expression``), or DROP DEFAULT (none)."""
+
+    arg_types: ClassVar[dict[str, bool]] = {"this": True, "expression": False}
+
+
 class AddPrimaryKey(_Node):
     """ADD [CONSTRAINT [name]] PRIMARY KEY (columns)."""
 
@@ -164,6 +170,13 @@ class DropTables(_Node):
 
 class TruncateTable(_Node):
     arg_types: ClassVar[dict[str, bool]] = {"this": True}
+
+
+class RemovePartitions(_Node):
+    """ALTER TABLE ... TRUNCATE PARTITION / DROP PARTITION names (``ALL``: every partition):
+    the rows of those partitions are removed. ``this``: the verb."""
+
+    arg_types: ClassVar[dict[str, bool]] = {"this": True, "expressions": True}
 
 
 class CreateSequence(_Node):

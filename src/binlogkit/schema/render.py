@@ -56,6 +56,10 @@ def column_sql(col: ColumnDef) -> str:
         parts.append("NOT NULL")
     elif col.type == "timestamp":
         parts.append("NULL")  # else NOT NULL where explicit_defaults_for_timestamp is off
+    if col.default is not None:
+        parts.append(f"DEFAULT {col.default}")
+    if col.auto_increment:
+        parts.append("AUTO_INCREMENT")
     if col.invisible:
         parts.append("INVISIBLE")
     return " ".join(parts)

@@ -17,17 +17,22 @@ class Action(StrEnum):
     DROPPED = "dropped"
     UNKNOWN = "unknown"
     """Marked unknown: it exists, its columns are not known from here on."""
+    TRUNCATED = "truncated"
+    """Its rows removed (TRUNCATE TABLE; ``partitions``: only those partitions' rows), its
+    definition unchanged."""
 
 
 @frozen_dataclass
 class TableChange:
     """One table's change; ``table`` is its new definition (created, altered, renamed),
-    ``old_name`` its name before a rename."""
+    ``old_name`` its name before a rename, ``partitions`` the partitions a truncation emptied
+    (None: all)."""
 
     action: Action
     name: TableName
     table: TableDef | None = None
     old_name: TableName | None = None
+    partitions: tuple[str, ...] | None = None
 
 
 @frozen_dataclass
@@ -50,8 +55,8 @@ class DdlResult:
       ``"CREATE VIEW"``, ``"USE"`` ...), None when it is not DDL.
     - ``is_ddl``: whether it is DDL; DML, transaction control, SET, GRANT,
       USE and the like are not, and leave the catalog as it was.
-    - ``changes``: the tables created, altered, renamed, dropped or marked
-      unknown, in order; ``databases``: the databases created, altered or dropped.
+    - ``changes``: the tables created, altered, renamed, dropped, truncated or
+      marked unknown, in order; ``databases``: the databases created, altered or dropped.
     - ``default_db``: the database a USE selected.
     - ``warning``: set when the statement could not be read or applied; the
       tables it names are then marked unknown.
@@ -83,6 +88,10 @@ class DdlResult:
     @property
     def dropped(self) -> tuple[TableName, ...]:
         return tuple(c.name for c in self._of(Action.DROPPED))
+
+    @property
+    def truncated(self) -> tuple[TableChange, ...]:
+        return self._of(Action.TRUNCATED)
 
     @property
     def unknown(self) -> tuple[TableName, ...]:

@@ -65,6 +65,14 @@ class Context:
             self.catalog = self.catalog.without_table(*name)
             self.changes.append(TableChange(Action.DROPPED, name))
 
+    def truncate(self, name: TableName, partitions: tuple[str, ...] | None = None) -> None:
+        """Note that a table's rows (of ``partitions``, None: all) were removed; a table the
+        catalog does not know is left out (nothing can mirror it)."""
+        table = self.lookup(name)
+        if table is not None:
+            change = TableChange(Action.TRUNCATED, table.table_name, table, None, partitions)
+            self.changes.append(change)
+
     def mark_unknown(self, name: TableName, old_name: TableName | None = None) -> None:
         if old_name is not None:
             self.catalog = self.catalog.without_table(*old_name)

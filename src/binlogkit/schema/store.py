@@ -7,11 +7,18 @@ never rewritten::
      "definition": {...}}          # the table's definition from there on
     {... "db": "shop", "table": "t", "definition": null}        # dropped (or renamed away)
     {... "db": "shop", "table": "t", "unknown": true}           # changed by unreadable DDL
+    {... "db": "shop", "table": "t", "truncated": true}         # TRUNCATE TABLE: rows removed
+    {... "db": "shop", "table": "t", "truncated": ["p0", "p1"]} # only those partitions' rows
     {... "db": "shop", "database": {...}}                       # a database's defaults
     {... "db": "shop", "database": null}                        # a dropped database
 
 ``pos`` is the position just past the statement: a reader that starts at a
-position gets every version that begins at or before it. A line cut short by
+position gets every version that begins at or before it. ``ts`` (where known)
+is the statement's time in microseconds since the epoch (the QUERY event's
+timestamp with MariaDB's fraction of it): the value ``DEFAULT CURRENT_TIMESTAMP``
+gives the existing rows of a column it adds. A truncation changes no
+definition; files written before truncations and times were recorded read the
+same as before. A line cut short by
 a crash is ignored on reading and dropped before the next append; a statement
 read again (a run over the same files) is not recorded twice.
 """
@@ -20,25 +27,28 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import asdict
+from dataclasses import asdict, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, BinaryIO
 
 from binlogkit.binlog.frozen import frozen_dataclass
 from binlogkit.errors import BinlogError
 from binlogkit.io.binlog_index import split_binlog_name
-from binlogkit.schema.model import Catalog, ColumnDef, DatabaseDef, TableDef
+from binlogkit.schema.model import Catalog, ColumnDef, DatabaseDef, TableDef, TableName
 
-__all__ = ["HistoryStore", "Position"]
+__all__ = ["HistoryStore", "Position", "Truncation"]
 
 
 @frozen_dataclass
 class Position:
-    """A place in a binlog: file, byte offset, and the GTID of its transaction (if any)."""
+    """A place in a binlog: file, byte offset, and the GTID of its transaction (if any);
+    ``time_us``: when the statement there ran (microseconds since the epoch), where known."""
 
     file: str | None
     pos: int
     gtid: str | None = None
+    time_us: int | None = field(default=None, compare=False)
 
     def key(self) -> tuple[str, int, int]:
         """Orders positions of one server's binlog files (``name.000009`` before ``.000010``)."""
@@ -46,9 +56,26 @@ class Position:
         base, number = split_binlog_name(name) or (name, -1)
         return (base, number, self.pos)
 
+    def time(self) -> datetime | None:
+        """:attr:`time_us` as an aware datetime (UTC), None where not known."""
+        if self.time_us is None:
+            return None
+        seconds, micros = divmod(self.time_us, 1_000_000)
+        return datetime.fromtimestamp(seconds, UTC).replace(microsecond=micros)
+
     def __str__(self) -> str:
         where = f"{self.file or '<input>'}:{self.pos}"
         return where if self.gtid is None else f"{where} (GTID {self.gtid})"
+
+
+@frozen_dataclass
+class Truncation:
+    """Rows of a table removed without row events at ``at``: all of them (``partitions``
+    None), or those of the named partitions."""
+
+    at: Position
+    table: TableName
+    partitions: tuple[str, ...] | None = None
 
 
 class HistoryStore:
@@ -60,12 +87,29 @@ class HistoryStore:
         for record in self._records():
             self._last = _position(record).key()
 
-    def record(self, position: Position, before: Catalog, after: Catalog) -> None:
-        """Append what changed from ``before`` to ``after`` at ``position``."""
+    def record(
+        self,
+        position: Position,
+        before: Catalog,
+        after: Catalog,
+        truncated: tuple[Truncation, ...] = (),
+    ) -> None:
+        """Append what changed from ``before`` to ``after`` at ``position``, and the tables
+        ``truncated`` there."""
         if self._last is not None and position.key() <= self._last:
             return  # read before: already recorded
-        where = {"file": position.file, "pos": position.pos, "gtid": position.gtid}
-        lines = [json.dumps({**where, **change}) for change in _changes(before, after)]
+        where: dict[str, Any] = {"file": position.file, "pos": position.pos, "gtid": position.gtid}
+        if position.time_us is not None:
+            where["ts"] = position.time_us
+        changes = _changes(before, after) + [
+            {
+                "db": t.table.db,
+                "table": t.table.name,
+                "truncated": True if t.partitions is None else list(t.partitions),
+            }
+            for t in truncated
+        ]
+        lines = [json.dumps({**where, **change}) for change in changes]
         if not lines:
             return
         with self.path.open("a+b") as out:
@@ -97,6 +141,18 @@ class HistoryStore:
             steps.append((position, catalog))
         return steps
 
+    def truncations(self) -> list[Truncation]:
+        """The truncations recorded, in binlog order."""
+        return [
+            Truncation(
+                _position(record),
+                TableName(record["db"], record["table"]),
+                None if record["truncated"] is True else tuple(record["truncated"]),
+            )
+            for record in self._records()
+            if "truncated" in record
+        ]
+
     def _records(self) -> list[dict[str, Any]]:
         if not self.path.exists():
             return []
@@ -127,7 +183,7 @@ def _cut_torn_line(out: BinaryIO) -> None:
 
 
 def _position(record: dict[str, Any]) -> Position:
-    return Position(record.get("file"), record["pos"], record.get("gtid"))
+    return Position(record.get("file"), record["pos"], record.get("gtid"), record.get("ts"))
 
 
 def _changes(before: Catalog, after: Catalog) -> list[dict[str, Any]]:
@@ -153,6 +209,8 @@ def _changes(before: Catalog, after: Catalog) -> list[dict[str, Any]]:
 
 
 def _apply(catalog: Catalog, record: dict[str, Any]) -> Catalog:
+    if "truncated" in record:
+        return catalog
     db = record["db"]
     if "database" in record:
         database = record["database"]

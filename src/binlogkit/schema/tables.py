@@ -9,6 +9,7 @@ from sqlglot import exp
 
 from binlogkit.schema import charsets
 from binlogkit.schema.columns import build_column
+from binlogkit.schema.defaults import implicit_timestamps
 from binlogkit.schema.model import ColumnDef, TableDef, TableName, fold_column
 from binlogkit.schema.session import Session
 from binlogkit.schema.state import CannotApply
@@ -86,6 +87,8 @@ def build_table(
         columns.append(built.column)
     if versioning and not _has_row_columns(definitions):
         columns += SYSTEM_COLUMNS
+    if not session.explicit_defaults_for_timestamp:
+        columns = implicit_timestamps(columns)
     table = TableDef(
         name.db,
         name.name,

@@ -39,6 +39,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from types import TracebackType
 
+from binlogkit.binlog.frozen import frozen_dataclass
 from binlogkit.errors import BinlogError
 from binlogkit.io.server_channel import ServerChannel
 from binlogkit.protocol.auth.base import Secret, make_credential
@@ -102,7 +103,7 @@ _BATCH = 1 << 18
 """Bytes of event packets written at once (one system call, not one per event)."""
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class User:
     """A replication user: name, password (kept secret), auth plugin, and whether it must
     come over TLS."""

@@ -21,7 +21,6 @@ databases), chosen per replica.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from binlogkit.binlog.decoder import BinlogDecoder, encode_event
@@ -30,6 +29,7 @@ from binlogkit.binlog.events.informational import AnnotateRowsEvent
 from binlogkit.binlog.events.query import QueryEvent
 from binlogkit.binlog.events.rows import RowsEvent
 from binlogkit.binlog.framing import Signal
+from binlogkit.binlog.frozen import frozen_dataclass
 from binlogkit.pipeline.filters import ReplicationFilter
 from binlogkit.pipeline.gate import TableGate
 
@@ -39,7 +39,7 @@ if TYPE_CHECKING:
 __all__ = ["DumpEvent", "DumpObserver", "ReplicaFilter"]
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class DumpEvent:
     """An event on its way to a replica: its bytes and where it is in the served binlogs."""
 

@@ -4,8 +4,8 @@ Each change is typed by its table's definition at its position, from the
 schema history file (:class:`~binlogkit.spark.lake.timeline.Timeline`). A
 table's changes in the batch are cut where its definition changes (segments),
 and the batch's work is done in binlog order: each segment of row changes
-(change log, then mirror, then SCD type 2 history), and each DROP or RENAME
-TABLE the history recorded up to the batch's last change. See
+(change log, then mirror, then SCD type 2 history), and each DROP, RENAME or
+TRUNCATE TABLE the history recorded up to the batch's last change. See
 docs/lakehouse.md for the DDL policy and the exactly-once argument.
 """
 
@@ -51,6 +51,7 @@ from binlogkit.spark.lake.tables import (
     set_properties,
 )
 from binlogkit.spark.lake.timeline import Timeline, Version
+from binlogkit.spark.lake.truncate import empty_mirror, log_truncate
 from binlogkit.spark.schema import typed_schema
 
 __all__ = ["CRASH_ENV", "apply_batch"]
@@ -132,13 +133,16 @@ def apply_batch(
                 work.append((at.key(), 1, segment))
         for versions in run.timeline.versions.values():
             for v in versions:
-                if v.definition is None and not v.unknown and v.at.key() <= end.key():
+                table_step = (v.truncated or v.definition is None) and not v.unknown
+                if table_step and v.at.key() <= end.key():
                     work.append((v.at.key(), 0, (versions, v)))
         for _, kind, item in sorted(work, key=lambda w: w[:2]):
-            if kind == 0:
-                _drop(spark, run, *item)
-            else:
+            if kind == 1:
                 _apply_segment(spark, run, item)
+            elif item[1].truncated:
+                _truncate(spark, run, *item)
+            else:
+                _drop(spark, run, *item)
     finally:
         changes.unpersist()
 
@@ -296,7 +300,9 @@ def _mirror_steps(
                 "mirror cannot follow",
                 hint=resnapshot_hint(table),
             )
-        if v.definition is not None:
+        if v.truncated:
+            steps.append((v, Plan()))
+        elif v.definition is not None:
             old = previous.definition
             steps.append((v, None if old is None else plan_change(old, v.definition, v.at)))
         previous = v
@@ -351,6 +357,9 @@ def _follow(spark: Any, path: str, steps: Steps, target: Position, history: str 
     unknown: dict[str, str] = json.loads(properties(spark, path).get(UNKNOWN_COLUMNS, "{}"))
     for version, plan in steps:
         assert version.definition is not None
+        if version.truncated:
+            empty_mirror(spark, path, history, version)
+            continue
         if plan is None:
             schema = typed_schema(spark_columns(version.definition))["after"].dataType
             create_table(spark, path, schema, replace=True)
@@ -358,28 +367,43 @@ def _follow(spark: Any, path: str, steps: Steps, target: Position, history: str 
             continue
         apply_plan(spark, path, plan)
         if history is not None and exists(spark, history):
-            apply_plan(spark, history, replace(plan, drops=(), adds=(), order=()))
-        unknown = _unknown_after(unknown, plan, version.at)
-        if plan.adds:
-            log.warning(
-                "%s: columns %s added at %s: the mirror's rows not changed since hold NULL there "
-                "(the schema history keeps no DEFAULT)",
-                path,
-                [name for name, _ in plan.adds],
-                version.at,
-            )
+            apply_plan(spark, history, replace(plan, drops=(), order=()), rows="is_current")
+        unknown = _unknown_after(unknown, plan)
     set_properties(
         spark, path, {DEFINITION: position_property(target), UNKNOWN_COLUMNS: json.dumps(unknown)}
     )
 
 
-def _unknown_after(unknown: dict[str, str], plan: Plan, at: Position) -> dict[str, str]:
+def _unknown_after(unknown: dict[str, str], plan: Plan) -> dict[str, str]:
+    """The columns of unknown value (added by lakes written before defaults were followed),
+    after a plan."""
     out = {k: v for k, v in unknown.items() if k not in plan.drops}
     for old, new in plan.renames:
         if old in out:
             out[new] = out.pop(old)
-    out.update({name: f"{at.file}:{at.pos}" for name, _ in plan.adds})
     return out
+
+
+# -- TRUNCATE TABLE ------------------------------------------------------------------------
+
+
+def _truncate(spark: Any, run: _Run, versions: Sequence[Version], truncated: Version) -> None:
+    """A truncation, once: its change log row, then the mirror brought up to it (emptied).
+    A mirror past it was truncated before; a table without a mirror gets the change log row
+    only for a truncation within the batch's changes."""
+    assert truncated.definition is not None
+    table = str(truncated.definition.table_name)
+    log_path, mirror, _ = run.paths(truncated.definition.db, truncated.definition.name)
+    key = truncated.definition.primary_key or run.keys.get(table, ())
+    if key and exists(spark, mirror):
+        steps = _mirror_steps(spark, table, mirror, versions, truncated)
+        if not isinstance(steps, list) or not steps:
+            return  # done before
+        log_truncate(spark, log_path, truncated, run.app_id)
+        _, _, history = run.paths(truncated.definition.db, truncated.definition.name)
+        _follow(spark, mirror, steps, truncated.at, history if run.scd2 else None)
+    elif truncated.at.key() >= run.start.key() and exists(spark, log_path):
+        log_truncate(spark, log_path, truncated, run.app_id)
 
 
 # -- DROP / RENAME TABLE -------------------------------------------------------------------

@@ -3,8 +3,9 @@
 :func:`plan_change` compares two definitions of a table: a column of the same
 name is kept (and retyped when its Spark type changed); a column gone whose
 place (the column before it) a new column takes, and whose values the new one
-holds exactly, is renamed; others are dropped or added, and the
-columns end in the new definition's order. A retyped column is kept only when
+holds exactly, is renamed; others are dropped or added (the rows there before
+get the value the server gave them, :mod:`~binlogkit.spark.lake.defaults`), and
+the columns end in the new definition's order. A retyped column is kept only when
 every value of the old type is exactly a value of the new one, both in MySQL
 and as Delta widens its Spark type; else :class:`~binlogkit.errors.BinlogError`
 names the table, column, both types and the fix. :func:`apply_plan` carries a
@@ -16,6 +17,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from delta.tables import DeltaTable
+from pyspark.sql import Column
+from pyspark.sql import functions as F
 from pyspark.sql.types import (
     ByteType,
     DataType,
@@ -36,7 +40,8 @@ from binlogkit.schema.model import ColumnDef, TableDef, fold_column
 from binlogkit.schema.render import column_sql
 from binlogkit.schema.store import Position
 from binlogkit.schema.table_map import column_infos
-from binlogkit.spark.lake.tables import quote
+from binlogkit.spark.lake.defaults import added_value
+from binlogkit.spark.lake.tables import quote, resnapshot_hint
 from binlogkit.spark.schema import TypedColumn, typed_columns
 
 __all__ = ["Plan", "apply_plan", "plan_change", "resnapshot_hint", "spark_columns"]
@@ -44,27 +49,22 @@ __all__ = ["Plan", "apply_plan", "plan_change", "resnapshot_hint", "spark_column
 
 @frozen_dataclass
 class Plan:
-    """Column changes, done in this order: drops, renames, retypes, adds, then the order."""
+    """Column changes, done in this order: drops, renames, retypes, adds, the added columns'
+    values in the existing rows (``fills``: name, Spark type and value; NULL ones left out),
+    then the order."""
 
     drops: tuple[str, ...] = ()
     renames: tuple[tuple[str, str], ...] = ()
     retypes: tuple[tuple[str, DataType], ...] = ()
     adds: tuple[tuple[str, DataType], ...] = ()
     order: tuple[str, ...] = ()
+    fills: tuple[tuple[str, DataType, Any], ...] = ()
 
 
 def spark_columns(definition: TableDef) -> tuple[TypedColumn, ...]:
     """The columns of a table definition in the lake's tables: :func:`typed_columns` of the
     table map a FULL-metadata server would log for it."""
     return typed_columns(column_infos(definition), str(definition.table_name))
-
-
-def resnapshot_hint(table: str) -> str:
-    db, name = table.split(".", 1)
-    return (
-        f"resnapshot {table}: move LAKE/{db}/{name} aside, then snapshot the table again "
-        f"(binlogkit spark sync ... --tables {table})"
-    )
 
 
 def plan_change(old: TableDef, new: TableDef, at: Position) -> Plan:
@@ -75,7 +75,7 @@ def plan_change(old: TableDef, new: TableDef, at: Position) -> Plan:
     news = {fold_column(c.name) for c in new.columns}
     after = _predecessors(old)
     renames: list[tuple[str, str]] = []
-    retypes, adds = [], []
+    retypes, adds, fills = [], [], []
     previous: str | None = None  # the old name of the new column before, if it has one
     for index, col in enumerate(new.columns):
         data_type = new_typed[index].data_type
@@ -96,6 +96,9 @@ def plan_change(old: TableDef, new: TableDef, at: Position) -> Plan:
         previous = _ADDED if kept is None else fold_column(kept.name)
         if kept is None:
             adds.append((col.name, data_type))
+            value = added_value(col, new_typed[index], at, str(new.table_name))
+            if value is not None:
+                fills.append((col.name, data_type, value))
             continue
         former = kept
         if not exact(former, col) or not delta_widens(old_types[former.name], data_type):
@@ -114,7 +117,7 @@ def plan_change(old: TableDef, new: TableDef, at: Position) -> Plan:
         if fold_column(c.name) not in news and fold_column(c.name) not in renamed
     )
     order = tuple(c.name for c in new.columns)
-    return Plan(drops, tuple(renames), tuple(retypes), tuple(adds), order)
+    return Plan(drops, tuple(renames), tuple(retypes), tuple(adds), order, tuple(fills))
 
 
 _ADDED = "\0added"
@@ -215,9 +218,11 @@ def delta_widens(old: DataType, new: DataType) -> bool:
 # -- carrying a plan out ------------------------------------------------------------------
 
 
-def apply_plan(spark: Any, path: str, plan: Plan) -> None:
+def apply_plan(spark: Any, path: str, plan: Plan, rows: str | None = None) -> None:
     """Change the Delta table at ``path`` by ``plan``: each step only where it is not done
-    yet (a run cut short by a crash is completed)."""
+    yet (a run cut short by a crash is completed); the added columns' values are set in
+    the ``rows`` of that condition (all by default), again on a rerun: no change reaches the
+    table between its DDL steps."""
     table = f"delta.{quote(path)}"
 
     def columns() -> dict[str, tuple[str, DataType]]:
@@ -240,8 +245,20 @@ def apply_plan(spark: Any, path: str, plan: Plan) -> None:
     adds = [f"{quote(n)} {t.simpleString()}" for n, t in plan.adds if fold_column(n) not in have]
     if adds:
         spark.sql(f"ALTER TABLE {table} ADD COLUMNS ({', '.join(adds)})")
+    if plan.fills:
+        values = {quote(name): _literal(value, kind) for name, kind, value in plan.fills}
+        DeltaTable.forPath(spark, path).update(rows, values)
     current = [fold_column(name) for name, _ in columns().values()]
     if current != [fold_column(name) for name in plan.order]:
         for i, name in enumerate(plan.order):
             where = "FIRST" if i == 0 else f"AFTER {quote(plan.order[i - 1])}"
             spark.sql(f"ALTER TABLE {table} ALTER COLUMN {quote(name)} {where}")
+
+
+def _literal(value: Any, data_type: DataType) -> Column:
+    """A Spark value as a literal column of ``data_type``."""
+    if isinstance(value, list):
+        return F.array(*(F.lit(v) for v in value)).cast(data_type)
+    if isinstance(value, bytes):
+        value = bytearray(value)
+    return F.lit(value).cast(data_type)

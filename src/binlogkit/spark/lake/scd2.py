@@ -7,8 +7,9 @@ of its key; an update closes the version of its before image's key and opens
 one of its after image's key (so a key change closes one key and opens
 another); a delete closes. Each change of a key in a batch gives a version.
 ``valid_to`` is NULL while a version is current. A dropped table's current
-versions are closed at the DROP's position (``ts`` NULL: the history does not
-keep its time).
+versions are closed at the DROP's position (``ts`` the DROP's time, NULL in
+schema histories written before statement times were recorded); so are a
+truncated table's, at the TRUNCATE.
 
 The history's columns follow the table's DDL except drops: a new column is
 added, a renamed one renamed (its old versions' values with it), a widened one
@@ -17,6 +18,7 @@ widened, a dropped one stays (NULL in the versions opened since).
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from typing import Any
 
@@ -163,10 +165,11 @@ def merge_history(
 
 
 def close_all(spark: Any, path: str, at: Position) -> None:
-    """Close every current version (the table was dropped at ``at``)."""
+    """Close every current version (the table was dropped or truncated at ``at``; ``ts`` its
+    statement's time where the schema history has it, else NULL)."""
     closed = F.struct(
-        F.lit(None).cast("timestamp").alias("ts"),
-        F.lit(at.file).alias("file"),
+        F.lit(at.time()).cast("timestamp").alias("ts"),
+        F.lit(os.path.basename(at.file or "")).alias("file"),  # as the change log names it
         F.lit(at.pos).cast("long").alias("pos"),
         F.lit(None).cast("int").alias("row"),
     )

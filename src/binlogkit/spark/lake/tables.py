@@ -29,6 +29,7 @@ __all__ = [
     "position_property",
     "properties",
     "quote",
+    "resnapshot_hint",
     "set_properties",
     "transaction",
 ]
@@ -87,6 +88,15 @@ def set_properties(spark: Any, path: str, values: Mapping[str, str]) -> None:
 
 def position_property(at: Position) -> str:
     return json.dumps({"file": at.file, "pos": at.pos})
+
+
+def resnapshot_hint(table: str) -> str:
+    """How to start ``db.t``'s lake tables again from a snapshot."""
+    db, name = table.split(".", 1)
+    return (
+        f"resnapshot {table}: move LAKE/{db}/{name} aside, then snapshot the table again "
+        f"(binlogkit spark sync ... --tables {table})"
+    )
 
 
 def quote(name: str) -> str:

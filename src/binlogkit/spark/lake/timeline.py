@@ -2,7 +2,9 @@
 
 A :class:`Version` is one definition of a table and the position where it
 begins (the position just past the DDL that made it). A change at a position
-belongs to the last version that begins at or before it.
+belongs to the last version that begins at or before it. A TRUNCATE (rows
+removed without row events) begins a version too, of the same definition,
+marked ``truncated``, so that a batch's changes are cut there as at DDL.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ from pathlib import Path
 
 from binlogkit.binlog.frozen import frozen_dataclass
 from binlogkit.schema.model import Catalog, TableDef, TableName
-from binlogkit.schema.store import HistoryStore, Position
+from binlogkit.schema.store import HistoryStore, Position, Truncation
 
 __all__ = ["Timeline", "Version"]
 
@@ -23,12 +25,16 @@ Key = tuple[str, str]
 @frozen_dataclass
 class Version:
     """A table's definition from ``at`` on: None when dropped (``moved_to`` names the table it
-    was renamed to), ``unknown`` when a statement binlogkit could not read changed it."""
+    was renamed to), ``unknown`` when a statement binlogkit could not read changed it;
+    ``truncated``: the table's rows were removed at ``at`` (a TRUNCATE), or only those of
+    ``partitions`` where they are named."""
 
     at: Position
     definition: TableDef | None
     unknown: bool = False
     moved_to: TableName | None = None
+    truncated: bool = False
+    partitions: tuple[str, ...] | None = None
 
 
 class Timeline:
@@ -37,7 +43,11 @@ class Timeline:
     def __init__(self, history: str | Path) -> None:
         self.versions: dict[Key, list[Version]] = {}
         self._catalog = Catalog()
-        for at, catalog in HistoryStore(history).timeline():
+        store = HistoryStore(history)
+        truncations = store.truncations()
+        for at, catalog in store.timeline():
+            while truncations and truncations[0].at.key() <= at.key():
+                self._truncate(truncations.pop(0))
             self._step(at, self._catalog, catalog)
             self._catalog = catalog
 
@@ -64,6 +74,14 @@ class Timeline:
         for key in gone:
             unknown = after.is_unknown(*key)
             self._add(key, Version(at, None, unknown=unknown))
+
+    def _truncate(self, truncation: Truncation) -> None:
+        """A truncation of a table with a known definition: a version of that definition."""
+        versions = self.versions.get(self.key(*truncation.table), [])
+        if versions and versions[-1].definition is not None:
+            table = versions[-1].definition
+            at = truncation.at
+            versions.append(Version(at, table, truncated=True, partitions=truncation.partitions))
 
     def _add(self, key: Key, version: Version) -> None:
         self.versions.setdefault(key, []).append(version)
