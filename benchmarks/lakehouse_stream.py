@@ -41,6 +41,20 @@ from binlogkit.sandbox import MariaDBSandbox
 from binlogkit.spark.lakehouse import lake_session, sync
 from binlogkit.spark.sync_progress import StreamProgress
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from batch_profile import Profile, instant
+
+PHASES = (
+    "latestOffset",
+    "queryPlanning",
+    "getBatch",
+    "addBatch",
+    "walCommit",
+    "commitOffsets",
+    "triggerExecution",
+)
+"""A micro-batch's phases in its progress report (``durationMs``)."""
 TABLE = "bench.lag"
 SCHEMA = (
     "CREATE DATABASE bench; CREATE TABLE bench.lag (id BIGINT PRIMARY KEY AUTO_INCREMENT, "
@@ -65,21 +79,40 @@ def writer(url: str, rate: float, per_tx: int, stop: threading.Event, done: list
 
 
 def visible_lags(mirror: Path, since: float) -> list[float]:
-    """Per row written after ``since``: seconds from its commit to the mirror's Delta commit
-    that added it."""
-    lags = []
+    """Per row written after ``since``: seconds from its commit to the first Delta commit of
+    the mirror that holds it (a MERGE that rewrites a file adds its rows again)."""
+    seen: dict[int, float] = {}
+    columns = ["id", "written"]
     for entry in sorted((mirror / "_delta_log").glob("*.json")):
         actions = [json.loads(line) for line in entry.read_text().splitlines() if line]
         stamps = [a["commitInfo"]["timestamp"] for a in actions if "commitInfo" in a]
+        for action in actions:
+            if "metaData" in action:
+                schema = action["metaData"]["schemaString"]
+                columns = [physical_name(schema, name) for name in ("id", "written")]
         if not stamps:
             continue
         visible = stamps[0] / 1000
         for action in actions:
             if "add" in action:
                 path = mirror / action["add"]["path"]
-                written = pq.read_table(path, columns=["written"]).column(0).to_pylist()
-                lags += [visible - w for w in written if w >= since]
-    return lags
+                rows = pq.read_table(path, columns=columns).to_pylist()
+                for key, written in (row.values() for row in rows):
+                    if written >= since:
+                        seen.setdefault(key, visible - written)
+    return list(seen.values())
+
+
+def physical_name(schema: str, name: str) -> str:
+    """The name of column ``name`` in the table's Parquet files (the mirror maps column names)."""
+    field = next(f for f in json.loads(schema)["fields"] if f["name"] == name)
+    return str(field["metadata"].get("delta.columnMapping.physicalName", name))
+
+
+def interval(text: str) -> str:
+    """A trigger interval as Spark reads it: ``1 s`` (which Spark refuses) is ``1 second``."""
+    number, _, unit = text.strip().partition(" ")
+    return f"{number} second" if unit.strip() == "s" else text
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -93,9 +126,14 @@ def main() -> None:
     parser.add_argument("--rows-per-tx", type=int, default=10)
     parser.add_argument("--seconds", type=float, default=60.0, help="measured streaming time")
     parser.add_argument("--warmup", type=float, default=20.0)
-    parser.add_argument("--trigger", default="1 second")
+    parser.add_argument(
+        "--trigger", default="1 second", type=interval, help='Spark interval ("1 second", "1 s")'
+    )
     parser.add_argument("--catchup", type=int, default=100_000, help="rows for throughput")
     parser.add_argument("--master", default="local[2]")
+    parser.add_argument(
+        "--profile", action="store_true", help="break a median measured micro-batch down"
+    )
     args = parser.parse_args()
 
     base = Path(tempfile.mkdtemp(prefix="binlogkit-lakehouse-"))
@@ -112,6 +150,9 @@ def run(args: argparse.Namespace, server: MariaDBSandbox, base: Path) -> None:
     server.execute(SCHEMA)
     lake = base / "lake"
     spark = lake_session(args.master)
+    profile = Profile() if args.profile else None
+    if profile is not None:
+        profile.install()
     batches: list[StreamProgress] = []
 
     def note(progress: Any) -> None:
@@ -144,10 +185,13 @@ def run(args: argparse.Namespace, server: MariaDBSandbox, base: Path) -> None:
         b.lag_bytes == 0 and b.applied_at.timestamp() >= ended for b in batches
     ):
         time.sleep(0.5)  # until a batch applied after the load's end caught up with the server
+    reports = []
     for query in spark.streams.active:
+        reports += [json.loads(p.json) for p in query.recentProgress]
         query.stop()
     sync_run.join(60)
     measured = began + args.warmup
+    reports = [r for r in reports if r["numInputRows"] and instant(r["timestamp"]) >= measured]
     lags = visible_lags(lake / "bench" / "lag" / "mirror", measured)
     rate = sum(written) / (ended - began)
     print(f"written: {sum(written):,} rows ({rate:,.0f}/s while the load ran)")
@@ -164,8 +208,18 @@ def run(args: argparse.Namespace, server: MariaDBSandbox, base: Path) -> None:
             f"{statistics.median(b.rows for b in steady):,.0f} rows, "
             f"median apply {statistics.median(b.seconds for b in steady):.2f} s"
         )
+    if reports:
+        phases = {k: statistics.median(r["durationMs"].get(k, 0) for r in reports) for k in PHASES}
+        print(
+            f"median of {len(reports)} measured batches' phases (ms): "
+            + ", ".join(f"{k} {v:.0f}" for k, v in phases.items())
+        )
+        if profile is not None:
+            middle = sorted(reports, key=lambda r: r["durationMs"]["triggerExecution"])
+            profile.report(spark, lake, middle[len(middle) // 2])
 
-    catchup(args, server, url, lake, spark)
+    if args.catchup:
+        catchup(args, server, url, lake, spark)
 
 
 def catchup(
