@@ -158,10 +158,13 @@ def lake_session(master: str | None = None) -> Any:
         builder = builder.config("spark.ui.showConsoleProgress", "false")
         session = with_delta(builder, jars).getOrCreate()
     if (session.sparkContext.master or "").startswith("local"):
-        # Small local batches: one shuffle partition and one Delta snapshot task per core.
+        # Small local batches: one shuffle partition and one Delta snapshot task per core, and
+        # no adaptive execution, which has no partitions to coalesce here but runs each query
+        # stage as a job of its own (a MERGE: 9 jobs instead of 6; docs/lakehouse.md).
         cores = str(session.sparkContext.defaultParallelism)
         session.conf.set("spark.sql.shuffle.partitions", cores)
         session.conf.set("spark.databricks.delta.snapshotPartitions", cores)
+        session.conf.set("spark.sql.adaptive.enabled", "false")
         session.sparkContext.setLogLevel("ERROR")
     register(session)
     return session
