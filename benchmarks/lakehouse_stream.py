@@ -31,7 +31,7 @@ reached that steady state: the stream's first batch, after the snapshot, already
 held 25,000 to 50,000 rows. Measured, ``--rate 1000 --seconds 60 --trigger "1 s"``
 (lag p50 / p99; catch-up rows/s applying / for the whole run):
 
-- before (17 to 19 Spark jobs a batch), load average 5.5 rising to 14:
+- before (19 Spark jobs a steady batch), load average 5.5 rising to 14:
   66.5 s / 102.7 s, 2 batches of 40,000 rows; 3,007 / 2,582 rows/s;
 - after (9 jobs), load average 6.3 to 8.5: 32.4 s / 53.1 s, 3 batches of
   35,650 rows; 4,793 / 3,788 rows/s; again, load average 4.5 rising to 9.9:
