@@ -16,6 +16,10 @@ logs ``binlog_row_metadata=NO_LOG`` (MariaDB's default), decoded with the
 history that ``binlogkit.open`` keeps by default (names and types from the
 binlog's CREATE TABLEs), against the FULL-metadata file decoded without one
 (best of three runs each).
+
+NF5 of the storage streams (WL#10956): every event of the sysbench file framed
+(cut and checksum-verified) from chunks read through a ``FileInputStream`` and
+from chunks read with a plain ``open()``, best of five each, in one process.
 """
 
 from __future__ import annotations
@@ -154,6 +158,27 @@ def generate(base: Path, scale: float) -> list[Path]:
     return files
 
 
+def framing_mb_per_second(path: Path, runs: int = 5) -> tuple[float, float]:
+    """The best MB/s of framing every event of ``path`` from 1 MiB chunks read with a plain
+    ``open()``, and read through a ``FileInputStream`` (runs of the two interleaved)."""
+    from binlogkit.binlog.framing import EventFramer, Frame
+    from binlogkit.io.streams import FileInputStream
+
+    best = [float("inf"), float("inf")]
+    for _ in range(runs):
+        for through_streams in (False, True):
+            start = time.perf_counter()
+            framer = EventFramer(file=str(path))
+            with FileInputStream(path) if through_streams else path.open("rb") as source:
+                while chunk := source.read(1 << 20):
+                    framer.receive_data(chunk)
+                    while isinstance(framer.next_frame(), Frame):
+                        pass
+            best[through_streams] = min(best[through_streams], time.perf_counter() - start)
+    mb = path.stat().st_size / 1e6
+    return mb / best[0], mb / best[1]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--scale", type=float, default=1.0, help="workload size factor")
@@ -203,6 +228,11 @@ def main() -> None:
             f"schema history: {history:.0f} rows/s on NO_LOG, {full:.0f} rows/s on FULL metadata"
             f" without it: {history / full:.3f} x (target 0.95); the SQL parser's import,"
             f" once per process at the first DDL: {parser:.2f} s"
+        )
+        plain, streams = framing_mb_per_second(files[0])
+        print(
+            f"storage streams (NF5): framing {streams:.0f} MB/s through FileInputStream,"
+            f" {plain:.0f} MB/s from a plain open(): {streams / plain:.3f} x (target >= 1.0)"
         )
         if args.keep:
             args.keep.mkdir(parents=True, exist_ok=True)

@@ -22,6 +22,8 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from uuid import UUID
 
+from binlogkit.binlog.frozen import frozen_dataclass
+
 __all__ = [
     "GNO_MAX",
     "TAG_MAX_LENGTH",
@@ -123,7 +125,7 @@ def _check_gno(gno: int) -> int:
     return gno
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class Gtid:
     """One MySQL GTID: ``uuid:gno`` or, tagged (8.3+), ``uuid:tag:gno``."""
 
@@ -519,7 +521,7 @@ class MariaGtid:
         return f"{self.domain_id}-{self.server_id}-{self.seq_no}"
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class MariaGtidList:
     """An ordered list of MariaDB GTIDs: a GTID position or a binlog state.
 

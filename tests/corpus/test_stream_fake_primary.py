@@ -17,16 +17,14 @@ import asyncio
 import logging
 import re
 import threading
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from fake_primary import Cut, FakePrimary, LogFile, load_binlog
+from fake_primary import Cut, FakePrimary, Key, LogFile, file_keys, keyed, load_binlog
 from time_limit import time_limit
 
-import binlogkit
-from binlogkit.binlog.constants import EventFlag, EventType
+from binlogkit.binlog.constants import EventType
 from binlogkit.binlog.events import Event
 from binlogkit.cli.main import cli
 from binlogkit.errors import ConnectionLost, ServerError
@@ -54,29 +52,9 @@ PAYLOAD = ["apecloud+mysql-binlog-connector-rust/tests/parse_file_tests/mysql-bi
 TAGGED = ["blackbeam+rust_mysql_common/test-data/binlogs/binlog_transaction_with_GTID_TAG.000001"]
 """MySQL 9.6, a tagged GTID and a tagged PREVIOUS_GTIDS set."""
 
-Key = tuple[str, int, Event]
-
 
 def paths(corpus_dir: Path, names: list[str]) -> list[Path]:
     return [corpus_dir / name for name in names]
-
-
-def normal(event: Event) -> Event:
-    """The event with the FDE's BINLOG_IN_USE flag cleared (a source sends it cleared)."""
-    header = event.header
-    if header.type_code == EventType.FORMAT_DESCRIPTION and header.flags & EventFlag.BINLOG_IN_USE:
-        flags = header.flags & ~EventFlag.BINLOG_IN_USE
-        return replace(event, header=replace(header, flags=flags))
-    return event
-
-
-def keyed(events: list[Event]) -> list[Key]:
-    return [(Path(e.header.file or "").name, e.header.offset, normal(e)) for e in events]
-
-
-def file_keys(files: list[Path]) -> list[Key]:
-    with binlogkit.open([str(p) for p in files]) as reader:
-        return keyed(list(reader))
 
 
 def stream(primary: FakePrimary, **options: object) -> BinlogStream:

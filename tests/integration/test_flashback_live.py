@@ -4,7 +4,8 @@ A workload's tables are created and filled, snapshotted (CHECKSUM TABLE and
 every row), then changed by the workload's UPDATEs, DELETEs, REPLACEs and
 transactions (XA included). Applying the flashback of the binlog file that
 holds only those changes, through the ``mariadb`` client, must give the
-snapshot back: once as BINLOG statements, once as plain SQL. The reversed
+snapshot back: as BINLOG statements, as plain SQL, and as a binlog file
+(``flashback --to``) replayed by ``mariadb-binlog FILE | mariadb``. The reversed
 rows events must equal, byte for byte but the checksum (which
 ``mariadb-binlog`` leaves stale), those of ``mariadb-binlog --flashback``.
 Replay: ``binlogkit dump`` of the whole workload piped into a fresh server
@@ -19,14 +20,13 @@ from pathlib import Path
 
 import pytest
 from flashback_tool import tool_flashback_rows
+from workload_tables import Snapshot, snapshot
 
 import binlogkit
 from binlogkit.binlog.decoder import encode_event
 from binlogkit.pipeline.flashback import flashback
 from binlogkit.sandbox import MariaDBSandbox
 from binlogkit.sandbox.workload import Workload, build_workload
-
-Snapshot = dict[str, tuple[str | None, list[tuple[str | None, ...]]]]
 
 
 def _phases(workload: Workload) -> tuple[str, str]:
@@ -36,17 +36,6 @@ def _phases(workload: Workload) -> tuple[str, str]:
         workload.script_of(workload.statements[:fill]),
         workload.script_of(workload.statements[fill:]),
     )
-
-
-def snapshot(server: MariaDBSandbox, workload: Workload) -> Snapshot:
-    """CHECKSUM TABLE and the sorted rows of every workload table."""
-    out: Snapshot = {}
-    for table in workload.tables:
-        name = f"`{workload.database}`.`{table.name}`"
-        checksum = server.query(f"CHECKSUM TABLE {name}")[0][1]
-        rows = server.query(f"SELECT * FROM {name}")
-        out[table.name] = (checksum, sorted(rows, key=lambda r: [(v is None, v or "") for v in r]))
-    return out
 
 
 def _binlogkit(*args: str) -> bytes:
@@ -100,6 +89,22 @@ def test_flashback_sql_restores_the_tables(changed, workload) -> None:  # type: 
     changes = _changes_file(server, change)  # the same changes again
     assert snapshot(server, workload) != before
     _apply(server, _binlogkit("flashback", "--sql", str(changes)))
+    assert snapshot(server, workload) == before
+
+
+def test_flashback_to_a_binlog_file_restores_the_tables(changed, workload, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """``flashback --to FILE`` writes the undo as a binlog that mariadb-binlog reads without
+    error and whose replay through the client restores the tables."""
+    server, before, _ = changed
+    _, change = _phases(workload)
+    assert snapshot(server, workload) == before  # restored by the tests above
+    changes = _changes_file(server, change)  # the same changes again
+    assert snapshot(server, workload) != before
+    undo = tmp_path / "undo-bin.000001"
+    assert _binlogkit("flashback", "--to", str(undo), str(changes)) == b""
+    tool = subprocess.run(["mariadb-binlog", str(undo)], capture_output=True, check=False)
+    assert (tool.returncode, tool.stderr) == (0, b"")
+    _apply(server, tool.stdout)
     assert snapshot(server, workload) == before
 
 

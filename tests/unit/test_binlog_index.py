@@ -8,15 +8,20 @@ from pathlib import Path
 import pytest
 
 from binlogkit import BinlogError
+from binlogkit.binlog.constants import Flavor
 from binlogkit.io.binlog_index import (
+    add_to_index,
+    binlog_name,
     binlog_order,
     find_index,
     index_name,
+    next_binlog_name,
     read_index,
     resolve_sources,
     split_binlog_name,
     write_index,
 )
+from binlogkit.writer import default_base_name
 
 NAMES = ["mysql-bin.000001", "mysql-bin.000002", "mysql-bin.1000000"]
 
@@ -99,3 +104,18 @@ def test_a_file_missing_from_an_index_is_named(tmp_path: Path) -> None:
 
 def test_a_folder_without_index_has_no_index(tmp_path: Path) -> None:
     assert find_index(tmp_path) is None
+
+
+def test_names_of_new_files(tmp_path: Path) -> None:
+    assert binlog_name("relay-bin", 7) == "relay-bin.000007"
+    assert next_binlog_name("mysql-bin.999999") == "mysql-bin.1000000"
+    with pytest.raises(BinlogError, match="has no sequence number"):
+        next_binlog_name("mysql-bin.index")
+    host = default_base_name("relay", Flavor.MARIADB).removesuffix("-relay-bin")
+    assert host and default_base_name("relay", Flavor.MYSQL) == f"{host}-relay-bin"
+    assert default_base_name("binlog", Flavor.MARIADB) == f"{host}-bin"
+    assert default_base_name("binlog", Flavor.MYSQL) == "binlog"
+    add_to_index(tmp_path, "x.000001")
+    add_to_index(tmp_path, "x.000002")
+    add_to_index(tmp_path, "x.000002")
+    assert (tmp_path / "x.index").read_text() == "./x.000001\n./x.000002\n"

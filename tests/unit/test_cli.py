@@ -9,6 +9,7 @@ and the row changes of the ``-vv`` listings.
 
 from __future__ import annotations
 
+import importlib.metadata
 import json
 import re
 from pathlib import Path
@@ -315,3 +316,4 @@ def test_rows_table_filter(corpus_dir: Path) -> None:
 def test_version() -> None:
     result = CliRunner().invoke(cli, ["--version"])
     assert result.exit_code == 0 and re.fullmatch(r"binlogkit \d+\.\d+\.\d+\S*\n", result.output)
+    assert result.output == f"binlogkit {importlib.metadata.version('binlogkit')}\n"  # one version

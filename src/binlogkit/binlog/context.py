@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import field
 from datetime import tzinfo
 from typing import Literal
 
@@ -21,6 +21,7 @@ from binlogkit.binlog.constants import (
     EventType,
     Flavor,
 )
+from binlogkit.binlog.frozen import frozen_dataclass
 from binlogkit.binlog.tables import TableCache
 
 _VERSION = re.compile(rb"^(\d+)\.(\d+)\.(\d+)")
@@ -77,7 +78,7 @@ def checksum_capable(server_version: str) -> bool:
     return version >= (5, 6, 1)
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class FormatContext:
     """The binlog format in force: header size, post-header sizes, checksum, server."""
 
@@ -152,7 +153,7 @@ class FormatContext:
         )
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class DecodeOptions:
     """How the caller wants events decoded.
 
@@ -183,7 +184,7 @@ class DecodeOptions:
             raise ValueError(f"on_corrupt must be 'error' or 'skip', not {self.on_corrupt!r}")
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class DecodeContext:
     """What an event codec receives: the format, the options and the tables mapped so far."""
 

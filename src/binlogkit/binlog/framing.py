@@ -15,7 +15,7 @@ from __future__ import annotations
 import enum
 import struct
 import zlib
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 from binlogkit.binlog.constants import (
     MAGIC,
@@ -28,7 +28,7 @@ from binlogkit.binlog.constants import (
     event_type_name,
 )
 from binlogkit.binlog.context import DecodeContext, FormatContext
-from binlogkit.binlog.frozen import fast_constructor
+from binlogkit.binlog.frozen import fast_constructor, frozen_dataclass
 from binlogkit.binlog.header import (
     EVENT_SIZE_OFFSET,
     FLAGS_OFFSET,
@@ -71,7 +71,7 @@ NEED_DATA = Signal.NEED_DATA
 END = Signal.END
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class FastPath:
     """What the fast paths need: the common case of a plain v4 event mid-stream.
 
@@ -100,7 +100,7 @@ class FastPath:
         return cls(fmt, cks, verify, V4_HEADER_LENGTH + cks)
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class Frame:
     """One whole event as read: its header, its bytes and the format it is written in.
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING
 
 from binlogkit.binlog.constants import (
@@ -22,7 +22,7 @@ from binlogkit.binlog.constants import (
     EventType,
     event_type_name,
 )
-from binlogkit.binlog.frozen import fast_constructor
+from binlogkit.binlog.frozen import fast_constructor, frozen_dataclass
 from binlogkit.errors import DecodeError
 
 if TYPE_CHECKING:
@@ -48,7 +48,7 @@ _FILE_START = struct.Struct("<4s4xB4xI")  # the magic, then the first header's t
 _FORMAT_DESCRIPTION = int(EventType.FORMAT_DESCRIPTION)
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class EventHeader:
     """The fields every event starts with, and where the event was read from.
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any, TypeVar
 
@@ -74,6 +73,7 @@ from binlogkit.binlog.events.transaction import (
     ViewChangeEvent,
     XaPrepareEvent,
 )
+from binlogkit.binlog.frozen import frozen_dataclass
 from binlogkit.binlog.rows.charsets import charset_name
 
 __all__ = [
@@ -581,7 +581,7 @@ def _slave_info(event: SlaveEvent, flavor: Flavor) -> str:
 # -- listings ----------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class EventListing:
     """One row of SHOW BINLOG EVENTS, plus the event it describes."""
 

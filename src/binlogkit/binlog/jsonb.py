@@ -56,13 +56,13 @@ from __future__ import annotations
 
 import base64
 import struct
-from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from decimal import Decimal
 from enum import IntEnum
 from typing import Any, Final
 
 from binlogkit.binlog.constants import ColumnType
+from binlogkit.binlog.frozen import frozen_dataclass
 from binlogkit.binlog.rows.types.decimal import decode_decimal, encode_decimal
 from binlogkit.binlog.rows.types.temporal import (
     pack_datetime,
@@ -171,7 +171,7 @@ class JsonUInt(int):
         return f"JsonUInt({int(self)})"
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class JsonLayout:
     """How a container that MySQL left non-canonical is stored, to re-encode it exactly.
 
@@ -216,7 +216,7 @@ _MICROSECONDS = 24
 microseconds."""
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class JsonOpaque:
     """An opaque JSON value: the MySQL column type it came from and its raw data.
 

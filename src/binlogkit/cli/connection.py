@@ -172,7 +172,8 @@ def server_spec(
 
 
 def scrub_argv(argument: str, shown: str) -> None:
-    """Show ``shown`` for the process argument ``argument`` (or ``-pARG``, ``--password=ARG``).
+    """Show ``shown`` for the process argument ``argument`` (or ``-pARG``, ``--password=ARG``,
+    ``--user=ARG``).
 
     ``shown`` has the same length. What ``ps`` shows changes; Linux only
     (through ``/proc/self/mem``). Where that fails, a debug message says so.
@@ -181,7 +182,8 @@ def scrub_argv(argument: str, shown: str) -> None:
     hidden = shown.encode("utf-8", "surrogateescape")
     if not target or len(hidden) != len(target):
         return
-    forms = {prefix + target: prefix + hidden for prefix in (b"", b"-p", b"--password=")}
+    prefixes = (b"", b"-p", b"--password=", b"--user=")
+    forms = {prefix + target: prefix + hidden for prefix in prefixes}
     try:
         with open("/proc/self/stat", "rb") as f:
             fields = f.read().rsplit(b")", 1)[1].split()

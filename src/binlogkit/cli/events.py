@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import click
 
-from binlogkit.binlog.info import list_events
 from binlogkit.cli.main import binlog_files, command, emit, open_files, read_modes, reading_errors
 from binlogkit.cli.render import EVENT_FORMATS
 
@@ -31,6 +30,8 @@ def events_command(
     files: tuple[str, ...],
 ) -> None:
     """List the events of binlog FILES (paths, an index file, a directory, a glob or -)."""
+    from binlogkit.binlog.info import list_events
+
     render = EVENT_FORMATS[fmt]
     if render.header is not None:
         emit(render.header)
@@ -44,6 +45,7 @@ def events_command(
             on_unknown=on_unknown,
             follow=follow,
             skip_corrupt=skip_corrupt,
+            schema=None,  # a listing shows no columns: no schema history (nor its SQL parser)
         ) as reader,
     ):
         for row in list_events(reader):

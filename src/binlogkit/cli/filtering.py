@@ -8,14 +8,8 @@ from typing import Any, TypeVar
 
 import click
 
-from binlogkit.binlog.constants import Flavor
+from binlogkit.cli.main import lazy
 from binlogkit.errors import BinlogError
-from binlogkit.pipeline.filters import (
-    ReplicationFilter,
-    parse_regex,
-    parse_rewrite_db,
-    parse_table_rule,
-)
 
 __all__ = ["replication_filter"]
 
@@ -37,10 +31,12 @@ def _each(parse: Callable[[str], Any]) -> Callable[[click.Context, click.Paramet
 
 
 def _regex(text: str) -> str:
-    return parse_regex(text).pattern
+    return _parse_regex(text).pattern
 
 
-_TABLE = _each(parse_table_rule)
+_parse_regex = lazy("binlogkit.pipeline.filters:parse_regex")
+_TABLE = _each(lazy("binlogkit.pipeline.filters:parse_table_rule"))
+_REWRITE = _each(lazy("binlogkit.pipeline.filters:parse_rewrite_db"))
 _OPTIONS: tuple[tuple[tuple[str, ...], str, str, Any, str], ...] = (
     (("--replicate-do-db",), "do_db", "DB", None,
      "Only this database: the table's for row events, the default (USE) one for statements."),
@@ -53,7 +49,7 @@ _OPTIONS: tuple[tuple[tuple[str, ...], str, str, Any, str], ...] = (
      "Only tables whose DB.TABLE is LIKE this pattern (% any run, _ one character, \\ escapes)."),
     (("--replicate-wild-ignore-table",), "wild_ignore_table", "PATTERN", _TABLE,
      "Not the tables whose DB.TABLE is LIKE this pattern."),
-    (("--replicate-rewrite-db",), "rewrite_db", "FROM->TO", _each(parse_rewrite_db),
+    (("--replicate-rewrite-db",), "rewrite_db", "FROM->TO", _REWRITE,
      "Rename database FROM to TO before the other rules (and in the output)."),
     (("--include-regex",), "include_regex", "REGEX", _each(_regex),
      "Only tables whose whole DB.TABLE matches a REGEX (after the replicate rules)."),
@@ -71,6 +67,9 @@ def replication_filter(command: F) -> F:
 
     @functools.wraps(command)
     def run(*args: Any, **kwargs: Any) -> Any:
+        from binlogkit.binlog.constants import Flavor
+        from binlogkit.pipeline.filters import ReplicationFilter
+
         rules = {name: kwargs.pop(f"filter_{name}") for _, name, _, _, _ in _OPTIONS}
         kwargs["rules"] = ReplicationFilter(
             **rules,

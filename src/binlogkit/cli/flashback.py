@@ -4,15 +4,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import datetime
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
 from binlogkit.cli.main import POSITION, binlog_files, command, emit, reading_errors
 from binlogkit.cli.selecting import GTID_SET, ID_LIST, REWRITE_DB
-from binlogkit.dump.selection import Selection, read_selected
-from binlogkit.pipeline.flashback import flashback, undo_script
-from binlogkit.pipeline.sql import undo_sql
+
+if TYPE_CHECKING:
+    from binlogkit.dump.selection import Selection
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -57,6 +57,8 @@ def _datetime(text: str | None) -> datetime | None:
 
 def selection(start_position: int | None, **options: Any) -> Selection:
     """The :class:`Selection` of the values of :func:`selection_options` (and --start-position)."""
+    from binlogkit.dump.selection import Selection
+
     return Selection(
         start_position=start_position,
         stop_position=options["stop_position"],
@@ -103,6 +105,12 @@ def _columns(values: tuple[str, ...]) -> dict[tuple[str, str], list[str]]:
     help="BINLOG '...' statements, like mariadb-binlog --flashback (the default).",
 )
 @click.option(
+    "--to",
+    "to_file",
+    type=click.Path(dir_okay=False),
+    help="Write the undo as a binlog FILE instead (apply: mariadb-binlog FILE | mariadb).",
+)
+@click.option(
     "--columns",
     multiple=True,
     metavar="DB.TABLE=a,b,c",
@@ -113,6 +121,7 @@ def flashback_command(
     start_position: int | None,
     no_verify_checksum: bool,
     output: str,
+    to_file: str | None,
     columns: tuple[str, ...],
     **options: Any,
 ) -> None:
@@ -120,13 +129,22 @@ def flashback_command(
 
     Rows events are turned around (inserts become deletes, deletes inserts,
     updates swap their images) and put in reverse order, last transaction
-    first. Statements (DDL, statement-based changes) are not undone.
+    first. Statements (DDL, statement-based changes) are not undone. With
+    --to, the undo is written as a binlog file (in the source's format).
     """
+    from binlogkit.dump.selection import read_selected
+    from binlogkit.pipeline.flashback import flashback, undo_script
+    from binlogkit.pipeline.sql import undo_sql
+    from binlogkit.writer.undo import write_undo_binlog
+
     with reading_errors():
         chosen = selection(start_position, **options)
         names = _columns(columns)
         events = read_selected(list(files), chosen, verify_checksum=not no_verify_checksum)
         undo = flashback(events)
+        if to_file is not None:
+            write_undo_binlog(undo, to_file)
+            return
         lines = undo_sql(undo, names) if output == "sql" else undo_script(undo)
         for line in lines:
             emit(line)

@@ -3,7 +3,9 @@
 Each command lives in its own module under :mod:`binlogkit.cli` and is declared
 with :func:`command`, so a new command is one new module. A command runs with
 only its own module imported when the module bears the command's name; listing
-the commands imports them all.
+the commands imports them all. The command modules import what does the work
+(the decoder, the dump, the network code) when the command runs, in its body or
+through :func:`lazy`, so ``--help`` and ``--version`` start quickly.
 """
 
 from __future__ import annotations
@@ -11,9 +13,7 @@ from __future__ import annotations
 import errno
 import importlib
 import importlib.util
-import logging
 import os
-import pkgutil
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -35,6 +35,7 @@ __all__ = [
     "cli",
     "command",
     "emit",
+    "lazy",
     "main",
     "open_files",
     "os_error_text",
@@ -59,6 +60,8 @@ class _Commands(click.Group):
     _loaded = False
 
     def _load(self) -> None:
+        import pkgutil
+
         if not self._loaded:
             self._loaded = True
             package = importlib.import_module(_PACKAGE)
@@ -108,6 +111,27 @@ def os_error_text(err: OSError) -> str:
     return reason
 
 
+def lazy(target: str) -> Callable[..., Any]:
+    """The function at ``target`` ("module:name.attr"), imported on the first call.
+
+    For option parsers and renderers a command module names at import time but
+    only calls when the command runs.
+    """
+    module, _, path = target.partition(":")
+    found: list[Callable[..., Any]] = []
+
+    def call(*args: Any, **kwargs: Any) -> Any:
+        if not found:
+            value: Any = importlib.import_module(module)
+            for name in path.split("."):
+                value = getattr(value, name)
+            found.append(value)
+        return found[0](*args, **kwargs)
+
+    call.__qualname__ = call.__name__ = path.rpartition(".")[2]
+    return call
+
+
 class Parsed(click.ParamType):
     """An option value that a library function parses; its complaint is a usage error."""
 
@@ -129,16 +153,20 @@ POSITION = click.IntRange(min=0, max=(1 << 63) - 1)
 
 
 @click.group(cls=_Commands, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(package_name="binlogkit", message="binlogkit %(version)s")
+@click.version_option(binlogkit.__version__, message="binlogkit %(version)s")
 @click.option("-v", "--verbose", count=True, help="Log more to stderr (-v info, -vv debug).")
 def cli(verbose: int) -> None:
     """Read, stream, process and write MySQL and MariaDB binary logs."""
+    import logging  # not for --help and --version, which end before this runs
+
     level = logging.WARNING - 10 * min(verbose, 2)
     logging.basicConfig(level=level, format="binlogkit: %(levelname)s: %(message)s")
 
 
 def show_progress() -> None:
     """Show the services' connection and progress lines (INFO) at the default verbosity."""
+    import logging
+
     from binlogkit.services.replica_stream import progress
 
     if not progress.isEnabledFor(logging.INFO):

@@ -8,6 +8,7 @@ import signal
 from collections.abc import Iterator
 from contextlib import contextmanager
 from types import FrameType
+from typing import TYPE_CHECKING
 
 import click
 
@@ -18,7 +19,9 @@ from binlogkit.cli.connection import (
     server_spec,
 )
 from binlogkit.cli.main import command, reading_errors, show_progress
-from binlogkit.services.relay import RECONNECT, BinlogRelay
+
+if TYPE_CHECKING:  # the relay's modules are imported when the command runs
+    from binlogkit.services.relay import BinlogRelay
 
 log = logging.getLogger(__name__)
 
@@ -90,6 +93,8 @@ def relay_command(
     resumes after the last complete event. Reconnects after a broken
     connection; SIGINT or SIGTERM stops it cleanly.
     """
+    from binlogkit.services.relay import RECONNECT, BinlogRelay
+
     show_progress()
     with reading_errors():
         try:

@@ -10,11 +10,14 @@ format is one decorated function: :func:`row_format` or :func:`event_format`.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from binlogkit import jsonenc
-from binlogkit.binlog.info import EventListing
-from binlogkit.pipeline.changes import ChangeEvent
+from binlogkit.binlog.frozen import frozen_dataclass
+from binlogkit.cli.main import lazy
+
+if TYPE_CHECKING:
+    from binlogkit.binlog.info import EventListing
+    from binlogkit.pipeline.changes import ChangeEvent
 
 __all__ = [
     "EVENT_COLUMNS",
@@ -26,11 +29,11 @@ __all__ = [
     "row_format",
 ]
 
-RowFormat = Callable[[ChangeEvent], list[str]]
+RowFormat = Callable[["ChangeEvent"], list[str]]
 """Renders one row change as lines."""
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class EventFormat:
     """Renders event listings: ``header`` (printed once first, if any) and one ``line`` each."""
 
@@ -67,11 +70,12 @@ def event_format(
 # -- row changes ----------------------------------------------------------------------------
 
 _OPS = {"c": "INSERT", "u": "UPDATE", "d": "DELETE"}
+_dumps = lazy("binlogkit.jsonenc:dumps")  # loads the value types, which decoding loads anyway
 
 
 @row_format("jsonl")
 def _json_lines(change: ChangeEvent) -> list[str]:
-    return [jsonenc.dumps(change.to_dict())]
+    return [_dumps(change.to_dict())]
 
 
 @row_format("text")
@@ -82,9 +86,9 @@ def _text_lines(change: ChangeEvent) -> list[str]:
         f" gtid {src.gtid or '-'} server {src.server_id} ts_ms {src.ts_ms}"
     ]
     if change.before is not None:
-        lines.append(f"  before: {jsonenc.dumps(change.before)}")
+        lines.append(f"  before: {_dumps(change.before)}")
     if change.after is not None:
-        lines.append(f"  after:  {jsonenc.dumps(change.after)}")
+        lines.append(f"  after:  {_dumps(change.after)}")
     return lines
 
 
@@ -106,7 +110,7 @@ def _text_line(row: EventListing) -> str:
 @event_format("jsonl")
 def _json_line(row: EventListing) -> str:
     header = row.event.header
-    return jsonenc.dumps(
+    return _dumps(
         {
             "file": row.log_name,
             "pos": row.pos,

@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import click
 
 from binlogkit.cli.filtering import replication_filter
 from binlogkit.cli.main import binlog_files, command, emit, open_files, read_modes, reading_errors
 from binlogkit.cli.render import ROW_FORMATS
 from binlogkit.cli.schema_source import SchemaChoice, schema_options
-from binlogkit.io.binlog_index import resolve_sources
-from binlogkit.pipeline.changes import row_changes
-from binlogkit.pipeline.filters import ReplicationFilter
-from binlogkit.schema.store import Position
+
+if TYPE_CHECKING:
+    from binlogkit.pipeline.filters import ReplicationFilter
 
 
 @command("rows")
@@ -46,6 +47,10 @@ def rows_command(
     replica with those options would apply (rows of other tables are never decoded). Column
     names and types come from the binlog's metadata and the schema history (--schema).
     """
+    from binlogkit.io.binlog_index import resolve_sources
+    from binlogkit.pipeline.changes import row_changes
+    from binlogkit.schema.store import Position
+
     render = ROW_FORMATS[fmt]
     with reading_errors():
         first = files[0] if files[0] == "-" else resolve_sources(list(files))[0]

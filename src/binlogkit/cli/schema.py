@@ -5,19 +5,21 @@ from __future__ import annotations
 import json
 from dataclasses import asdict
 from math import inf
+from typing import TYPE_CHECKING
 
 import click
 
 from binlogkit.cli.main import command, emit, open_files, reading_errors
 from binlogkit.cli.schema_source import SchemaChoice, load_catalog, schema_options
-from binlogkit.io.binlog_index import resolve_sources
-from binlogkit.schema.model import Catalog
-from binlogkit.schema.render import create_database_sql, create_table_sql
-from binlogkit.schema.seed import is_history_file
-from binlogkit.schema.store import Position
+
+if TYPE_CHECKING:  # the schema's modules are imported when the command runs
+    from binlogkit.schema.model import Catalog
+    from binlogkit.schema.store import Position
 
 
 def _position(text: str | None) -> Position | None:
+    from binlogkit.schema.store import Position
+
     if text is None:
         return None
     file, sep, pos = text.rpartition(":")
@@ -47,6 +49,8 @@ def schema_command(
     --history writes what they change), a schema history file, or a server URL (its
     tables now). Tables a statement could not be read for are listed as unknown.
     """
+    from binlogkit.schema.seed import is_history_file
+
     at = _position(at_text)
     with reading_errors():
         if len(sources) == 1 and (
@@ -60,6 +64,9 @@ def schema_command(
 
 
 def _from_binlogs(files: tuple[str, ...], at: Position | None, schema: SchemaChoice) -> Catalog:
+    from binlogkit.io.binlog_index import resolve_sources
+    from binlogkit.schema.store import Position
+
     first = files[0] if files[0] == "-" else resolve_sources(list(files))[0]
     history = schema.history(Position(first, 4))
     if history is None:
@@ -82,6 +89,8 @@ def _from_binlogs(files: tuple[str, ...], at: Position | None, schema: SchemaCho
 
 
 def _render(catalog: Catalog, fmt: str) -> list[str]:
+    from binlogkit.schema.render import create_database_sql, create_table_sql
+
     if fmt == "json":
         return [json.dumps(asdict(table), ensure_ascii=False) for table in catalog.tables()]
     out = [f"{create_database_sql(db)};" for db in catalog.databases()]

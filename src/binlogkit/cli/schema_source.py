@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from binlogkit.schema.history import SchemaHistory
-from binlogkit.schema.model import Catalog
-from binlogkit.schema.store import Position
+if TYPE_CHECKING:
+    from binlogkit.schema.history import SchemaHistory
+    from binlogkit.schema.model import Catalog
+    from binlogkit.schema.store import Position
 
 __all__ = ["SchemaChoice", "load_catalog", "schema_options"]
 
@@ -37,6 +38,8 @@ class SchemaChoice:
     def history(self, at: Position | None = None) -> SchemaHistory | None:
         """The schema source for reading from ``at`` (None with ``--schema none``); a seed
         without a position of its own is recorded in ``--history`` at ``at``."""
+        from binlogkit.schema.history import SchemaHistory
+
         if self.off:
             if self.history_path is not None:
                 raise click.UsageError("--history needs a schema history: drop --schema none")

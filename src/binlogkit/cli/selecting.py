@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-from binlogkit.cli.main import Parsed
-from binlogkit.dump.selection import parse_id_list, parse_rewrite_db
-from binlogkit.gtid import GtidSet
+from binlogkit.cli.main import Parsed, lazy
 
 __all__ = ["GTID_SET", "ID_LIST", "REWRITE_DB"]
 
-GTID_SET = Parsed("GTIDS", GtidSet.parse)
-ID_LIST = Parsed("IDS", parse_id_list)
-REWRITE_DB = Parsed("FROM->TO", parse_rewrite_db)
+GTID_SET = Parsed("GTIDS", lazy("binlogkit.gtid:GtidSet.parse"))
+ID_LIST = Parsed("IDS", lazy("binlogkit.dump.selection:parse_id_list"))
+REWRITE_DB = Parsed("FROM->TO", lazy("binlogkit.dump.selection:parse_rewrite_db"))

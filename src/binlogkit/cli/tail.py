@@ -5,12 +5,10 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 import click
 
-from binlogkit.binlog.context import DecodeOptions
-from binlogkit.binlog.events import Event
-from binlogkit.binlog.info import list_events
 from binlogkit.cli.connection import (
     credential_options,
     first_retries,
@@ -21,12 +19,11 @@ from binlogkit.cli.filtering import replication_filter
 from binlogkit.cli.main import command, emit, reading_errors, show_progress
 from binlogkit.cli.render import EVENT_FORMATS, ROW_FORMATS
 from binlogkit.cli.schema_source import SchemaChoice, schema_options
-from binlogkit.pipeline.changes import row_changes
-from binlogkit.pipeline.filters import ReplicationFilter
-from binlogkit.protocol.replication import is_stream_only
-from binlogkit.schema.store import Position
-from binlogkit.services.live_schema import stream_schema
-from binlogkit.services.replica_stream import Backoff, BinlogStream, Start, parse_gtids
+
+if TYPE_CHECKING:  # the stream's modules are imported when the command runs
+    from binlogkit.binlog.events import Event
+    from binlogkit.pipeline.filters import ReplicationFilter
+    from binlogkit.services.replica_stream import BinlogStream, Start
 
 
 def _default_server_id() -> int:
@@ -45,6 +42,8 @@ def _start(
     if start_file is not None:
         return (start_file, start_position if start_position is not None else 4)
     if start_gtid is not None:
+        from binlogkit.services.replica_stream import parse_gtids
+
         try:
             return parse_gtids(start_gtid)
         except ValueError as err:
@@ -56,6 +55,8 @@ def _until(
     stream: BinlogStream, stop_position: int | None, stop_datetime: datetime | None
 ) -> Iterator[Event]:
     """The stream's events (the stream-only ones too) up to the stop conditions."""
+    from binlogkit.protocol.replication import is_stream_only
+
     stop_at = None if stop_datetime is None else stop_datetime.timestamp()
     for event in stream:
         header = event.header
@@ -77,6 +78,8 @@ _EVENT_CHOICES = {_event_format_name(name): name for name in EVENT_FORMATS}
 
 def _binlog_events(events: Iterator[Event]) -> Iterator[Event]:
     """Leave out heartbeats and the other events that are not in the binlog files."""
+    from binlogkit.protocol.replication import is_stream_only
+
     return (event for event in events if not is_stream_only(event))
 
 
@@ -140,6 +143,14 @@ def tail_command(
     replica with those options would apply. Started from now, the tables' definitions are
     read from the server at that very position (lock-free), and followed through its DDL.
     """
+    from binlogkit.binlog.context import DecodeOptions
+    from binlogkit.binlog.info import list_events
+    from binlogkit.pipeline.changes import row_changes
+    from binlogkit.protocol.replication import is_stream_only
+    from binlogkit.schema.store import Position
+    from binlogkit.services.live_schema import stream_schema
+    from binlogkit.services.replica_stream import Backoff, BinlogStream
+
     show_progress()
     start = _start(start_file, start_position, start_gtid, oldest)
     with reading_errors():

@@ -20,6 +20,7 @@ Feed it each event with its raw bytes (``BinlogDecoder.last_frame.raw``)::
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -38,7 +39,11 @@ __all__ = ["Dumper", "PrintState", "formats"]
 Formatter = Callable[["Dumper", Any, bytes], None]
 
 FORMATTERS: dict[type[Event], Formatter] = {}
-"""Event class → the function that prints it; filled by :func:`formats`."""
+"""Event class → the function that prints it; filled by :func:`formats` when the first
+:class:`Dumper` imports :data:`FORMATTER_MODULE`."""
+
+FORMATTER_MODULE = "binlogkit.dump.formatters"
+"""The formatters of every event family (it imports those of MySQL's own events)."""
 
 
 def formats(*classes: type[Event]) -> Callable[[Formatter], Formatter]:
@@ -187,6 +192,7 @@ class Dumper:
     """
 
     def __init__(self, options: DumpOptions, write: Callable[[str], object]) -> None:
+        importlib.import_module(FORMATTER_MODULE)  # registers them, the first time
         self.options = options
         self._sink = write
         self._gathered: list[str] = []

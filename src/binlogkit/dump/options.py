@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from enum import Enum
 
 from binlogkit.binlog.constants import Flavor
+from binlogkit.binlog.frozen import frozen_dataclass
 
 __all__ = ["Base64Output", "DumpOptions"]
 
@@ -22,7 +23,7 @@ class Base64Output(Enum):
     """No base64; row events only as ``###`` pseudo-SQL with ``-v``."""
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class DumpOptions:
     """The dump's settings.
 

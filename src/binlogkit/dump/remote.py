@@ -25,13 +25,13 @@ from __future__ import annotations
 import os
 from collections import OrderedDict
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 from binlogkit.binlog.constants import V4_HEADER_LENGTH, EventType
 from binlogkit.binlog.context import DecodeOptions, FormatContext
 from binlogkit.binlog.decoder import encode_event
 from binlogkit.binlog.events import Event, FormatDescriptionEvent, RotateEvent
+from binlogkit.binlog.frozen import frozen_dataclass
 from binlogkit.binlog.header import TYPE_CODE_OFFSET, V4_HEADER, EventHeader
 from binlogkit.errors import BinlogError
 from binlogkit.io.mysql import MySQLConnection
@@ -47,7 +47,7 @@ _KEEP = 4096
 """How many events' bytes are kept while the selection may hold the events back."""
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class RemoteOptions:
     """Where and how to read: the server, the binlogs named, and the tools' remote options.
 
@@ -68,7 +68,7 @@ class RemoteOptions:
     heartbeat: float = 30.0
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class _Entry:
     event: Event
     raw: bytes

@@ -17,12 +17,13 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from typing import Any
 
 from binlogkit.binlog.constants import ColumnType as CT
 from binlogkit.binlog.events.rows import RowsEvent
 from binlogkit.binlog.events.table_map import TableMapEvent
+from binlogkit.binlog.frozen import frozen_dataclass
 from binlogkit.dump.compiled import compile_counter, compile_rows
 from binlogkit.dump.json_values import partial_json_printer
 from binlogkit.dump.text import backquoted
@@ -32,7 +33,7 @@ from binlogkit.errors import BinlogError, DecodeError
 __all__ = ["RowsPrinter", "TablePrinter", "Unterminated", "joined_lines"]
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class TablePrinter:
     """The printers of one table map's columns, and its name as the tools print it."""
 

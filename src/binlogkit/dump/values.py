@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Callable
-from dataclasses import dataclass
 
 from binlogkit.binlog.constants import ColumnType as CT
+from binlogkit.binlog.frozen import frozen_dataclass
 from binlogkit.binlog.rows.types.decimal import decimal_size
 from binlogkit.errors import DecodeError
 
@@ -37,7 +37,7 @@ PrintFn = Callable[[bytes, int], tuple[str, int]]
 """Prints the value at ``buf[pos:]``: its text and the offset after it."""
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class ColumnPrinter:
     """How one column prints: its ``-vv`` type name, table_def metadata and value printer."""
 
@@ -352,7 +352,7 @@ def _longlong(code: int, meta: int) -> tuple[str, PrintFn]:
 _DIGIT_BYTES = (0, 1, 1, 2, 2, 3, 3, 4, 4, 4)
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class DecimalLayout:
     """How a DECIMAL(precision, scale) value sits in its bytes, read as one big-endian number.
 

@@ -20,9 +20,12 @@ from binlogkit.io.atomic import replace_file
 
 __all__ = [
     "Source",
+    "add_to_index",
+    "binlog_name",
     "binlog_order",
     "find_index",
     "index_name",
+    "next_binlog_name",
     "read_index",
     "resolve_sources",
     "split_binlog_name",
@@ -38,6 +41,19 @@ def split_binlog_name(name: str) -> tuple[str, int] | None:
     """``("mysql-bin", 12)`` for ``mysql-bin.000012``; None for a name without a sequence number."""
     m = _NUMBERED.search(name)
     return None if m is None else (name[: m.start()], int(m[1]))
+
+
+def binlog_name(base: str, number: int) -> str:
+    """``mysql-bin.000012`` for ``("mysql-bin", 12)``: six digits at least, as servers name them."""
+    return f"{base}.{number:06d}"
+
+
+def next_binlog_name(name: str) -> str:
+    """The file a server opens after ``name``: ``mysql-bin.000013`` after ``mysql-bin.000012``."""
+    split = split_binlog_name(name)
+    if split is None:
+        raise BinlogError(f"{name!r} has no sequence number (name.NNNNNN)")
+    return binlog_name(split[0], split[1] + 1)
 
 
 def binlog_order(path: str) -> tuple[str, int, str]:
@@ -71,6 +87,14 @@ def write_index(index: Path, names: Sequence[str], *, sync: bool = False) -> Non
     folder's rename are fsynced.
     """
     replace_file(index, "".join(f"./{name}\n" for name in names), sync=sync)
+
+
+def add_to_index(directory: Path, name: str, *, sync: bool = False) -> None:
+    """List the binlog ``name`` last in its index file in ``directory`` (made if missing)."""
+    index = directory / index_name(name)
+    names = read_index(index) if index.exists() else []
+    if name not in names:
+        write_index(index, [*names, name], sync=sync)
 
 
 def resolve_sources(source: Source) -> list[str]:

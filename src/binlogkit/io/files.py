@@ -1,5 +1,7 @@
 """Reading binlog files, relay logs, sets of files and stdin: the I/O around the decoder.
 
+Bytes come through the storage streams (:mod:`binlogkit.io.streams`): a file
+is a ``FileInputStream``, stdin a forward-only ``StdinInputStream``.
 Which files a source names, and in which order, is :mod:`binlogkit.io.binlog_index`.
 """
 
@@ -7,12 +9,10 @@ from __future__ import annotations
 
 import logging
 import os
-import sys
 import threading
 from collections.abc import Generator, Iterator
 from pathlib import Path
 from types import TracebackType
-from typing import BinaryIO
 
 from binlogkit.binlog.constants import EventFlag, EventType
 from binlogkit.binlog.context import DecodeOptions
@@ -22,6 +22,7 @@ from binlogkit.binlog.framing import END, Signal
 from binlogkit.binlog.tables import SchemaSource
 from binlogkit.errors import BinlogError
 from binlogkit.io.binlog_index import Source, resolve_sources
+from binlogkit.io.streams import FileInputStream, SeekableInputStream, StdinInputStream
 
 log = logging.getLogger(__name__)
 
@@ -62,7 +63,7 @@ class BinlogReader:
         self.poll_interval = poll_interval
         self.chunk_size = chunk_size
         self.file: str | None = None
-        self._stream: BinaryIO | None = None
+        self._stream: SeekableInputStream | None = None
         self._events: Iterator[Event] | None = None
         self.decoder: BinlogDecoder | None = None
         """The decoder of the current input (its ``last_frame`` holds the raw bytes of an event)."""
@@ -80,7 +81,7 @@ class BinlogReader:
         self.close()
 
     def close(self) -> None:
-        if self._stream is not None and self._stream is not sys.stdin.buffer:
+        if self._stream is not None:
             self._stream.close()
         self._stream = None
 
@@ -117,17 +118,21 @@ class BinlogReader:
             while not os.path.exists(path):
                 if self._aborted.wait(self.poll_interval):
                     return None
-        self._stream = sys.stdin.buffer if path == "-" else open(path, "rb")  # noqa: SIM115
+        self._stream = StdinInputStream() if path == "-" else FileInputStream(path)
         decoder = self.decoder = BinlogDecoder(file=name, options=self.options, schema=self.schema)
         try:
-            if start is not None and start > 4:
-                self._seek_past_format(decoder, start)
+            if start is not None and start > 4 and not self._seek_past_format(decoder, start):
+                return None
             return (yield from self._pump(decoder))
         finally:
             self.close()
 
-    def _seek_past_format(self, decoder: BinlogDecoder, start: int) -> None:
-        """Read the format description (the first event), then continue the input at ``start``."""
+    def _seek_past_format(self, decoder: BinlogDecoder, start: int) -> bool:
+        """Read the format description (the first event), then continue the input at ``start``.
+
+        Following a file shorter than ``start``, waits until it has grown that far;
+        False when :meth:`abort` ended that wait.
+        """
         stream = self._stream
         assert stream is not None
         seen = bytearray()
@@ -150,19 +155,17 @@ class BinlogReader:
         decoder.seek(start)
         if start <= len(seen):
             decoder.receive_data(seen[start:])
-            return
-        if stream.seekable():
-            size = stream.seek(0, os.SEEK_END)
-            if size >= start or self.follow:
-                stream.seek(start)
-        else:
-            size = len(seen) + _discard(stream, start - len(seen))
-        if size < start and not self.follow:
-            raise BinlogError(
-                f"start position {start} is past the end of the input ({size} bytes)",
-                file=decoder.framer.file,
-                offset=start,
-            )
+            return True
+        while (size := stream.seek(start)) < start:
+            if not self.follow:
+                raise BinlogError(
+                    f"start position {start} is past the end of the input ({size} bytes)",
+                    file=decoder.framer.file,
+                    offset=start,
+                )
+            if self._aborted.wait(self.poll_interval):
+                return False
+        return True
 
     def _pump(self, decoder: BinlogDecoder) -> Generator[Event, None, Event | None]:
         """Feed the input to ``decoder`` and give its events; returns the last one."""
@@ -192,14 +195,3 @@ def _ends_file(event: Event) -> bool:
     if header.type_code == EventType.STOP:
         return True
     return isinstance(event, RotateEvent) and not header.flags & EventFlag.ARTIFICIAL
-
-
-def _discard(stream: BinaryIO, count: int) -> int:
-    """Read and drop up to ``count`` bytes of a stream that cannot seek; returns how many."""
-    done = 0
-    while done < count:
-        chunk = stream.read(min(count - done, CHUNK_SIZE))
-        if not chunk:
-            break
-        done += len(chunk)
-    return done

@@ -77,6 +77,14 @@ def client_for(spec: ConnectionSpec) -> ClientConnection:
     )
 
 
+def no_handshake(spec: ConnectionSpec) -> ConnectionLost:
+    """The error for a peer that took the connection but sent no handshake in time."""
+    return ConnectionLost(
+        f"{spec.address} sent no handshake in {spec.connect_timeout} s",
+        hint="is it a MySQL or MariaDB server? check the host and port",
+    )
+
+
 def tls_server_name(spec: ConnectionSpec) -> str:
     """The name the server certificate must carry in verify-identity mode."""
     return spec.tls.server_hostname or ("localhost" if spec.unix_socket else spec.host)
@@ -103,10 +111,7 @@ class MySQLConnection:
             conn._handshake()
         except TimeoutError as exc:
             conn._abort()
-            raise ConnectionLost(
-                f"{spec.address} sent no handshake in {spec.connect_timeout} s",
-                hint="is it a MySQL or MariaDB server? check the host and port",
-            ) from exc
+            raise no_handshake(spec) from exc
         except BaseException:
             conn._abort()
             raise

@@ -21,7 +21,7 @@ from types import TracebackType
 from typing import NoReturn
 
 from binlogkit.errors import ConnectionLost, ProtocolError
-from binlogkit.io.mysql import RECV_SIZE, client_for, ssl_context, tls_server_name
+from binlogkit.io.mysql import RECV_SIZE, client_for, no_handshake, ssl_context, tls_server_name
 from binlogkit.protocol.client import (
     ClientConnection,
     ClientEvent,
@@ -54,7 +54,7 @@ class AsyncMySQLConnection:
         self._writer = writer
         self.protocol = protocol
         self.spec = spec
-        self._timeout = spec.read_timeout
+        self._timeout: float | None = None  # connect() bounds the handshake, then sets it
         self._loop = asyncio.get_running_loop()
 
     @classmethod
@@ -74,9 +74,13 @@ class AsyncMySQLConnection:
         conn = cls(reader, writer, client_for(spec), spec)
         try:
             await asyncio.wait_for(conn._handshake(), spec.connect_timeout)
+        except TimeoutError as exc:
+            conn._abort()
+            raise no_handshake(spec) from exc
         except BaseException:
             conn._abort()
             raise
+        conn.settimeout(spec.read_timeout)
         return conn
 
     async def _handshake(self) -> None:

@@ -28,7 +28,6 @@ import mmap
 import os
 import sys
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
 
 from binlogkit.binlog.constants import MAGIC, EventType
 from binlogkit.binlog.context import DecodeOptions
@@ -36,6 +35,7 @@ from binlogkit.binlog.decoder import BinlogDecoder
 from binlogkit.binlog.events import Event
 from binlogkit.binlog.events.query import raw_statement
 from binlogkit.binlog.framing import END, Signal
+from binlogkit.binlog.frozen import frozen_dataclass
 from binlogkit.binlog.header import HeaderWalk, format_description_size
 from binlogkit.binlog.tables import SchemaSource
 from binlogkit.binlog.transactions import GTID_CODES, Control, control
@@ -72,7 +72,7 @@ _BEGIN_QUERY_MAX = 512
 """QUERY events larger than this are not read to look for ``BEGIN`` (a BEGIN event is small)."""
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class Split:
     """Bytes ``start``..``end`` of ``path``: whole events, starting at a transaction start.
 

@@ -11,17 +11,17 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
 from typing import Any
 
 from binlogkit.binlog.events import Event, FormatDescriptionEvent
 from binlogkit.binlog.events.rows import RowsEvent
+from binlogkit.binlog.frozen import frozen_dataclass
 from binlogkit.binlog.transactions import GTID_EVENTS
 
 __all__ = ["ChangeEvent", "ChangeSource", "row_changes"]
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class ChangeSource:
     """Where a row change comes from (Debezium's ``source`` block)."""
 
@@ -47,7 +47,7 @@ class ChangeSource:
         }
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class ChangeEvent:
     """One changed row: ``op`` is ``c`` (insert), ``u`` (update) or ``d`` (delete).
 

@@ -54,7 +54,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 from binlogkit.binlog import utf8
@@ -63,6 +63,7 @@ from binlogkit.binlog.events import Event
 from binlogkit.binlog.events.query import QueryEvent
 from binlogkit.binlog.events.rows import RowsEvent
 from binlogkit.binlog.events.table_map import TableMapEvent
+from binlogkit.binlog.frozen import frozen_dataclass
 from binlogkit.binlog.transactions import control
 from binlogkit.errors import BinlogError
 from binlogkit.pipeline.gate import TableGate
@@ -151,7 +152,7 @@ def _strings(name: str, value: Any) -> tuple[str, ...]:
     return tuple(value)
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class ReplicationFilter:
     """The ``replicate-*`` rules of a replica, and binlogkit's regexes; see the module doc.
 

@@ -31,7 +31,7 @@ from __future__ import annotations
 import base64
 import logging
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 from binlogkit.binlog.constants import EventType
 from binlogkit.binlog.context import FormatContext
@@ -40,6 +40,7 @@ from binlogkit.binlog.events import EVENT_CODECS, Event, FormatDescriptionEvent
 from binlogkit.binlog.events.query import QueryEvent
 from binlogkit.binlog.events.rows import RowsEvent, RowsFlag
 from binlogkit.binlog.events.table_map import TableMapEvent
+from binlogkit.binlog.frozen import frozen_dataclass
 from binlogkit.binlog.rows.plan import PartialRowChange, RowChange
 from binlogkit.binlog.transactions import Step, TransactionState, control
 from binlogkit.errors import BinlogError
@@ -74,7 +75,7 @@ class FlashbackError(BinlogError):
     """A change that cannot be undone from what the binlog holds."""
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class UndoTransaction:
     """The undo of one transaction, in the order to apply it.
 

@@ -21,7 +21,7 @@ value's Python type; give :class:`RowEventSet` your own to change them.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from datetime import date, datetime, timedelta
 from decimal import Decimal, InvalidOperation
 from types import MappingProxyType
@@ -30,6 +30,7 @@ from typing import Any, TypeVar, cast
 from binlogkit.binlog.constants import ColumnType
 from binlogkit.binlog.context import DecodeOptions
 from binlogkit.binlog.events.rows import PartialRowChange, RowsEvent
+from binlogkit.binlog.frozen import frozen_dataclass
 from binlogkit.binlog.rows.charsets import text_codec
 from binlogkit.binlog.rows.columns import ColumnInfo, ValueEncoder
 from binlogkit.binlog.rows.types.strings import text_converter
@@ -83,7 +84,7 @@ class Converter:
         raise value.error(target, f"values of type {type(data).__name__} cannot be")
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class Value:
     """A field of a row: the decoded ``value`` (None for SQL NULL) and its ``column``."""
 
@@ -359,7 +360,7 @@ class RowOfFields:
         return f"RowOfFields({dict(self.data)!r})"
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class TypedChange:
     """One changed row: ``before`` and ``after`` images (None where the operation has none)."""
 

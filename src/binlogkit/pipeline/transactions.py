@@ -34,6 +34,7 @@ from binlogkit.binlog.events import Event
 from binlogkit.binlog.events.mariadb_gtid import MariaGtidEvent
 from binlogkit.binlog.events.query import QueryEvent
 from binlogkit.binlog.events.transaction import XaPrepareEvent, Xid
+from binlogkit.binlog.frozen import frozen_dataclass
 from binlogkit.binlog.transactions import GTID_EVENTS, Control, Step, TransactionState, control
 from binlogkit.errors import BinlogError
 from binlogkit.gtid import Gtid, MariaGtid
@@ -54,7 +55,7 @@ _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _PAYLOAD = int(EventType.TRANSACTION_PAYLOAD)
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class Position:
     """A place in a binlog: the file (as the events name it) and a byte offset."""
 

@@ -24,10 +24,11 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import field
 from enum import Enum
 from typing import TypeVar
 
+from binlogkit.binlog.frozen import frozen_dataclass
 from binlogkit.errors import AuthError, ConnectionLost, ProtocolError, ServerError
 from binlogkit.protocol.auth.base import ClientAuth, Secret, as_secret, client_auth
 from binlogkit.protocol.constants import (
@@ -93,13 +94,13 @@ class ClientState(Enum):
     CLOSED = "closed"
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class StartTls:
     """Send :meth:`ClientConnection.data_to_send` (the SSLRequest), then start TLS on
     the socket and call :meth:`ClientConnection.tls_established`."""
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class Connected:
     """Authentication succeeded; the connection is READY."""
 
@@ -108,12 +109,12 @@ class Connected:
     auth_plugin: str
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class ConnectionClosed:
     """The server closed the connection after COM_QUIT, as it should."""
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class ResultSet:
     """A text result set: column names and definitions, rows of text (None for NULL).
 

@@ -13,8 +13,9 @@ response packets, text resultset) and MariaDB's ``sql/sql_acl.cc``,
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 
+from binlogkit.binlog.frozen import frozen_dataclass
 from binlogkit.errors import DecodeError, ProtocolError
 from binlogkit.protocol.constants import (
     AUTH_MORE_DATA_HEADER,
@@ -51,7 +52,7 @@ def _wrap(name: str, exc: DecodeError) -> ProtocolError:
     return ProtocolError(f"malformed {name} packet: {exc.message}")
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class Handshake:
     """The server's greeting (Protocol::HandshakeV10).
 
@@ -165,7 +166,7 @@ def _caps_word(caps: int, reserved: bytes, size: int) -> bytes:
     return filler + (caps >> 32).to_bytes(4, "little")
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class SslRequest:
     """The first 32 bytes of a handshake response, sent alone to ask for TLS."""
 
@@ -196,7 +197,7 @@ class SslRequest:
         return w.getvalue()
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class HandshakeResponse:
     """The client's answer to the handshake (Protocol::HandshakeResponse41).
 
@@ -288,7 +289,7 @@ class HandshakeResponse:
         return w.getvalue()
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class Ok:
     """An OK packet (header 0x00, or 0xFE when it ends a result set under DEPRECATE_EOF)."""
 
@@ -346,7 +347,7 @@ class Ok:
         return w.getvalue()
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class Err:
     """An ERR packet: error code, SQL state ("" when the server sent none) and message."""
 
@@ -384,7 +385,7 @@ class Err:
         return w.getvalue()
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class Eof:
     """An EOF packet (0xFE, warnings, status; under 9 bytes)."""
 
@@ -421,7 +422,7 @@ def is_eof(payload: bytes, capabilities: int) -> bool:
     return len(payload) < 9
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class AuthSwitchRequest:
     """The server asks for another auth plugin (0xFE, plugin name, plugin data).
 
@@ -450,7 +451,7 @@ class AuthSwitchRequest:
         return bytes([AUTH_SWITCH_HEADER]) + raw(self.plugin_name) + b"\0" + self.data
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class AuthMoreData:
     """Extra auth data from the server (0x01 then the plugin's bytes)."""
 
@@ -466,7 +467,7 @@ class AuthMoreData:
         return bytes([AUTH_MORE_DATA_HEADER]) + self.data
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class ColumnDefinition:
     """One column of a result set (Protocol::ColumnDefinition41)."""
 

@@ -9,10 +9,9 @@ joins them back; :func:`write_packets` splits.
 from __future__ import annotations
 
 import struct
-from dataclasses import dataclass
 from enum import Enum
 
-from binlogkit.binlog.frozen import fast_constructor
+from binlogkit.binlog.frozen import fast_constructor, frozen_dataclass
 from binlogkit.errors import ProtocolError
 from binlogkit.protocol.constants import MAX_PACKET_PAYLOAD
 
@@ -34,7 +33,7 @@ NEED_DATA = _NeedData.NEED_DATA
 NeedData = _NeedData
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class Packet:
     """One logical packet: its payload, the sequence number of its first part, and its parts."""
 

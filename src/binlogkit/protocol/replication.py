@@ -18,7 +18,7 @@ executed GTIDs and whether a transaction is still open (see its doc).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from enum import IntFlag
 
 from binlogkit.binlog.constants import V4_HEADER_LENGTH, ChecksumAlg, EventFlag, EventType
@@ -26,7 +26,7 @@ from binlogkit.binlog.context import DecodeOptions, FormatContext
 from binlogkit.binlog.decoder import BinlogDecoder
 from binlogkit.binlog.events import Event
 from binlogkit.binlog.framing import Signal
-from binlogkit.binlog.frozen import fast_constructor
+from binlogkit.binlog.frozen import fast_constructor, frozen_dataclass
 from binlogkit.binlog.header import V4_HEADER
 from binlogkit.binlog.tables import SchemaSource
 from binlogkit.binlog.transactions import (
@@ -119,7 +119,7 @@ def _file_bytes(name: str) -> bytes:
     return raw
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class BinlogDump:
     """COM_BINLOG_DUMP: stream ``file`` from ``position`` (a 32-bit offset).
 
@@ -153,7 +153,7 @@ class BinlogDump:
         return cls(r.rest().decode("utf-8", "surrogateescape"), position, server_id, flags)
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class BinlogDumpGtid:
     """COM_BINLOG_DUMP_GTID (MySQL 5.6+): stream every transaction not in ``gtids``.
 
@@ -220,7 +220,7 @@ class BinlogDumpGtid:
         )
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class RegisterSlave:
     """COM_REGISTER_SLAVE: how the replica shows in SHOW SLAVE HOSTS / SHOW REPLICAS.
 
@@ -270,7 +270,7 @@ class RegisterSlave:
         return cls(server_id, host, user, password, port, rank, master_id)
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class EventPacket:
     """One event of the binlog network stream.
 
@@ -289,7 +289,7 @@ class EventPacket:
         return bytes((_OK, SEMI_SYNC_MAGIC, flag)) + self.event
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class EndOfStream:
     """The EOF packet a non-blocking dump ends with."""
 
@@ -318,7 +318,7 @@ def parse_stream_packet(payload: bytes, *, semi_sync: bool = False) -> EventPack
     return _new_event_packet(payload[3:], bool(payload[2] & _SEMI_SYNC_NEED_ACK))
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class SemiSyncAck:
     """The replica's semi-sync acknowledgement: 0xef, position (8), file name (rest).
 
@@ -352,7 +352,7 @@ ExecutedGtids = GtidSet | MariaGtidList
 """MySQL: the executed GTID set. MariaDB: the GTID position (one GTID per domain)."""
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class ResumePoint:
     """Where to start again to read on after an event.
 

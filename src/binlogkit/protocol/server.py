@@ -17,10 +17,11 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from enum import Enum
 
 from binlogkit.binlog.constants import ColumnType
+from binlogkit.binlog.frozen import frozen_dataclass
 from binlogkit.errors import ConnectionLost, ProtocolError
 from binlogkit.protocol.auth.base import (
     Accept,
@@ -74,7 +75,7 @@ SERVER_CAPABILITIES = (
 """What the server offers unless told otherwise (SSL is added when TLS is available)."""
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class Account:
     """A user the server knows: its auth plugin and the stored credential
     (:func:`binlogkit.protocol.auth.make_credential`). Never the password."""
@@ -82,6 +83,8 @@ class Account:
     user: str
     plugin: str
     credential: bytes = field(repr=False)
+    require_tls: bool = False
+    """Refuse this user on a connection without TLS (a MariaDB account's REQUIRE SSL)."""
 
 
 class ServerState(Enum):
@@ -94,13 +97,13 @@ class ServerState(Enum):
     CLOSED = "closed"
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class StartTls:
     """The client sent an SSLRequest: start TLS (server side) and call
     :meth:`ServerConnection.tls_established`."""
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class Authenticated:
     """The client is in; OK sent. Commands follow."""
 
@@ -110,7 +113,7 @@ class Authenticated:
     attributes: tuple[tuple[str, str], ...] | None
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class AuthFailed:
     """The client was refused (ERR sent, state CLOSED); ``reason`` is for the server's log."""
 
@@ -118,7 +121,7 @@ class AuthFailed:
     reason: str
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class CommandReceived:
     """A command for the caller to answer: its code and the bytes after it."""
 
@@ -133,7 +136,7 @@ class CommandReceived:
             return f"0x{self.command:02x}"
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class ClientPacket:
     """A packet the client sent while its command is being answered (a semi-sync ACK)."""
 
@@ -141,7 +144,7 @@ class ClientPacket:
     payload: bytes
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class ClientQuit:
     """COM_QUIT or the end of the stream: the connection is over (state CLOSED)."""
 
@@ -166,6 +169,7 @@ class ServerConnection:
         scramble: bytes | None = None,
         private_key: bytes | None = None,
         client_host: str = "localhost",
+        max_packet: int = 1 << 24,
     ) -> None:
         self._accounts = accounts
         self.server_version = server_version
@@ -177,6 +181,8 @@ class ServerConnection:
         self._scramble = scramble if scramble is not None else new_scramble(SCRAMBLE_LENGTH)
         self._private_key = private_key
         self.client_host = client_host
+        self.max_packet = max_packet
+        """The largest payload taken from the client: a longer one is a ProtocolError."""
         self.state = ServerState.GREETING
         self.capabilities = 0
         self.tls_active = False
@@ -247,6 +253,9 @@ class ServerConnection:
             self._close()
             raise
         if packet is NEED_DATA:
+            if self._reader.pending > self.max_packet + 4:
+                self._close()
+                raise ProtocolError(f"the client sends a packet of over {self.max_packet} bytes")
             if not self._reader.eof:
                 return NEED_DATA
             state = self.state
@@ -309,6 +318,8 @@ class ServerConnection:
         account = self._account(response.user)
         if account is None:
             return self._refuse(response.user, "unknown user", bool(response.auth_response))
+        if account.require_tls and not self.secure:
+            return self._refuse(response.user, "TLS required", bool(response.auth_response))
         self._plugin = account.plugin
         client_plugin = response.auth_plugin_name or "mysql_native_password"
         try:

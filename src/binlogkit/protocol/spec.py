@@ -9,10 +9,11 @@ Pure values; the drivers in :mod:`binlogkit.io` turn them into sockets and
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from enum import Enum
 from urllib.parse import parse_qsl, unquote, urlsplit
 
+from binlogkit.binlog.frozen import frozen_dataclass
 from binlogkit.errors import ProtocolError
 from binlogkit.protocol.auth.base import Secret, as_secret
 
@@ -53,7 +54,7 @@ class TlsMode(Enum):
         return self not in (TlsMode.DISABLED, TlsMode.PREFERRED)
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class TlsOptions:
     """TLS settings: the mode, the CA file to verify the server with, a client certificate.
 
@@ -73,7 +74,7 @@ class TlsOptions:
             raise ProtocolError("a TLS client key needs its certificate (ssl-cert)")
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class ConnectionSpec:
     """Everything needed to open a connection. ``password`` may be given as str."""
 

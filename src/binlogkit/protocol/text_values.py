@@ -20,13 +20,13 @@ bytes.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
 from typing import Any
 
 from binlogkit.binlog.constants import ColumnType
 from binlogkit.binlog.context import DecodeOptions
+from binlogkit.binlog.frozen import frozen_dataclass
 from binlogkit.binlog.rows.columns import ColumnInfo
 from binlogkit.binlog.rows.types.enum_set import EnumCodec
 from binlogkit.binlog.rows.types.strings import text_converter
@@ -44,7 +44,7 @@ _OPTIONS = DecodeOptions()
 _STORED_AS_BYTES = frozenset({"uuid", "inet4", "inet6"})
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class TextColumn:
     """How to read one column: the select expression and the parser of its text."""
 

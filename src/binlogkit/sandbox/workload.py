@@ -21,8 +21,9 @@ from __future__ import annotations
 import json
 import random
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import field
 
+from binlogkit.binlog.frozen import frozen_dataclass
 from binlogkit.sandbox.server import MariaDBSandbox
 
 DATABASE = "bk"
@@ -32,7 +33,7 @@ Literal = str
 """An SQL literal or expression, ready to paste into a statement."""
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class Column:
     """One column: its name, its SQL type clause, and the values it takes.
 
@@ -47,7 +48,7 @@ class Column:
     nullable: bool = True
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class Table:
     """A workload table: columns in order, the primary key (maybe none), the engine."""
 
@@ -81,7 +82,7 @@ class Table:
         return f"INSERT INTO `{self.name}` ({names}) VALUES\n  {tuples}"
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class Workload:
     """The tables of a workload and the script that creates and changes them."""
 

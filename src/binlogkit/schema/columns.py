@@ -10,11 +10,12 @@ end, TIMESTAMP without explicit_defaults_for_timestamp).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 from sqlglot import exp
 
 from binlogkit.binlog.constants import Flavor
+from binlogkit.binlog.frozen import frozen_dataclass
 from binlogkit.schema import charsets, nodes
 from binlogkit.schema.model import ColumnDef
 from binlogkit.schema.session import Session
@@ -23,7 +24,7 @@ from binlogkit.schema.types import BINARY_FORM, CHAR_TYPES, INT_WIDTHS, sized_ty
 _GEOMETRY_COLLECTION = {"geomcollection", "geometrycollection"}
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class Built:
     """A column and what its definition says beyond it: part of the primary key."""
 

@@ -22,13 +22,13 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 
 from binlogkit.binlog.constants import EventType
 from binlogkit.binlog.events import Event, FormatDescriptionEvent
 from binlogkit.binlog.events.query import QueryEvent
 from binlogkit.binlog.events.table_map import TableMapEvent
+from binlogkit.binlog.frozen import frozen_dataclass
 from binlogkit.binlog.transactions import GTID_CODES
 from binlogkit.schema.completion import DefinedTable
 from binlogkit.schema.model import Catalog, TableName
@@ -43,7 +43,7 @@ _STATEMENT_TYPES = frozenset({EventType.QUERY, EventType.MARIADB_QUERY_COMPRESSE
 """The events that may hold DDL (MariaDB compresses them with log_bin_compress)."""
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class SchemaWarning:
     """Something the schema history could not know, where, and what it did instead."""
 

@@ -14,9 +14,11 @@ case-sensitive, the default on Linux; 1: stored and compared in lower case;
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from types import MappingProxyType
 from typing import Any, NamedTuple, TypeVar
+
+from binlogkit.binlog.frozen import frozen_dataclass
 
 V = TypeVar("V")
 
@@ -40,7 +42,7 @@ class TableName(NamedTuple):
         return f"{self.db}.{self.name}"
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class ColumnDef:
     """One column as the server stores its definition.
 
@@ -79,7 +81,7 @@ class ColumnDef:
     generated: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class TableDef:
     """A table: its columns in order, primary key column names in key order, defaults.
 
@@ -113,7 +115,7 @@ class TableDef:
         return None
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class DatabaseDef:
     """A database and its default charset and collation (None: not known)."""
 
@@ -122,7 +124,7 @@ class DatabaseDef:
     collation: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class _Schema:
     """One database with its tables, keyed by folded name; unknown tables by folded name."""
 
@@ -135,7 +137,7 @@ def _frozen(mapping: dict[str, V]) -> Mapping[str, V]:
     return MappingProxyType(mapping)
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class Catalog:
     """Databases and tables at one point of a binlog, immutable.
 

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from enum import StrEnum
 
+from binlogkit.binlog.frozen import frozen_dataclass
 from binlogkit.schema.model import Catalog, TableDef, TableName
 
 
@@ -19,7 +19,7 @@ class Action(StrEnum):
     """Marked unknown: it exists, its columns are not known from here on."""
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class TableChange:
     """One table's change; ``table`` is its new definition (created, altered, renamed),
     ``old_name`` its name before a rename."""
@@ -30,7 +30,7 @@ class TableChange:
     old_name: TableName | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class DdlWarning:
     """A statement that could not be read or applied: its text (shortened) and why."""
 
@@ -41,7 +41,7 @@ class DdlWarning:
         return f"{self.reason}: {self.statement}"
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class DdlResult:
     """The outcome of one statement.
 

@@ -10,8 +10,9 @@ follows USE.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
+from binlogkit.binlog.frozen import frozen_dataclass
 from binlogkit.schema.ddl import apply_ddl
 from binlogkit.schema.model import Catalog
 from binlogkit.schema.result import DdlResult, DdlWarning
@@ -85,7 +86,7 @@ def split_statements(text: str, *, backslash_escapes: bool = True) -> Iterator[s
         yield text[start:].strip()
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class ScriptResult:
     """The catalog after a script, each statement's result, and the warnings among them."""
 

@@ -20,10 +20,11 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any, BinaryIO
 
+from binlogkit.binlog.frozen import frozen_dataclass
 from binlogkit.errors import BinlogError
 from binlogkit.io.binlog_index import split_binlog_name
 from binlogkit.schema.model import Catalog, ColumnDef, DatabaseDef, TableDef
@@ -31,7 +32,7 @@ from binlogkit.schema.model import Catalog, ColumnDef, DatabaseDef, TableDef
 __all__ = ["HistoryStore", "Position"]
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class Position:
     """A place in a binlog: file, byte offset, and the GTID of its transaction (if any)."""
 

@@ -24,8 +24,9 @@ import logging
 import threading
 from collections import deque
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from typing import Any, Final, Protocol
+
+from binlogkit.binlog.frozen import frozen_dataclass
 
 log = logging.getLogger(__name__)
 
@@ -43,7 +44,7 @@ EMPTY: Final = _Empty()
 """What :meth:`Channel.get_nowait` gives when there is nothing to take yet."""
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class Finished:
     """The end of the feed: ``error`` is what it failed with (None: it ended, or was stopped)."""
 

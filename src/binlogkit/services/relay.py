@@ -27,17 +27,18 @@ import os
 import struct
 import threading
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
-from typing import BinaryIO
 
 from binlogkit.binlog.constants import MAGIC, V4_HEADER_LENGTH, EventFlag, EventType
 from binlogkit.binlog.events.format_description import fde_checksum_alg
-from binlogkit.binlog.framing import EventFramer, Frame, crc32_ok
+from binlogkit.binlog.framing import crc32_ok
+from binlogkit.binlog.frozen import frozen_dataclass
 from binlogkit.binlog.header import FLAGS_OFFSET, V4_HEADER, EventHeader
 from binlogkit.errors import BinlogError, ChecksumError, ConnectionLost, ServerError
-from binlogkit.io.binlog_index import find_index, index_name, read_index, write_index
+from binlogkit.io.binlog_end import scan_to_end
+from binlogkit.io.binlog_index import add_to_index, find_index, read_index
+from binlogkit.io.streams import FileInputStream, FileOutputStream
 from binlogkit.protocol.replication import DumpFlag
 from binlogkit.protocol.spec import ConnectionSpec
 from binlogkit.services.replica_stream import Backoff, ReplicaStream, is_retryable, progress
@@ -53,7 +54,6 @@ RECONNECT = Backoff(initial=0.1, maximum=5.0)
 _FDE_FLAGS_AT = len(MAGIC) + FLAGS_OFFSET
 _ROTATE_POSITION = struct.Struct("<Q")
 _SKIPPED_TYPES = frozenset({EventType.HEARTBEAT, EventType.HEARTBEAT_V2})
-_SCAN_CHUNK = 1 << 20
 _FDE_SAME = V4_HEADER_LENGTH + 2 + 50
 """The common header, binlog version and server version of a format description."""
 
@@ -62,7 +62,7 @@ class RelayError(BinlogError):
     """The relay cannot continue without damaging its copy (gap, overlap, bad event)."""
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class RelayPosition:
     """Where the copy ends: the server file and the offset of the next event to fetch."""
 
@@ -94,7 +94,7 @@ class RelayWriter:
         self.next_file: RelayPosition | None = None
         """Where the server said the next file starts (from the ROTATE that ended :attr:`file`)."""
         self.events_written = 0
-        self._stream: BinaryIO | None = None
+        self._stream: FileOutputStream | None = None
         self._checksum = False
         self._skip_format = False
 
@@ -153,7 +153,9 @@ class RelayWriter:
                 raise RelayError("not a binlog copy", file=str(path), offset=0)
             self._open(path, truncate=True)
             return RelayPosition(name, len(MAGIC))
-        end, last = self._scan(path)
+        scanned = scan_to_end(path, verify_checksum=self.verify_checksum)
+        end, last = scanned.end, scanned.last
+        self._checksum = scanned.fmt.checksum_length > 0
         if end < path.stat().st_size:
             log.warning(
                 "%s: cutting off a partial event at offset %d (%d bytes)",
@@ -161,7 +163,8 @@ class RelayWriter:
                 end,
                 path.stat().st_size - end,
             )
-            os.truncate(path, end)
+            with FileOutputStream(path, append=True) as cut:
+                cut.truncate(end)
         self.size = end
         if last is not None and last.header.type_code == EventType.ROTATE:
             self.complete = True
@@ -171,18 +174,6 @@ class RelayWriter:
         if not self.complete:
             self._open(path, truncate=False)
         return self.position
-
-    def _scan(self, path: Path) -> tuple[int, Frame | None]:
-        """The offset after the last complete event of ``path``, and that event."""
-        framer = EventFramer(file=str(path), verify_checksum=self.verify_checksum)
-        last: Frame | None = None
-        with path.open("rb") as stream:
-            while chunk := stream.read(_SCAN_CHUNK):
-                framer.receive_data(chunk)
-                while isinstance(frame := framer.next_frame(), Frame):
-                    last = frame
-        self._checksum = framer.fmt.checksum_length > 0
-        return framer.offset, last
 
     # -- writing ----------------------------------------------------------------------
 
@@ -243,7 +234,7 @@ class RelayWriter:
         self._checksum = False
         self._skip_format = False
         self._open(path, truncate=True)
-        self._add_to_index(name)
+        add_to_index(self.directory, name, sync=self.sync)
 
     def _format_description(self, raw: bytes) -> None:
         if self._skip_format:
@@ -269,9 +260,7 @@ class RelayWriter:
         what a resend keeps: its time, server id, binlog and server version.
         """
         assert self._stream is not None
-        self._stream.seek(len(MAGIC))
-        ours = self._stream.read(_FDE_SAME)
-        self._stream.seek(self.size)
+        ours = _read_at(self._stream.path, len(MAGIC), _FDE_SAME)
         if _fde_identity(ours) != _fde_identity(raw):
             raise RelayError(
                 "the copy's file was not written by this server (its format description differs)",
@@ -306,41 +295,39 @@ class RelayWriter:
     def _write(self, raw: bytes) -> None:
         assert self._stream is not None
         self._stream.write(raw)
+        self._stream.flush()  # a reader of the copy sees each event as soon as it is written
         self.size += len(raw)
         self.events_written += 1
 
     def _finish(self) -> None:
         """The file is complete: clear BINLOG_IN_USE in its format description, close it."""
         assert self._stream is not None
-        self._stream.seek(_FDE_FLAGS_AT)
-        flags = self._stream.read(1)[0]
-        self._stream.seek(_FDE_FLAGS_AT)
-        self._stream.write(bytes([flags & ~EventFlag.BINLOG_IN_USE & 0xFF]))
-        self._stream.seek(self.size)
+        flags = _read_at(self._stream.path, _FDE_FLAGS_AT, 1)[0]
+        self._stream.update(_FDE_FLAGS_AT, bytes([flags & ~EventFlag.BINLOG_IN_USE & 0xFF]))
         if self.sync:
-            os.fsync(self._stream.fileno())
+            self._stream.sync()
         self.complete = True
         self.close()
 
     def _open(self, path: Path, *, truncate: bool) -> None:
-        stream = path.open("w+b" if truncate else "r+b", buffering=0)
+        stream = FileOutputStream(path, append=not truncate)
         if truncate:
             stream.write(MAGIC)
+            stream.flush()
             self.size = len(MAGIC)
-        else:
-            stream.seek(self.size)
         self._stream = stream
-
-    def _add_to_index(self, name: str) -> None:
-        index = self.directory / index_name(name)
-        names = read_index(index) if index.exists() else []
-        if name not in names:
-            write_index(index, [*names, name], sync=self.sync)
 
 
 def _fde_identity(raw: bytes) -> tuple[bytes, bytes, bytes]:
     """What a server keeps of a format description when it sends it again mid-file."""
     return raw[0:4], raw[5:9], raw[V4_HEADER_LENGTH:_FDE_SAME]
+
+
+def _read_at(path: Path, offset: int, size: int) -> bytes:
+    """``size`` bytes of the file at ``path`` from ``offset`` (what the copy holds there)."""
+    with FileInputStream(path) as stream:
+        stream.seek(offset)
+        return stream.read(size)
 
 
 def _rotate_target(raw: bytes, checksum_length: int) -> RelayPosition:

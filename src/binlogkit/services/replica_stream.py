@@ -28,13 +28,12 @@ import re
 import socket
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from types import TracebackType
 from typing import Literal
 
 from binlogkit.binlog.context import DecodeOptions
 from binlogkit.binlog.events import Event
-from binlogkit.binlog.frozen import fast_constructor
+from binlogkit.binlog.frozen import fast_constructor, frozen_dataclass
 from binlogkit.binlog.tables import SchemaSource
 from binlogkit.errors import BinlogError, ConnectionLost, ServerError
 from binlogkit.gtid import GtidSet, MariaGtidList
@@ -155,7 +154,7 @@ def parse_gtids(text: str) -> ExecutedGtids:
     return GtidSet.parse(text)
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class _Request:
     """A resolved start: COM_BINLOG_DUMP at (file, position), or a GTID dump."""
 
@@ -497,7 +496,7 @@ def _version(text: str) -> tuple[int, ...]:
 # -- the high level -------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class Backoff:
     """Reconnect timing: ``initial`` seconds, doubling up to ``maximum``; ``attempts`` in a
     row before giving up (None: never give up).

@@ -21,6 +21,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from binlogkit.binlog.frozen import frozen_dataclass
+
 __all__ = ["PARTITIONS", "ChangeLogWriter", "WrittenFile"]
 
 PARTITIONS = ("db", "table", "date")
@@ -39,7 +41,7 @@ _ESCAPED = frozenset("\"#%'*/:=?\\\x7f{[]^") | frozenset(map(chr, range(1, 32)))
 """Characters Spark escapes as ``%XX`` in a partition folder name (and unescapes on read)."""
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class WrittenFile:
     """A Parquet file a task wrote: its path relative to the task's folder, and its rows."""
 

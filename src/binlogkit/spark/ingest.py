@@ -103,6 +103,7 @@ from typing import TYPE_CHECKING, Any
 from pyspark.sql.datasource import InputPartition
 
 from binlogkit.binlog.constants import MAGIC, EventFlag, EventType
+from binlogkit.binlog.frozen import frozen_dataclass
 from binlogkit.binlog.header import (
     FLAGS_OFFSET,
     TYPE_CODE_OFFSET,
@@ -152,7 +153,7 @@ _DATA_FILE = re.compile(r"^batch-(\d{8}-[0-9a-f]{8})-")
 _LEDGER_FILE = re.compile(r"^(\d{8}-[0-9a-f]{8})\.json$")
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class Span:
     """The bytes ``[start, end)`` of one file to ingest, with the checksums of ``[0, end)``."""
 
@@ -168,7 +169,7 @@ class Span:
         return os.path.basename(self.path)
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class IngestProgress:
     """Where a run is, handed to the ``progress`` callback during and after each batch.
 
@@ -550,7 +551,7 @@ def _write_batch(
     return rows
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class _WriteTask:
     """An ingest task (pickled to the executors): decode partition N, write its Parquet files.
 

@@ -9,18 +9,19 @@ newest commit time come from the Delta tables.
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from binlogkit.binlog.frozen import frozen_dataclass
 from binlogkit.errors import BinlogError
 from binlogkit.spark.sync_state import LakeLayout, SyncState
 
 __all__ = ["LakeStatus", "TableStatus", "committed_offset", "status"]
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class TableStatus:
     """One table of the lake."""
 
@@ -32,7 +33,7 @@ class TableStatus:
     """The newest commit time in the change log."""
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class LakeStatus:
     """A lake's source, stream position and tables."""
 

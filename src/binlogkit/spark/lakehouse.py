@@ -22,7 +22,6 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from types import FrameType
@@ -31,6 +30,7 @@ from typing import Any
 from pyspark.errors import StreamingQueryException
 from pyspark.sql import SparkSession
 
+from binlogkit.binlog.frozen import frozen_dataclass
 from binlogkit.errors import BinlogError
 from binlogkit.services.replica_stream import Backoff
 from binlogkit.spark import register
@@ -68,7 +68,7 @@ POLL_SECONDS = 1.0
 """How often the driver's loop reports progress while the query runs."""
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class RunReport:
     """What one run did: the snapshot's result (:func:`sync`) and the micro-batches applied."""
 

@@ -14,7 +14,6 @@ Python value, registered per type code in :data:`TYPE_MAPPERS`.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from decimal import Decimal
 from typing import Any
@@ -40,6 +39,7 @@ from pyspark.sql.types import (
 
 from binlogkit import jsonenc
 from binlogkit.binlog.constants import ColumnType
+from binlogkit.binlog.frozen import frozen_dataclass
 from binlogkit.binlog.rows.charsets import BINARY_COLLATION
 from binlogkit.binlog.rows.columns import ColumnInfo
 from binlogkit.binlog.rows.types.bit import bit_width
@@ -118,7 +118,7 @@ EVENT_SCHEMA = StructType(
 # -- typed columns -----------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class TypedColumn:
     """One column of a typed image: its name, Spark type and value converter."""
 

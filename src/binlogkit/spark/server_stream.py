@@ -50,7 +50,6 @@ import logging
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import pyarrow as pa
@@ -67,6 +66,7 @@ from pyspark.sql.types import StructType
 from binlogkit.binlog.context import DecodeOptions
 from binlogkit.binlog.events import Event
 from binlogkit.binlog.events.rows import RowsEvent
+from binlogkit.binlog.frozen import frozen_dataclass
 from binlogkit.binlog.rows.columns import ColumnInfo
 from binlogkit.binlog.tables import SchemaSource
 from binlogkit.errors import BinlogError, ConnectionLost, ServerError
@@ -109,7 +109,7 @@ _GONE = 1236
 """ER_MASTER_FATAL_ERROR_READING_BINLOG: the dump's file is not (any more) on the server."""
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class ServerOffset:
     """Where a micro-batch of a server stream ends: a complete resume point."""
 
@@ -139,7 +139,7 @@ class ServerOffset:
         return ResumePoint(self.file, self.pos, gtids)
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class ServerPartition(InputPartition):
     """A batch's range of the server's binlog and the catalog in force at its start."""
 

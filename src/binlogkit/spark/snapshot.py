@@ -34,10 +34,11 @@ import logging
 import os
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from binlogkit.binlog.frozen import frozen_dataclass
 from binlogkit.errors import BinlogError
 from binlogkit.io.atomic import replace_json
 from binlogkit.io.mysql import MySQLConnection
@@ -75,7 +76,7 @@ CRASH_ENV = "BINLOGKIT_SNAPSHOT_CRASH"
 commit, before the state records it."""
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class SnapshotResult:
     """Where the stream starts (S) and, per table whose mirror the snapshot wrote, the key it
     is kept by (the primary key, else a NOT NULL unique key); ``no_key``: selected tables
@@ -91,7 +92,7 @@ class SnapshotResult:
         return tuple(self.keys)
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class SnapshotProgress:
     """A table's progress: rows written and rows in all (both as of the snapshot's start), and
     rows per second."""

@@ -13,7 +13,6 @@ bounds): it pickles to the executors and opens its connection there.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import pyarrow as pa
@@ -21,6 +20,7 @@ from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 from pyspark.sql.pandas.types import to_arrow_schema
 from pyspark.sql.types import StructField, StructType
 
+from binlogkit.binlog.frozen import frozen_dataclass
 from binlogkit.binlog.rows.columns import ColumnInfo
 from binlogkit.io.mysql import ConnectionSpec, MySQLConnection
 from binlogkit.protocol.text_values import text_column
@@ -97,7 +97,7 @@ def read_chunk(
         yield pa.RecordBatch.from_arrays(arrays, schema=schema)
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class ChunkPartition(InputPartition):
     chunk: Chunk
 

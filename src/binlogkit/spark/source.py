@@ -86,6 +86,7 @@ from binlogkit.binlog.constants import Flavor
 from binlogkit.binlog.context import DecodeOptions
 from binlogkit.binlog.events import Event
 from binlogkit.binlog.events.rows import RowsEvent
+from binlogkit.binlog.frozen import frozen_dataclass
 from binlogkit.binlog.rows.columns import ColumnInfo
 from binlogkit.errors import BinlogError
 from binlogkit.io.binlog_index import resolve_sources
@@ -180,7 +181,7 @@ def _flag(options: dict[str, str], name: str, default: bool) -> bool:
     return value.lower() == "true"
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class ReadPlan:
     """What to read and how: plain, picklable data (no files, locks or Spark objects)."""
 
@@ -333,7 +334,7 @@ class ReadPlan:
         return typed_schema(typed_columns(columns, ".".join(self.table)))
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class BinlogPartition(InputPartition):
     """Splits read one after the other: parts of files, whole files, or both, each with the
     catalog in force at its start (None: no schema history)."""

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
 import pyarrow as pa
@@ -42,6 +42,7 @@ from pyspark.sql.streaming.datasource import (
 from pyspark.sql.types import StructType
 
 from binlogkit.binlog.context import DecodeOptions
+from binlogkit.binlog.frozen import frozen_dataclass
 from binlogkit.errors import BinlogError
 from binlogkit.io.binlog_index import binlog_order, resolve_sources
 from binlogkit.io.complete import complete_end
@@ -57,7 +58,7 @@ __all__ = ["FileOffset", "FileStreamReader"]
 Range = tuple[str, int, int]
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class FileOffset:
     """Where a micro-batch of a folder stream ends: a transaction boundary of a file."""
 

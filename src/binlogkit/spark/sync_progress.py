@@ -14,9 +14,9 @@ import json
 import os
 import threading
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 from datetime import datetime
 
+from binlogkit.binlog.frozen import frozen_dataclass
 from binlogkit.io.binlog_index import binlog_order, resolve_sources
 from binlogkit.io.mysql import MySQLConnection
 from binlogkit.protocol.spec import ConnectionSpec
@@ -34,7 +34,7 @@ Sizes = list[tuple[str, int]]
 """(binlog file name, size) of the source's files."""
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class AppliedBatch:
     """What the ``foreachBatch`` function saw of one micro-batch."""
 
@@ -48,7 +48,7 @@ class AppliedBatch:
     """When the batch's changes became visible in the lake (UTC)."""
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class StreamProgress:
     """One applied micro-batch, as the progress callback gets it."""
 

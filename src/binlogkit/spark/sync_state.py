@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import json
 import uuid
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
+from binlogkit.binlog.frozen import frozen_dataclass
 from binlogkit.errors import BinlogError
 from binlogkit.io.atomic import replace_json
 from binlogkit.protocol.spec import ConnectionSpec
@@ -26,7 +27,7 @@ META = "_binlogkit"
 """The lake's folder of binlogkit's own files, beside the ``db`` folders."""
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class LakeLayout:
     """The paths of a lake (see ``docs/lakehouse.md``)."""
 
@@ -81,7 +82,7 @@ def source_address(url: str) -> str:
     return ConnectionSpec.from_url(url).address
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class SyncState:
     """What a lake mirrors and how (the content of ``sync.json``)."""
 

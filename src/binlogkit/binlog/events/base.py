@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from enum import Enum
 from typing import ClassVar, TypeVar
 
 from binlogkit.binlog.context import DecodeContext, FormatContext
+from binlogkit.binlog.frozen import frozen_dataclass
 from binlogkit.binlog.header import EventHeader
 from binlogkit.errors import BinlogError
 
@@ -34,7 +34,7 @@ class TransactionRole(Enum):
     """A row event (TABLE_MAP, rows): with no transaction open, its statement is one."""
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class Event:
     """A decoded event: its common header plus the fields of its type.
 
@@ -80,7 +80,7 @@ def register(*codes: int) -> Callable[[E], E]:
     return mark
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class OpaqueEvent(Event):
     """An event kept as its raw body: an unknown type, or one passed on undecoded.
 
@@ -102,7 +102,7 @@ class OpaqueEvent(Event):
         return self.payload
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class SkippedEvent(Event):
     """An event that could not be read, passed on because the caller chose to skip it.
 

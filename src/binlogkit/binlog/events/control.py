@@ -2,21 +2,20 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import ClassVar
 
 from binlogkit.binlog import utf8
 from binlogkit.binlog.constants import EventType
 from binlogkit.binlog.context import DecodeContext, FormatContext
 from binlogkit.binlog.events.base import Body, Event, TransactionRole, register
-from binlogkit.binlog.frozen import fast_constructor
+from binlogkit.binlog.frozen import fast_constructor, frozen_dataclass
 from binlogkit.binlog.header import EventHeader
 from binlogkit.errors import DecodeError
 from binlogkit.wire import ByteReader, ByteWriter
 
 
 @register(EventType.ROTATE)
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class RotateEvent(Event):
     """Names the next binlog file and the position to continue at (absent in format v1)."""
 
@@ -39,7 +38,7 @@ class RotateEvent(Event):
 
 
 @register(EventType.STOP)
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class StopEvent(Event):
     """Written when the server shuts down; the file ends here."""
 
@@ -54,7 +53,7 @@ class StopEvent(Event):
 
 
 @register(EventType.XID)
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class XidEvent(Event):
     """Commits a transaction of a transactional engine; ``xid`` is the server's transaction id."""
 

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 from binlogkit.binlog.constants import V1_HEADER_LENGTH, V4_HEADER_LENGTH, ChecksumAlg, EventType
 from binlogkit.binlog.context import DecodeContext, FormatContext, checksum_capable
 from binlogkit.binlog.events.base import Body, Event, register
+from binlogkit.binlog.frozen import frozen_dataclass
 from binlogkit.binlog.header import EventHeader
 from binlogkit.errors import DecodeError, EncodeError
 from binlogkit.wire import ByteReader, ByteWriter
@@ -44,7 +45,7 @@ def fde_checksum_alg(event: bytes | memoryview, header_length: int) -> ChecksumA
 
 
 @register(EventType.START_V3)
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class StartEventV3(Event):
     """The first event of v1 (MySQL 3.23) and v3 (4.0, 4.1) binlogs."""
 
@@ -75,7 +76,7 @@ class StartEventV3(Event):
 
 
 @register(EventType.FORMAT_DESCRIPTION)
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class FormatDescriptionEvent(Event):
     """Starts every v4 binlog: server version, header length, post-header lengths, checksum.
 

@@ -22,7 +22,7 @@ earlier binlogs in the binary GTID-set form (:meth:`GtidSet.encode`).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from datetime import UTC, datetime, timedelta
 from typing import ClassVar
 from uuid import UUID
@@ -30,6 +30,7 @@ from uuid import UUID
 from binlogkit.binlog.constants import EventType
 from binlogkit.binlog.context import DecodeContext, FormatContext
 from binlogkit.binlog.events.base import Body, Event, TransactionRole, register
+from binlogkit.binlog.frozen import frozen_dataclass
 from binlogkit.binlog.header import EventHeader
 from binlogkit.errors import DecodeError, EncodeError
 from binlogkit.gtid import (
@@ -89,7 +90,7 @@ class _TransactionStart:
 
 
 @register(EventType.GTID)
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class GtidEvent(Event, _TransactionStart):
     """Starts a transaction and names its GTID (``uuid:gno``).
 
@@ -225,7 +226,7 @@ def _read_commit_info(r: ByteReader, values: dict[str, int | None]) -> None:
 
 
 @register(EventType.ANONYMOUS_GTID)
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class AnonymousGtidEvent(GtidEvent):
     """Starts a transaction that has no GTID (gtid_mode OFF): same layout, UUID and GNO zero."""
 
@@ -252,7 +253,7 @@ _OPTIONAL_INTS = {
 
 
 @register(EventType.GTID_TAGGED)
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class TaggedGtidEvent(Event, _TransactionStart):
     """Starts a transaction with a tagged GTID (``uuid:tag:gno``, MySQL 8.3+).
 
@@ -392,7 +393,7 @@ class TaggedGtidEvent(Event, _TransactionStart):
 
 
 @register(EventType.PREVIOUS_GTIDS)
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class PreviousGtidsEvent(Event):
     """Starts every binlog of a 5.6+ server: the GTIDs of all earlier binlogs.
 

@@ -12,21 +12,20 @@ released server) names the master a relay log came from.
 from __future__ import annotations
 
 import struct
-from dataclasses import dataclass
 from enum import IntEnum
 
 from binlogkit.binlog import utf8
 from binlogkit.binlog.constants import EventType
 from binlogkit.binlog.context import DecodeContext, FormatContext
 from binlogkit.binlog.events.base import Body, Event, register
-from binlogkit.binlog.frozen import fast_constructor
+from binlogkit.binlog.frozen import fast_constructor, frozen_dataclass
 from binlogkit.binlog.header import EventHeader
 from binlogkit.errors import DecodeError, EncodeError
 from binlogkit.wire import ByteReader, ByteWriter
 
 
 @register(EventType.ROWS_QUERY)
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class RowsQueryEvent(Event):
     """MySQL's copy of the statement behind the row events that follow.
 
@@ -55,7 +54,7 @@ class RowsQueryEvent(Event):
 
 
 @register(EventType.MARIADB_ANNOTATE_ROWS)
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class AnnotateRowsEvent(Event):
     """MariaDB's copy of the statement behind the row events that follow (annotate option)."""
 
@@ -84,7 +83,7 @@ class IncidentType(IntEnum):
 
 
 @register(EventType.INCIDENT)
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class IncidentEvent(Event):
     """Something happened that the binlog cannot show (lost events); a replica stops here.
 
@@ -125,7 +124,7 @@ class IncidentEvent(Event):
 
 
 @register(EventType.HEARTBEAT)
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class HeartbeatEvent(Event):
     """Sent by an idle source: the replica is at ``position`` (header log_pos) of ``log_file``."""
 
@@ -152,7 +151,7 @@ class HeartbeatField(IntEnum):
 
 
 @register(EventType.HEARTBEAT_V2)
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class HeartbeatV2Event(Event):
     """MySQL 8.0.26+ heartbeat: a list of (type, value) fields with packed-integer type and length.
 
@@ -219,7 +218,7 @@ class HeartbeatV2Event(Event):
 
 
 @register(EventType.IGNORABLE)
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class IgnorableEvent(Event):
     """MySQL's IGNORABLE event: a body no reader needs, kept as stored."""
 
@@ -234,7 +233,7 @@ class IgnorableEvent(Event):
 
 
 @register(EventType.MARIADB_BINLOG_CHECKPOINT)
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class BinlogCheckpointEvent(Event):
     """MariaDB: crash recovery must start no earlier than binlog ``log_file``."""
 
@@ -256,7 +255,7 @@ _START_ENCRYPTION = struct.Struct("<BI12s")
 
 
 @register(EventType.MARIADB_START_ENCRYPTION)
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class StartEncryptionEvent(Event):
     """MariaDB: every event after this one is encrypted (encrypt_binlog).
 
@@ -284,7 +283,7 @@ class StartEncryptionEvent(Event):
 
 
 @register(EventType.SLAVE)
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class SlaveEvent(Event):
     """MySQL 4.x/5.0's SLAVE event: the master (host, port) and binlog position a relay log follows.
 

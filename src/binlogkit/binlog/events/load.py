@@ -10,7 +10,6 @@ statement itself with the position of its file name.
 from __future__ import annotations
 
 import struct
-from dataclasses import dataclass
 from enum import IntEnum, IntFlag
 from typing import ClassVar
 
@@ -19,6 +18,7 @@ from binlogkit.binlog.constants import EventType
 from binlogkit.binlog.context import DecodeContext, FormatContext
 from binlogkit.binlog.events.base import Body, Event, register
 from binlogkit.binlog.events.query import QueryEvent, decode_query_parts, encode_query_parts
+from binlogkit.binlog.frozen import frozen_dataclass
 from binlogkit.binlog.header import EventHeader
 from binlogkit.errors import DecodeError, EncodeError
 from binlogkit.wire import ByteReader, ByteWriter
@@ -63,7 +63,7 @@ class DupHandling(IntEnum):
     REPLACE = 2
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class LoadOptions:
     """The FIELDS/LINES clauses of a LOAD statement (MySQL's ``sql_ex``).
 
@@ -140,7 +140,7 @@ def _write_file_id_layout(file_id: int, post_extra: bytes, rest: bytes) -> bytes
 _Statement = tuple[int, int, int, LoadOptions, tuple[str, ...], str, str]
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class LoadStatementEvent(Event):
     """What LOAD, NEW_LOAD and CREATE_FILE share: the parts of the LOAD DATA statement.
 
@@ -198,7 +198,7 @@ class LoadStatementEvent(Event):
 
 
 @register(EventType.LOAD, EventType.NEW_LOAD)
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class LoadEvent(LoadStatementEvent):
     """LOAD DATA INFILE as MySQL 3.23 logged it: the statement's parts, not the file.
 
@@ -226,7 +226,7 @@ class LoadEvent(LoadStatementEvent):
 
 
 @register(EventType.CREATE_FILE)
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class CreateFileEvent(LoadStatementEvent):
     """MySQL 4.x LOAD DATA: the statement's parts, a file id and the file's first block.
 
@@ -266,7 +266,7 @@ class CreateFileEvent(LoadStatementEvent):
 
 
 @register(EventType.APPEND_BLOCK)
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class AppendBlockEvent(Event):
     """A block of the file being loaded, appended to the file ``file_id``."""
 
@@ -284,12 +284,12 @@ class AppendBlockEvent(Event):
 
 
 @register(EventType.BEGIN_LOAD_QUERY)
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class BeginLoadQueryEvent(AppendBlockEvent):
     """MySQL 5.0+ LOAD DATA: the first block of the file ``file_id`` (layout of APPEND_BLOCK)."""
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class FileIdEvent(Event):
     """The layout of EXEC_LOAD and DELETE_FILE: a file id; ``extra`` keeps any bytes after it."""
 
@@ -306,19 +306,19 @@ class FileIdEvent(Event):
 
 
 @register(EventType.EXEC_LOAD)
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class ExecLoadEvent(FileIdEvent):
     """MySQL 4.x: load the file ``file_id`` (built by CREATE_FILE and APPEND_BLOCK) now."""
 
 
 @register(EventType.DELETE_FILE)
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class DeleteFileEvent(FileIdEvent):
     """MySQL 4.x: drop the file ``file_id`` without loading it (the statement failed)."""
 
 
 @register(EventType.EXECUTE_LOAD_QUERY)
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class ExecuteLoadQueryEvent(QueryEvent):
     """MySQL 5.0+ LOAD DATA statement: a QUERY that loads the file ``file_id``.
 

@@ -21,7 +21,6 @@ GTID_LIST starts every binlog file with the binlog state: a count (4; its top
 from __future__ import annotations
 
 import struct
-from dataclasses import dataclass
 from enum import IntFlag
 from typing import ClassVar
 
@@ -29,7 +28,7 @@ from binlogkit.binlog.constants import EventType
 from binlogkit.binlog.context import DecodeContext, FormatContext
 from binlogkit.binlog.events.base import Body, Event, TransactionRole, register
 from binlogkit.binlog.events.transaction import XID_PART_MAX, Xid
-from binlogkit.binlog.frozen import fast_constructor
+from binlogkit.binlog.frozen import fast_constructor, frozen_dataclass
 from binlogkit.binlog.header import EventHeader
 from binlogkit.errors import DecodeError, EncodeError
 from binlogkit.gtid import MariaGtid, MariaGtidList
@@ -81,7 +80,7 @@ _THREAD_ID = MariaGtidExtraFlag.THREAD_ID.value
 
 
 @register(EventType.MARIADB_GTID)
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class MariaGtidEvent(Event):
     """Starts a MariaDB event group; see the module doc for the layout.
 
@@ -218,7 +217,7 @@ _COUNT_MASK = (1 << 28) - 1
 
 
 @register(EventType.MARIADB_GTID_LIST)
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class MariaGtidListEvent(Event):
     """The binlog state at the start of a file (or a fake event on a GTID connect).
 

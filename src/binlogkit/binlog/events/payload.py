@@ -19,13 +19,14 @@ from __future__ import annotations
 import logging
 import struct
 from collections.abc import Iterable
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from enum import IntEnum
 
 from binlogkit.binlog.constants import MAX_EVENT_SIZE, ChecksumAlg, EventType
 from binlogkit.binlog.context import DecodeContext, FormatContext
 from binlogkit.binlog.events.base import Body, Event, SkippedEvent, register
 from binlogkit.binlog.events.table_map import TableMapEvent
+from binlogkit.binlog.frozen import frozen_dataclass
 from binlogkit.binlog.header import EventHeader
 from binlogkit.errors import BinlogError, DecodeError, EncodeError, UnknownEventError
 from binlogkit.wire import ByteReader, ByteWriter
@@ -90,7 +91,7 @@ def _zstd_decompress(data: bytes, limit: int) -> bytes:
 
 
 @register(EventType.TRANSACTION_PAYLOAD)
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class TransactionPayloadEvent(Event):
     """A compressed transaction; :meth:`inner_events` decodes the events inside.
 

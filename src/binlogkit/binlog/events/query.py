@@ -16,7 +16,6 @@ from __future__ import annotations
 import functools
 import struct
 from collections.abc import Callable
-from dataclasses import dataclass
 from enum import IntEnum
 from typing import Any, ClassVar, NamedTuple
 
@@ -25,7 +24,7 @@ from binlogkit.binlog.constants import V4_HEADER_LENGTH, EventType
 from binlogkit.binlog.context import DecodeContext, FormatContext
 from binlogkit.binlog.events.base import Body, Event, TransactionRole, register
 from binlogkit.binlog.events.mariadb_gtid import MariaGtidExtraFlag
-from binlogkit.binlog.frozen import fast_constructor
+from binlogkit.binlog.frozen import fast_constructor, frozen_dataclass
 from binlogkit.binlog.header import EventHeader
 from binlogkit.binlog.rows.charsets import text_codec
 from binlogkit.errors import DecodeError, EncodeError
@@ -80,7 +79,7 @@ class StatusCode(IntEnum):
     MARIADB_CHARACTER_SET_COLLATIONS = 131
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class QueryStatus:
     """The status variables of a QUERY event; ``None`` means the variable was not written.
 
@@ -462,7 +461,7 @@ def encode_query_parts(parts: QueryParts, post_header_length: int) -> bytes:
 
 
 @register(EventType.QUERY)
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class QueryEvent(Event):
     """A statement as the server logged it.
 
@@ -528,7 +527,7 @@ class QueryEvent(Event):
 
 
 @register(EventType.MARIADB_QUERY_COMPRESSED)
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class QueryCompressedEvent(QueryEvent):
     """MariaDB's QUERY with the statement compressed (log_bin_compress).
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 import struct
 import zlib
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from typing import ClassVar, Self
 
 from binlogkit.binlog import mariadb_compression
@@ -30,7 +30,7 @@ from binlogkit.binlog.constants import EventType
 from binlogkit.binlog.context import DecodeContext, DecodeOptions, FormatContext
 from binlogkit.binlog.events.base import Body, Event, TransactionRole, register
 from binlogkit.binlog.events.table_map import TableMapEvent
-from binlogkit.binlog.frozen import fast_constructor
+from binlogkit.binlog.frozen import fast_constructor, frozen_dataclass
 from binlogkit.binlog.header import EventHeader
 from binlogkit.binlog.rows.plan import PartialRowChange, RowChange
 from binlogkit.binlog.tables import Table
@@ -88,7 +88,7 @@ class RowsFlag:
     USE_SQL_FOREIGN_KEY = 0x0010
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class ExtraRowInfo:
     """The v2 extra row info, parsed: NDB info and partition ids (MySQL's Extra_row_info).
 
@@ -126,7 +126,7 @@ class ExtraRowInfo:
         return cls(ndb, part, source)
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class RowsEvent(Event):
     """A rows event: the changed rows of one table, decoded on first access of :attr:`rows`.
 
@@ -414,7 +414,7 @@ def _post_header_length(fmt: FormatContext, code: int) -> int:
     EventType.MARIADB_WRITE_ROWS_COMPRESSED_V1,
     EventType.MARIADB_WRITE_ROWS_COMPRESSED,
 )
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class WriteRowsEvent(RowsEvent):
     """Inserted rows: after images only."""
 
@@ -428,7 +428,7 @@ class WriteRowsEvent(RowsEvent):
     EventType.MARIADB_UPDATE_ROWS_COMPRESSED_V1,
     EventType.MARIADB_UPDATE_ROWS_COMPRESSED,
 )
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class UpdateRowsEvent(RowsEvent):
     """Updated rows: a before and an after image per row."""
 
@@ -437,7 +437,7 @@ class UpdateRowsEvent(RowsEvent):
 
 
 @register(EventType.PARTIAL_UPDATE_ROWS)
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class PartialUpdateRowsEvent(UpdateRowsEvent):
     """Updated rows whose JSON columns may be logged as diffs (binlog_row_value_options).
 
@@ -453,7 +453,7 @@ class PartialUpdateRowsEvent(UpdateRowsEvent):
     EventType.MARIADB_DELETE_ROWS_COMPRESSED_V1,
     EventType.MARIADB_DELETE_ROWS_COMPRESSED,
 )
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class DeleteRowsEvent(RowsEvent):
     """Deleted rows: before images only."""
 

@@ -8,7 +8,6 @@ the statement reads.
 from __future__ import annotations
 
 import struct
-from dataclasses import dataclass
 from decimal import Decimal
 from enum import IntEnum
 from typing import ClassVar
@@ -17,6 +16,7 @@ from binlogkit.binlog import utf8
 from binlogkit.binlog.constants import ColumnType, EventType
 from binlogkit.binlog.context import DecodeContext, DecodeOptions, FormatContext
 from binlogkit.binlog.events.base import Body, Event, TransactionRole, register
+from binlogkit.binlog.frozen import frozen_dataclass
 from binlogkit.binlog.header import EventHeader
 from binlogkit.binlog.rows.charsets import text_codec
 from binlogkit.binlog.rows.columns import ColumnInfo
@@ -38,7 +38,7 @@ class IntvarType(IntEnum):
 
 
 @register(EventType.INTVAR)
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class IntvarEvent(Event):
     """LAST_INSERT_ID() or the next auto-increment value (INSERT_ID) of the next statement.
 
@@ -64,7 +64,7 @@ class IntvarEvent(Event):
 
 
 @register(EventType.RAND)
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class RandEvent(Event):
     """The two seeds of the random generator the next statement's RAND() starts from."""
 
@@ -100,7 +100,7 @@ USER_VAR_UNSIGNED = 0x01
 
 
 @register(EventType.USER_VAR)
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class UserVarEvent(Event):
     """The value of user variable ``@name`` that the next statement reads.
 

@@ -14,7 +14,7 @@ table never pays for that parse.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from enum import IntEnum
 from typing import Any, ClassVar
 
@@ -28,7 +28,7 @@ from binlogkit.binlog.context import (
     parse_version,
 )
 from binlogkit.binlog.events.base import Body, Event, TransactionRole, register
-from binlogkit.binlog.frozen import fast_constructor
+from binlogkit.binlog.frozen import fast_constructor, frozen_dataclass
 from binlogkit.binlog.header import EventHeader
 from binlogkit.binlog.rows.columns import COLUMN_CODECS, ColumnInfo, real_type
 from binlogkit.errors import BinlogError, DecodeError, EncodeError
@@ -79,7 +79,7 @@ _SIGNED = frozenset(
 _CHARACTER = frozenset({_CT.STRING, _CT.VAR_STRING, _CT.VARCHAR, _CT.BLOB})
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class MetadataRules:
     """Which columns a server gives a SIGNEDNESS bit and a charset entry (in column order).
 
@@ -264,7 +264,7 @@ def encode_optional_metadata(fields: Iterable[tuple[int, Any]]) -> bytes:
     return w.getvalue()
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class OptionalMetadata:
     """The parsed optional metadata of a table map; None where the binlog did not carry a field.
 
@@ -357,7 +357,7 @@ def _nth(values: Sequence[Any] | None, n: int) -> Any:
 
 
 @register(EventType.TABLE_MAP)
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class TableMapEvent(Event):
     """Maps a table id to a table and its columns, for the rows events that follow.
 

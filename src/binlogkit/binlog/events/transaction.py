@@ -10,12 +10,12 @@ logs and binlogs of group members; their layouts follow MySQL's
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from typing import ClassVar
 
 from binlogkit.binlog.constants import EventType
 from binlogkit.binlog.context import DecodeContext, FormatContext
 from binlogkit.binlog.events.base import Body, Event, TransactionRole, register
+from binlogkit.binlog.frozen import frozen_dataclass
 from binlogkit.binlog.header import EventHeader
 from binlogkit.errors import DecodeError, EncodeError
 from binlogkit.gtid import GtidSet
@@ -29,7 +29,7 @@ XID_PART_MAX = 64
 VIEW_ID_LENGTH = 40
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class Xid:
     """An XA transaction id: format id, global transaction id and branch qualifier."""
 
@@ -59,7 +59,7 @@ _PRINTED = re.compile(r"X'((?:[0-9a-fA-F]{2})*)',X'((?:[0-9a-fA-F]{2})*)',(-?[0-
 
 
 @register(EventType.XA_PREPARE)
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class XaPrepareEvent(Event):
     """Ends an XA transaction's prepared event group.
 
@@ -105,7 +105,7 @@ def _read_items(r: ByteReader, count: int, what: str) -> tuple[bytes, ...]:
 
 
 @register(EventType.TRANSACTION_CONTEXT)
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class TransactionContextEvent(Event):
     """Group Replication's certification data of one transaction.
 
@@ -169,7 +169,7 @@ class TransactionContextEvent(Event):
 
 
 @register(EventType.VIEW_CHANGE)
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class ViewChangeEvent(Event):
     """Marks a Group Replication membership change.
 

@@ -24,10 +24,11 @@ from __future__ import annotations
 
 import codecs
 from collections.abc import Callable
-from dataclasses import dataclass
 from functools import cache, partial
 from operator import methodcaller
 from typing import Final
+
+from binlogkit.binlog.frozen import frozen_dataclass
 
 BINARY_COLLATION: Final = 63
 """The ``binary`` pseudo collation: the column holds bytes, not text."""
@@ -213,7 +214,7 @@ def python_codec(collation_id: int) -> str | None:
     return None if name is None else PYTHON_CODECS[name]
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class TextCodec:
     """How one charset's bytes become ``str`` and back.
 

@@ -19,18 +19,18 @@ A value decoder is ``fn(buf, pos) -> (value, next_pos)``; an encoder is
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from binlogkit.binlog.constants import ColumnType
 from binlogkit.binlog.context import DecodeOptions
+from binlogkit.binlog.frozen import frozen_dataclass
 from binlogkit.wire import ByteReader, ByteWriter
 
 ValueDecoder = Callable[[bytes, int], tuple[Any, int]]
 ValueEncoder = Callable[[Any, bytearray], None]
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class DecimalForm:
     """A NEWDECIMAL value's digit groups, most significant first: each one's bytes and
     decimal digits, and the scale. The generated readers convert such a value in place."""
@@ -40,14 +40,14 @@ class DecimalForm:
     scale: int
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class DateTime2Form:
     """A DATETIME2 value with ``fraction_bytes`` (0-3) bytes of fraction, converted in place."""
 
     fraction_bytes: int
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class ValueLayout:
     """Where a column's value lies in a row image, for the generated row decoders.
 
@@ -67,7 +67,7 @@ class ValueLayout:
     form: DecimalForm | DateTime2Form | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class ColumnInfo:
     """Everything known about one column of a table map.
 

@@ -19,10 +19,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import field
 from enum import IntEnum
 from typing import Any
 
+from binlogkit.binlog.frozen import frozen_dataclass
 from binlogkit.binlog.jsonb import decode_jsonb, encode_jsonb
 from binlogkit.errors import DecodeError
 from binlogkit.wire import ByteReader, ByteWriter
@@ -53,14 +54,14 @@ class JsonDiffOperation(IntEnum):
     """Remove the value at the path, like ``JSON_REMOVE``."""
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class Member:
     """A path leg naming an object member: ``.name`` or ``."quoted name"``."""
 
     name: str
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class ArrayIndex:
     """A path leg naming an array cell: ``[3]``, ``[last]`` or ``[last-2]``."""
 
@@ -81,7 +82,7 @@ class ArrayIndex:
 PathLeg = Member | ArrayIndex
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class JsonDiff:
     """One change to a JSON document: an operation, a path and (unless REMOVE) a value.
 

@@ -26,12 +26,12 @@ is a list of JSON diffs rather than a document.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from binlogkit.binlog.constants import ColumnType
 from binlogkit.binlog.context import DecodeOptions
-from binlogkit.binlog.frozen import fast_constructor
+from binlogkit.binlog.frozen import fast_constructor, frozen_dataclass
 from binlogkit.binlog.rows.codegen import ImageReader, SectionReader, image_readers
 from binlogkit.binlog.rows.columns import (
     COLUMN_CODECS,
@@ -68,7 +68,7 @@ GENERATE_AFTER = 16
 """Rows an image plan reads with the plain loop before it gets a generated reader."""
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class RowChange:
     """One changed row: ``before`` and ``after`` map column keys to values.
 
@@ -84,7 +84,7 @@ _new_change = fast_constructor(RowChange)
 """``RowChange(before, after)`` without the frozen dataclass's slow ``__init__``: for hot loops."""
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class PartialRowChange(RowChange):
     """A row of PARTIAL_UPDATE_ROWS: also the shared image's options and the JSON diffs.
 

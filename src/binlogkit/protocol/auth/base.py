@@ -24,9 +24,9 @@ from __future__ import annotations
 import hmac
 import secrets
 from abc import ABC, abstractmethod
-from dataclasses import dataclass
 from typing import ClassVar, TypeVar
 
+from binlogkit.binlog.frozen import frozen_dataclass
 from binlogkit.errors import ProtocolError
 
 SCRAMBLE_LENGTH = 20
@@ -128,14 +128,14 @@ class ClientAuth(ABC):
         return f"<{type(self).__name__} secure={self.secure}>"
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class SendMore:
     """The verifier wants another client packet: send ``data`` as AuthMoreData first."""
 
     data: bytes
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class Accept:
     """The client is authenticated. ``more_data``, when set, goes out as an
     AuthMoreData packet just before the OK (caching_sha2_password's fast-auth 0x03)."""
@@ -143,7 +143,7 @@ class Accept:
     more_data: bytes | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class Reject:
     """The client is refused; ``reason`` is for the server's log, not for the client."""
 

@@ -16,13 +16,14 @@ import logging
 import os
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from pathlib import Path
 from typing import Any
 
 from pyspark.sql import Column
 from pyspark.sql import functions as F
 
+from binlogkit.binlog.frozen import frozen_dataclass
 from binlogkit.errors import BinlogError
 from binlogkit.schema.model import TableDef, TableName, fold_column
 from binlogkit.schema.store import Position
@@ -58,7 +59,7 @@ commit, before its mirror."""
 log = logging.getLogger(__name__)
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class _Run:
     """One batch's apply: where, how, and the history's timeline."""
 
@@ -77,7 +78,7 @@ class _Run:
         return str(base / "changes"), str(base / "mirror"), str(base / "history")
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class Applied:
     """What a batch held: its row changes, and the newest commit time among them (the event
     time where the server logs no commit time; None for an empty batch), seconds since the
@@ -87,7 +88,7 @@ class Applied:
     newest: float | None
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class _Segment:
     """A table's changes under one of its versions (None: no definition known there)."""
 

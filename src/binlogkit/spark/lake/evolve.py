@@ -14,7 +14,6 @@ that it can be repeated after a crash.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from pyspark.sql.types import (
@@ -30,6 +29,7 @@ from pyspark.sql.types import (
     TimestampNTZType,
 )
 
+from binlogkit.binlog.frozen import frozen_dataclass
 from binlogkit.errors import BinlogError
 from binlogkit.schema import charsets
 from binlogkit.schema.model import ColumnDef, TableDef, fold_column
@@ -42,7 +42,7 @@ from binlogkit.spark.schema import TypedColumn, typed_columns
 __all__ = ["Plan", "apply_plan", "plan_change", "resnapshot_hint", "spark_columns"]
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class Plan:
     """Column changes, done in this order: drops, renames, retypes, adds, then the order."""
 

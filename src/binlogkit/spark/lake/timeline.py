@@ -8,9 +8,9 @@ belongs to the last version that begins at or before it.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
+from binlogkit.binlog.frozen import frozen_dataclass
 from binlogkit.schema.model import Catalog, TableDef, TableName
 from binlogkit.schema.store import HistoryStore, Position
 
@@ -20,7 +20,7 @@ Key = tuple[str, str]
 """A table's database and name, folded as the server compares them."""
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class Version:
     """A table's definition from ``at`` on: None when dropped (``moved_to`` names the table it
     was renamed to), ``unknown`` when a statement binlogkit could not read changed it."""

@@ -31,7 +31,7 @@ from typing import Any, ClassVar, NoReturn
 
 from binlogkit.binlog.constants import ColumnType
 from binlogkit.binlog.context import DecodeOptions
-from binlogkit.binlog.rows.codegen import decimal_converter
+from binlogkit.binlog.rows import codegen  # the module: codegen imports columns, which imports us
 from binlogkit.binlog.rows.columns import (
     ColumnCodec,
     ColumnInfo,
@@ -136,7 +136,7 @@ def _converter(precision: int, scale: int) -> Callable[[bytes], Decimal]:
     def fail(data: bytes) -> NoReturn:
         raise DecodeError(f"bytes {data.hex()} are not a {name}")
 
-    return decimal_converter(_layout(precision, scale).form(), fail)
+    return codegen.decimal_converter(_layout(precision, scale).form(), fail)
 
 
 def decode_decimal(data: bytes, precision: int, scale: int) -> Decimal:
@@ -188,7 +188,7 @@ class NewDecimalCodec(ColumnCodec):
             raise DecodeError(f"column {col.key}: bytes {data.hex()} are not a {name}")
 
         form = layout.form()
-        return ValueLayout(fmt, convert=decimal_converter(form, fail), form=form)
+        return ValueLayout(fmt, convert=codegen.decimal_converter(form, fail), form=form)
 
     @classmethod
     def encoder(cls, col: ColumnInfo, options: DecodeOptions) -> ValueEncoder:

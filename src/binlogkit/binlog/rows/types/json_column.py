@@ -14,9 +14,9 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
+from binlogkit.binlog import jsonb  # the module: jsonb imports this package's helpers
 from binlogkit.binlog.constants import ColumnType
 from binlogkit.binlog.context import DecodeOptions
-from binlogkit.binlog.jsonb import decode_jsonb, encode_jsonb
 from binlogkit.binlog.rows.columns import (
     ColumnCodec,
     ColumnInfo,
@@ -40,7 +40,7 @@ class JsonCodec(ColumnCodec):
 
         def convert(data: bytes) -> Any:
             try:
-                value = decode_jsonb(data)
+                value = jsonb.decode_jsonb(data)
             except DecodeError as exc:
                 raise DecodeError(f"column {col.key}: {exc.message}") from None
             return JSON_NULL if value is None else value
@@ -54,7 +54,7 @@ class JsonCodec(ColumnCodec):
 
         def to_bytes(value: Any) -> bytes:
             try:
-                return encode_jsonb(None if value is JSON_NULL else value)
+                return jsonb.encode_jsonb(None if value is JSON_NULL else value)
             except EncodeError as exc:
                 raise EncodeError(f"column {col.key}: {exc.message}") from None
 

@@ -9,11 +9,12 @@ exactly, so that encoding a decoded value gives back the bytes it came from.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Final
 
+from binlogkit.binlog.frozen import frozen_dataclass
 
-@dataclass(frozen=True, slots=True)
+
+@frozen_dataclass
 class InvalidDate:
     """A DATE value that ``datetime.date`` cannot hold, such as ``0000-00-00`` or ``2020-02-00``."""
 
@@ -28,7 +29,7 @@ class InvalidDate:
     __str__ = isoformat
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class InvalidDateTime:
     """A DATETIME or TIMESTAMP value that ``datetime.datetime`` cannot hold.
 
@@ -76,7 +77,7 @@ ZERO_DATETIME = InvalidDateTime(0, 0, 0)
 """``0000-00-00 00:00:00``."""
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class Geometry:
     """A spatial value as MySQL and MariaDB store it: an SRID and the WKB of the shape."""
 
@@ -88,7 +89,7 @@ class Geometry:
         return self.srid.to_bytes(4, "little") + self.wkb
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class Compressed:
     """A value of a MariaDB ``COMPRESSED`` column.
 
