@@ -7,16 +7,46 @@ commit. :func:`binlogkit.spark.sync` mirrors the table with a ``--trigger``
 micro-batch interval on a local session, in the same process. A row's lag is
 the time from its commit on the server to the Delta commit of the mirror that
 made it visible: the mirror's ``_delta_log`` gives each commit's time, and
-pyarrow reads the rows of the files it added (a row is visible from the commit
-that adds it). The first ``--warmup`` seconds are left out (the session's
-first batches compile and create the tables). The same machine's clock is on
-both sides.
+pyarrow reads the rows of the files it added (a row is visible from the first
+commit that holds it; a MERGE that rewrites a file adds its rows again). The
+first ``--warmup`` seconds are left out (the snapshot, and the session's first
+batches, which compile and create the tables). The same machine's clock is on
+both sides. The median phases of the measured batches (``durationMs`` of the
+query's progress) follow; ``--profile`` breaks a median one down into the
+apply's calls, its Spark jobs and its Delta commits (``batch_profile.py``).
 
 Then apply throughput: with the stream stopped, ``--catchup`` rows are
 inserted (and half of them updated), and one ``once`` run applies them; rows/s
-of the micro-batches' apply time and of the whole run are printed.
+of the micro-batches' apply time and of the whole run are printed
+(``--catchup 0``: none).
 
     .venv/bin/python benchmarks/lakehouse_stream.py [--rate 1000] [--seconds 60] [--trigger "1 s"]
+
+The lag stays bounded only while batches are applied faster than their rows
+arrive: otherwise the next batch holds more rows, takes longer still, and the
+lag grows for as long as the load runs. On this
+2-core machine shared with four other sessions (load average 5 to 14), neither
+before nor after the cuts of docs/lakehouse.md ("Cost of a micro-batch")
+reached that steady state: the stream's first batch, after the snapshot, already
+held 25,000 to 50,000 rows. Measured, ``--rate 1000 --seconds 60 --trigger "1 s"``
+(lag p50 / p99; catch-up rows/s applying / for the whole run):
+
+- before (19 Spark jobs a steady batch), load average 5.5 rising to 14:
+  66.5 s / 102.7 s, 2 batches of 40,000 rows; 3,007 / 2,582 rows/s;
+- after (9 jobs), load average 6.3 to 8.5: 32.4 s / 53.1 s, 3 batches of
+  35,650 rows; 4,793 / 3,788 rows/s; again, load average 4.5 rising to 9.9:
+  27.4 s / 47.2 s, 3 batches of 31,520 rows; 5,185 / 4,176 rows/s;
+- after, on a quiet moment (load average 0.8 rising to 2.7, the benchmark's own):
+  p50 4.08 s, p99 7.08 s, 22 batches of median 2,910 rows and 2.77 s
+  (``addBatch``; the source's phases 10 to 33 ms each); 22,080 / 16,537 rows/s.
+  The target (p99 under 5 s) is not met: nearly all of a batch's 2.8 s is its
+  fixed cost (2,900 rows take 0.13 s at 22,000 rows/s).
+
+At R rows/s applied and 1,000 arriving, a steady batch lasts F / (1 - 1000 / R)
+for a fixed cost F per batch, and the p99 lag is about twice that: with R near
+5,000, the target (p99 under 5 s) needs F under 2 s.
+
+(The last quiet measurement before these cuts gave p50 4.65 s, p99 8.2 s.)
 """
 
 from __future__ import annotations
@@ -41,6 +71,20 @@ from binlogkit.sandbox import MariaDBSandbox
 from binlogkit.spark.lakehouse import lake_session, sync
 from binlogkit.spark.sync_progress import StreamProgress
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from batch_profile import Profile, instant
+
+PHASES = (
+    "latestOffset",
+    "queryPlanning",
+    "getBatch",
+    "addBatch",
+    "walCommit",
+    "commitOffsets",
+    "triggerExecution",
+)
+"""A micro-batch's phases in its progress report (``durationMs``)."""
 TABLE = "bench.lag"
 SCHEMA = (
     "CREATE DATABASE bench; CREATE TABLE bench.lag (id BIGINT PRIMARY KEY AUTO_INCREMENT, "
@@ -65,21 +109,40 @@ def writer(url: str, rate: float, per_tx: int, stop: threading.Event, done: list
 
 
 def visible_lags(mirror: Path, since: float) -> list[float]:
-    """Per row written after ``since``: seconds from its commit to the mirror's Delta commit
-    that added it."""
-    lags = []
+    """Per row written after ``since``: seconds from its commit to the first Delta commit of
+    the mirror that holds it (a MERGE that rewrites a file adds its rows again)."""
+    seen: dict[int, float] = {}
+    columns = ["id", "written"]
     for entry in sorted((mirror / "_delta_log").glob("*.json")):
         actions = [json.loads(line) for line in entry.read_text().splitlines() if line]
         stamps = [a["commitInfo"]["timestamp"] for a in actions if "commitInfo" in a]
+        for action in actions:
+            if "metaData" in action:
+                schema = action["metaData"]["schemaString"]
+                columns = [physical_name(schema, name) for name in ("id", "written")]
         if not stamps:
             continue
         visible = stamps[0] / 1000
         for action in actions:
             if "add" in action:
                 path = mirror / action["add"]["path"]
-                written = pq.read_table(path, columns=["written"]).column(0).to_pylist()
-                lags += [visible - w for w in written if w >= since]
-    return lags
+                rows = pq.read_table(path, columns=columns).to_pylist()
+                for key, written in (row.values() for row in rows):
+                    if written >= since:
+                        seen.setdefault(key, visible - written)
+    return list(seen.values())
+
+
+def physical_name(schema: str, name: str) -> str:
+    """The name of column ``name`` in the table's Parquet files (the mirror maps column names)."""
+    field = next(f for f in json.loads(schema)["fields"] if f["name"] == name)
+    return str(field["metadata"].get("delta.columnMapping.physicalName", name))
+
+
+def interval(text: str) -> str:
+    """A trigger interval as Spark reads it: ``1 s`` (which Spark refuses) is ``1 second``."""
+    number, _, unit = text.strip().partition(" ")
+    return f"{number} second" if unit.strip() == "s" else text
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -93,9 +156,14 @@ def main() -> None:
     parser.add_argument("--rows-per-tx", type=int, default=10)
     parser.add_argument("--seconds", type=float, default=60.0, help="measured streaming time")
     parser.add_argument("--warmup", type=float, default=20.0)
-    parser.add_argument("--trigger", default="1 second")
+    parser.add_argument(
+        "--trigger", default="1 second", type=interval, help='Spark interval ("1 second", "1 s")'
+    )
     parser.add_argument("--catchup", type=int, default=100_000, help="rows for throughput")
     parser.add_argument("--master", default="local[2]")
+    parser.add_argument(
+        "--profile", action="store_true", help="break a median measured micro-batch down"
+    )
     args = parser.parse_args()
 
     base = Path(tempfile.mkdtemp(prefix="binlogkit-lakehouse-"))
@@ -112,6 +180,9 @@ def run(args: argparse.Namespace, server: MariaDBSandbox, base: Path) -> None:
     server.execute(SCHEMA)
     lake = base / "lake"
     spark = lake_session(args.master)
+    profile = Profile() if args.profile else None
+    if profile is not None:
+        profile.install()
     batches: list[StreamProgress] = []
 
     def note(progress: Any) -> None:
@@ -144,10 +215,13 @@ def run(args: argparse.Namespace, server: MariaDBSandbox, base: Path) -> None:
         b.lag_bytes == 0 and b.applied_at.timestamp() >= ended for b in batches
     ):
         time.sleep(0.5)  # until a batch applied after the load's end caught up with the server
+    reports = []
     for query in spark.streams.active:
+        reports += [json.loads(p.json) for p in query.recentProgress]
         query.stop()
     sync_run.join(60)
     measured = began + args.warmup
+    reports = [r for r in reports if r["numInputRows"] and instant(r["timestamp"]) >= measured]
     lags = visible_lags(lake / "bench" / "lag" / "mirror", measured)
     rate = sum(written) / (ended - began)
     print(f"written: {sum(written):,} rows ({rate:,.0f}/s while the load ran)")
@@ -164,8 +238,18 @@ def run(args: argparse.Namespace, server: MariaDBSandbox, base: Path) -> None:
             f"{statistics.median(b.rows for b in steady):,.0f} rows, "
             f"median apply {statistics.median(b.seconds for b in steady):.2f} s"
         )
+    if reports:
+        phases = {k: statistics.median(r["durationMs"].get(k, 0) for r in reports) for k in PHASES}
+        print(
+            f"median of {len(reports)} measured batches' phases (ms): "
+            + ", ".join(f"{k} {v:.0f}" for k, v in phases.items())
+        )
+        if profile is not None:
+            middle = sorted(reports, key=lambda r: r["durationMs"]["triggerExecution"])
+            profile.report(spark, lake, middle[len(middle) // 2])
 
-    catchup(args, server, url, lake, spark)
+    if args.catchup:
+        catchup(args, server, url, lake, spark)
 
 
 def catchup(

@@ -29,7 +29,7 @@ from delta.tables import DeltaTable
 from binlogkit.schema.history import SchemaHistory
 from binlogkit.sources import open_binlog
 from binlogkit.spark.delta import CRASH_ENV, apply_batch
-from binlogkit.spark.lake.tables import DEFINITION, UNKNOWN_COLUMNS, properties
+from binlogkit.spark.lake.tables import DEFINITION, UNKNOWN_COLUMNS, LakeTables, properties
 
 pytestmark = [pytest.mark.mariadb, pytest.mark.xdist_group("mariadb")]
 
@@ -107,11 +107,23 @@ def _read(spark: Any, files: list[str], history: Path) -> Any:
     return spark.read.format("binlog").option("schema", str(history)).load(files)
 
 
-def _apply(spark: Any, workload: Any, lake: Path, versions: range, **options: Any) -> None:
+def _apply(
+    spark: Any,
+    workload: Any,
+    lake: Path,
+    versions: range,
+    tables: LakeTables | None = None,
+    **options: Any,
+) -> None:
+    """Apply the batches ``versions`` as one driver does: what it learns of the lake's tables
+    (``tables``, else new: a driver that starts) kept from batch to batch."""
     _, batches, history = workload
+    tables = tables or LakeTables(spark)
     for version in versions:
         changes = _read(spark, batches[version], history)
-        apply_batch(changes, lake, history=history, app_id="t", version=version, **options)
+        apply_batch(
+            changes, lake, history=history, app_id="t", version=version, tables=tables, **options
+        )
 
 
 def _text(value: Any) -> str | None:
@@ -207,11 +219,12 @@ def test_a_stop_between_writes_is_completed_by_a_rerun(
     spark: Any, workload: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     server, batches, _ = workload
+    tables = LakeTables(spark)  # the same driver goes on (a streaming query restarted)
     monkeypatch.setenv(CRASH_ENV, "1")
     with pytest.raises(RuntimeError, match=CRASH_ENV):
-        _apply(spark, workload, tmp_path, range(len(batches)))
+        _apply(spark, workload, tmp_path, range(len(batches)), tables)
     monkeypatch.delenv(CRASH_ENV)
-    _apply(spark, workload, tmp_path, range(1, len(batches)))
+    _apply(spark, workload, tmp_path, range(1, len(batches)), tables)
     _mirrors_equal_server(spark, server, tmp_path)
     for table in ("items", "renamed"):
         assert _log_positions(spark, tmp_path, table) == _source_positions(spark, workload, table)

@@ -29,7 +29,6 @@ from typing import Any
 
 from pyspark.errors import StreamingQueryException
 from pyspark.sql import SparkSession
-from pyspark.sql import functions as F
 
 from binlogkit.binlog.frozen import frozen_dataclass
 from binlogkit.errors import BinlogError
@@ -37,6 +36,7 @@ from binlogkit.services.replica_stream import Backoff
 from binlogkit.spark import register
 from binlogkit.spark.delta import apply_batch, with_delta
 from binlogkit.spark.jars import fetch_jars
+from binlogkit.spark.lake.tables import LakeTables
 from binlogkit.spark.query_errors import query_error, restartable
 from binlogkit.spark.sync_progress import AppliedBatch, BatchLog, Sizes, file_sizes
 from binlogkit.spark.sync_state import LakeLayout, SyncState, redact_url, source_address
@@ -158,10 +158,13 @@ def lake_session(master: str | None = None) -> Any:
         builder = builder.config("spark.ui.showConsoleProgress", "false")
         session = with_delta(builder, jars).getOrCreate()
     if (session.sparkContext.master or "").startswith("local"):
-        # Small local batches: one shuffle partition and one Delta snapshot task per core.
+        # Small local batches: one shuffle partition and one Delta snapshot task per core, and
+        # no adaptive execution, which has no partitions to coalesce here but runs each query
+        # stage as a job of its own (a MERGE: 9 jobs instead of 6; docs/lakehouse.md).
         cores = str(session.sparkContext.defaultParallelism)
         session.conf.set("spark.sql.shuffle.partitions", cores)
         session.conf.set("spark.databricks.delta.snapshotPartitions", cores)
+        session.conf.set("spark.sql.adaptive.enabled", "false")
         session.sparkContext.setLogLevel("ERROR")
     register(session)
     return session
@@ -236,10 +239,12 @@ def _stream(
     failures: list[BaseException] = []
     applied: list[int] = []
 
+    tables = LakeTables(changes.sparkSession)
+
     def each(df: Any, batch_id: int) -> None:
         began = time.monotonic()
         try:
-            rows, newest = _apply(df, layout, state, batch_id, keys)
+            rows, newest = _apply(df, layout, state, batch_id, keys, tables)
         except BaseException as err:
             failures.append(err)
             raise
@@ -300,25 +305,26 @@ def _run_query(
 
 
 def _apply(
-    df: Any, layout: LakeLayout, state: SyncState, batch_id: int, keys: Mapping[str, Sequence[str]]
+    df: Any,
+    layout: LakeLayout,
+    state: SyncState,
+    batch_id: int,
+    keys: Mapping[str, Sequence[str]],
+    tables: LakeTables,
 ) -> tuple[int, datetime | None]:
     """Apply one micro-batch; its row changes and newest commit time."""
-    df = df.persist()
-    try:
-        stats = df.agg(F.count("*"), F.max(F.coalesce("commit_ts", "ts").cast("double"))).first()
-        apply_batch(
-            df,
-            str(layout.root),
-            history=str(layout.history),
-            app_id=state.app_id,
-            version=batch_id,
-            scd2=state.scd2,
-            keys=keys,
-        )
-    finally:
-        df.unpersist()
-    newest = None if stats[1] is None else datetime.fromtimestamp(stats[1], UTC)
-    return int(stats[0]), newest
+    applied = apply_batch(
+        df,
+        str(layout.root),
+        history=str(layout.history),
+        app_id=state.app_id,
+        version=batch_id,
+        scd2=state.scd2,
+        keys=keys,
+        tables=tables,
+    )
+    newest = None if applied.newest is None else datetime.fromtimestamp(applied.newest, UTC)
+    return applied.rows, newest
 
 
 def _quietly(sizes: Callable[[], Sizes]) -> Callable[[], Sizes]:

@@ -42,19 +42,16 @@ from binlogkit.spark.lake.tables import (
     DEFINITION,
     TABLE_PROPERTIES,
     UNKNOWN_COLUMNS,
-    create_table,
-    exists,
+    LakeTables,
     literal,
     position_property,
-    properties,
     quote,
-    set_properties,
 )
 from binlogkit.spark.lake.timeline import Timeline, Version
 from binlogkit.spark.lake.truncate import empty_mirror, log_truncate
 from binlogkit.spark.schema import typed_schema
 
-__all__ = ["CRASH_ENV", "apply_batch"]
+__all__ = ["CRASH_ENV", "Applied", "apply_batch"]
 
 CRASH_ENV = "BINLOGKIT_DELTA_CRASH"
 """Test hook: set to a batch version, the apply fails after that batch's first change log
@@ -74,11 +71,22 @@ class _Run:
     timeline: Timeline
     start: Position
     keys: Mapping[str, Sequence[str]]
+    tables: LakeTables
     warned: set[str] = field(default_factory=set)
 
     def paths(self, db: str, name: str) -> tuple[str, str, str]:
         base = self.lake / db / name
         return str(base / "changes"), str(base / "mirror"), str(base / "history")
+
+
+@frozen_dataclass
+class Applied:
+    """What a batch held: its row changes, and the newest commit time among them (the event
+    time where the server logs no commit time; None for an empty batch), seconds since the
+    epoch."""
+
+    rows: int
+    newest: float | None
 
 
 @frozen_dataclass
@@ -102,18 +110,21 @@ def apply_batch(
     version: int,
     scd2: bool = False,
     keys: Mapping[str, Sequence[str]] | None = None,
-) -> None:
+    tables: LakeTables | None = None,
+) -> Applied:
     """Apply batch ``version`` of row changes (a DataFrame of ``CHANGE_SCHEMA`` rows, any
     tables) to the lake: per table a change log, a mirror (tables with a primary key, or a key
     given in ``keys`` by ``"db.t"``: a NOT NULL unique key the snapshot chose) and, with
     ``scd2``, an SCD type 2 history; the columns of each change come from the schema history
-    file ``history``. A batch applied before changes nothing."""
+    file ``history``. A batch applied before changes nothing. ``tables``: what the caller's
+    earlier batches learnt of the lake's tables (:class:`LakeTables`), so that each is read
+    once per driver, not once per batch."""
     spark = changes.sparkSession
     changes = changes.persist()
     try:
-        spans = _spans(changes)
+        spans, applied = _summary(changes)
         if not spans:
-            return
+            return applied
         ends = [Position(f, hi) for files in spans.values() for f, (_, hi) in files.items()]
         starts = [Position(f, lo) for files in spans.values() for f, (lo, _) in files.items()]
         run = _Run(
@@ -124,6 +135,7 @@ def apply_batch(
             Timeline(history),
             min(starts, key=Position.key),
             dict(keys or {}),
+            tables or LakeTables(spark),
         )
         end = max(ends, key=Position.key)
         work: list[tuple[tuple[str, int, int], int, Any]] = []
@@ -138,22 +150,30 @@ def apply_batch(
                     work.append((v.at.key(), 0, (versions, v)))
         for _, kind, item in sorted(work, key=lambda w: w[:2]):
             if kind == 1:
-                _apply_segment(spark, run, item)
+                _apply_segment(run, item)
             elif item[1].truncated:
-                _truncate(spark, run, *item)
+                _truncate(run, *item)
             else:
                 _drop(spark, run, *item)
     finally:
         changes.unpersist()
+    return applied
 
 
-def _spans(changes: Any) -> dict[tuple[str, str], dict[str, tuple[int, int]]]:
-    """Per table, per binlog file: the first and last position of its changes."""
-    rows = changes.groupBy("db", "table", "file").agg(F.min("pos"), F.max("pos")).collect()
-    spans: dict[tuple[str, str], dict[str, tuple[int, int]]] = {}
-    for db, name, file, lo, hi in rows:
+Spans = dict[tuple[str, str], dict[str, tuple[int, int]]]
+
+
+def _summary(changes: Any) -> tuple[Spans, Applied]:
+    """Per table, per binlog file: the first and last position of its changes; and what the
+    batch holds (in one pass over it)."""
+    newest = F.max(F.coalesce("commit_ts", "ts").cast("double"))
+    groups = changes.groupBy("db", "table", "file")
+    rows = groups.agg(F.min("pos"), F.max("pos"), F.count("*"), newest).collect()
+    spans: Spans = {}
+    for db, name, file, lo, hi, _, _ in rows:
         spans.setdefault((db, name), {})[file] = (lo, hi)
-    return spans
+    times = [row[6] for row in rows if row[6] is not None]
+    return spans, Applied(sum(row[5] for row in rows), max(times, default=None))
 
 
 def _file_key(file: str | None) -> tuple[str, int]:
@@ -198,7 +218,7 @@ def _segments(
 # -- one segment ---------------------------------------------------------------------------
 
 
-def _apply_segment(spark: Any, run: _Run, segment: _Segment) -> None:
+def _apply_segment(run: _Run, segment: _Segment) -> None:
     if not segment.single and segment.rows.isEmpty():
         return
     table = f"{segment.db}.{segment.name}"
@@ -221,24 +241,23 @@ def _apply_segment(spark: Any, run: _Run, segment: _Segment) -> None:
     with _cached(typed_images(segment.rows, spark_columns(definition), table)) as typed:
         key = definition.primary_key or tuple(run.keys.get(table, ()))
         versions = run.timeline.of(segment.db, segment.name)
-        steps = _mirror_steps(spark, table, mirror_path, versions, version) if key else None
-        append_log(typed, log_path, app_id, run.version)
+        steps = _mirror_steps(run.tables, table, mirror_path, versions, version) if key else None
+        append_log(typed, log_path, app_id, run.version, run.tables)
         if os.environ.get(CRASH_ENV) == str(run.version):
             raise RuntimeError(f"{CRASH_ENV}={run.version}: stopping before the mirror")
         if steps is None:
-            _warn(run, table, _no_mirror_reason(spark, mirror_path, versions, version))
+            _warn(run, table, _no_mirror_reason(run.tables, mirror_path, versions, version))
             return
         if steps == "done":
             return
         if steps == "create":
-            create_table(
-                spark,
+            run.tables.create(
                 mirror_path,
                 typed_schema(spark_columns(definition))["after"].dataType,
                 extra={DEFINITION: position_property(version.at)},
             )
         elif steps:
-            _follow(spark, mirror_path, steps, version.at, history_path if run.scd2 else None)
+            _follow(run.tables, mirror_path, steps, version.at, history_path if run.scd2 else None)
         merge_mirror(typed, mirror_path, key, app_id, run.version)
         if run.scd2:
             merge_history(typed, history_path, table, key, app_id, run.version)
@@ -261,9 +280,11 @@ def _warn(run: _Run, table: str, reason: str) -> None:
         log.warning("%s: %s: change log only, no mirror", table, reason)
 
 
-def _no_mirror_reason(spark: Any, path: str, versions: Sequence[Version], at: Version) -> str:
+def _no_mirror_reason(
+    tables: LakeTables, path: str, versions: Sequence[Version], at: Version
+) -> str:
     if not at.definition or not at.definition.primary_key:
-        if exists(spark, path):
+        if tables.exists(path):
             return (
                 f"its primary key was dropped (at {at.at}): the mirror is no longer kept; "
                 + resnapshot_hint(str(at.definition.table_name if at.definition else ""))
@@ -279,14 +300,14 @@ Steps = list[tuple[Version, Plan | None]]
 
 
 def _mirror_steps(
-    spark: Any, table: str, path: str, versions: Sequence[Version], target: Version
+    tables: LakeTables, table: str, path: str, versions: Sequence[Version], target: Version
 ) -> Steps | str | None:
     """How the mirror comes to hold ``target``'s definition: ``"create"`` it, ``"done"`` (it is
     past this segment), None (no mirror can be kept), or the steps from the version it holds:
     a plan each, or None where the table was dropped and created again (replaced)."""
-    if not exists(spark, path):
+    if not tables.exists(path):
         return None if _keyless_before(versions, target) else "create"
-    held = _held(spark, table, path, versions, target)
+    held = _held(tables, table, path, versions, target)
     if held.at.key() > target.at.key():
         return "done"
     steps: Steps = []
@@ -321,11 +342,11 @@ def _keyless_before(versions: Sequence[Version], target: Version) -> bool:
 
 
 def _held(
-    spark: Any, table: str, path: str, versions: Sequence[Version], target: Version
+    tables: LakeTables, table: str, path: str, versions: Sequence[Version], target: Version
 ) -> Version:
     """The version the mirror holds: its property, else the last version up to ``target``
     whose columns are the mirror's (a mirror written by the snapshot)."""
-    text = properties(spark, path).get(DEFINITION)
+    text = tables.properties(path).get(DEFINITION)
     if text is not None:
         at = Position(**json.loads(text))
         for v in versions:
@@ -337,7 +358,8 @@ def _held(
             hint="give the schema history this lake was written with; else "
             + resnapshot_hint(table),
         )
-    have = [(fold_column(f.name), f.dataType) for f in spark.read.format("delta").load(path).schema]
+    schema = tables.spark.read.format("delta").load(path).schema
+    have = [(fold_column(f.name), f.dataType) for f in schema]
     for v in reversed([v for v in versions if v.at.key() <= target.at.key()]):
         if v.definition is not None and _typed(v.definition) == have:
             return v
@@ -351,10 +373,13 @@ def _typed(definition: TableDef) -> list[tuple[str, Any]]:
     return [(fold_column(c.name), c.data_type) for c in spark_columns(definition)]
 
 
-def _follow(spark: Any, path: str, steps: Steps, target: Position, history: str | None) -> None:
+def _follow(
+    tables: LakeTables, path: str, steps: Steps, target: Position, history: str | None
+) -> None:
     """Carry the DDL steps out on the mirror (and the renames and widenings on the SCD type 2
     ``history``), then record that the mirror holds ``target``."""
-    unknown: dict[str, str] = json.loads(properties(spark, path).get(UNKNOWN_COLUMNS, "{}"))
+    spark = tables.spark
+    unknown: dict[str, str] = json.loads(tables.properties(path).get(UNKNOWN_COLUMNS, "{}"))
     for version, plan in steps:
         assert version.definition is not None
         if version.truncated:
@@ -362,15 +387,15 @@ def _follow(spark: Any, path: str, steps: Steps, target: Position, history: str 
             continue
         if plan is None:
             schema = typed_schema(spark_columns(version.definition))["after"].dataType
-            create_table(spark, path, schema, replace=True)
+            tables.create(path, schema, replace=True)
             unknown = {}
             continue
         apply_plan(spark, path, plan)
-        if history is not None and exists(spark, history):
+        if history is not None and tables.exists(history):
             apply_plan(spark, history, replace(plan, drops=(), order=()), rows="is_current")
         unknown = _unknown_after(unknown, plan)
-    set_properties(
-        spark, path, {DEFINITION: position_property(target), UNKNOWN_COLUMNS: json.dumps(unknown)}
+    tables.set_properties(
+        path, {DEFINITION: position_property(target), UNKNOWN_COLUMNS: json.dumps(unknown)}
     )
 
 
@@ -387,22 +412,22 @@ def _unknown_after(unknown: dict[str, str], plan: Plan) -> dict[str, str]:
 # -- TRUNCATE TABLE ------------------------------------------------------------------------
 
 
-def _truncate(spark: Any, run: _Run, versions: Sequence[Version], truncated: Version) -> None:
+def _truncate(run: _Run, versions: Sequence[Version], truncated: Version) -> None:
     """A truncation, once: its change log row, then the mirror brought up to it (emptied).
     A mirror past it was truncated before; a table without a mirror gets the change log row
     only for a truncation within the batch's changes."""
     assert truncated.definition is not None
     table = str(truncated.definition.table_name)
-    log_path, mirror, _ = run.paths(truncated.definition.db, truncated.definition.name)
+    log_path, mirror, history = run.paths(truncated.definition.db, truncated.definition.name)
     key = truncated.definition.primary_key or run.keys.get(table, ())
-    if key and exists(spark, mirror):
-        steps = _mirror_steps(spark, table, mirror, versions, truncated)
+    spark = run.tables.spark
+    if key and run.tables.exists(mirror):
+        steps = _mirror_steps(run.tables, table, mirror, versions, truncated)
         if not isinstance(steps, list) or not steps:
             return  # done before
         log_truncate(spark, log_path, truncated, run.app_id)
-        _, _, history = run.paths(truncated.definition.db, truncated.definition.name)
-        _follow(spark, mirror, steps, truncated.at, history if run.scd2 else None)
-    elif truncated.at.key() >= run.start.key() and exists(spark, log_path):
+        _follow(run.tables, mirror, steps, truncated.at, history if run.scd2 else None)
+    elif truncated.at.key() >= run.start.key() and run.tables.exists(log_path):
         log_truncate(spark, log_path, truncated, run.app_id)
 
 
@@ -423,38 +448,40 @@ def _drop(spark: Any, run: _Run, versions: Sequence[Version], dropped: Version) 
     if last is None:
         return
     _, mirror, history = run.paths(last.db, last.name)
-    if not exists(spark, mirror):
+    if not run.tables.exists(mirror):
         return
-    text = properties(spark, mirror).get(DEFINITION)
+    text = run.tables.properties(mirror).get(DEFINITION)
     if text is None:
         if dropped.at.key() < run.start.key():
             return  # a snapshot's mirror: a table of that name dropped before it was taken
     elif Position(**json.loads(text)).key() >= dropped.at.key():
         return
     if dropped.moved_to is not None:
-        _move(spark, run, mirror, history, dropped.moved_to, dropped.at)
-    elif run.scd2 and exists(spark, history):
+        _move(run, mirror, history, dropped.moved_to, dropped.at)
+    elif run.scd2 and run.tables.exists(history):
         close_all(spark, history, dropped.at)
     spark.sql(f"DELETE FROM delta.{quote(mirror)}")
-    set_properties(spark, mirror, {DEFINITION: position_property(dropped.at)})
+    run.tables.set_properties(mirror, {DEFINITION: position_property(dropped.at)})
 
 
-def _move(spark: Any, run: _Run, mirror: str, history: str, to: TableName, at: Position) -> None:
+def _move(run: _Run, mirror: str, history: str, to: TableName, at: Position) -> None:
     _, new_mirror, new_history = run.paths(to.db, to.name)
-    if exists(spark, new_mirror):
-        text = properties(spark, new_mirror).get(DEFINITION)
+    if run.tables.exists(new_mirror):
+        text = run.tables.properties(new_mirror).get(DEFINITION)
         if text is not None and Position(**json.loads(text)).key() >= at.key():
             return  # moved before a crash
-    if exists(spark, history):
-        _copy(spark, history, new_history, {})
-    _copy(spark, mirror, new_mirror, {DEFINITION: position_property(at)})
+    if run.tables.exists(history):
+        _copy(run.tables, history, new_history, {})
+    _copy(run.tables, mirror, new_mirror, {DEFINITION: position_property(at)})
 
 
-def _copy(spark: Any, source: str, target: str, extra: dict[str, str]) -> None:
+def _copy(tables: LakeTables, source: str, target: str, extra: dict[str, str]) -> None:
     """Replace the table at ``target`` by a copy of ``source``'s rows, in one commit."""
     props = {**TABLE_PROPERTIES, **extra}
     pairs = ", ".join(f"{literal(k)} = {literal(v)}" for k, v in props.items())
-    spark.sql(
+    tables.forget(target)
+    tables.spark.sql(
         f"CREATE OR REPLACE TABLE delta.{quote(target)} USING DELTA TBLPROPERTIES ({pairs}) "
         f"AS SELECT * FROM delta.{quote(source)}"
     )
+    tables.forget(target)

@@ -5,6 +5,8 @@ dropped and renamed) and type widening (so columns can be widened in place).
 A mirror records in the table property :data:`DEFINITION` the position where
 the table definition it holds begins (or where the table was dropped): the
 apply compares it with the schema history to know which DDL it has followed.
+:class:`LakeTables` remembers, between the batches of one driver, which tables
+exist and the properties it read, so that a steady stream reads them once.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ __all__ = [
     "DEFINITION",
     "TABLE_PROPERTIES",
     "UNKNOWN_COLUMNS",
+    "LakeTables",
     "create_table",
     "exists",
     "literal",
@@ -84,6 +87,55 @@ def properties(spark: Any, path: str) -> dict[str, str]:
 def set_properties(spark: Any, path: str, values: Mapping[str, str]) -> None:
     pairs = ", ".join(f"{literal(k)} = {literal(v)}" for k, v in values.items())
     spark.sql(f"ALTER TABLE delta.{quote(path)} SET TBLPROPERTIES ({pairs})")
+
+
+class LakeTables:
+    """The lake's tables as this driver knows them: which exist, and the properties each had
+    when the driver last read them. The driver is the lake's only writer, and every change of
+    a table's properties or its replacement goes through :meth:`create` or
+    :meth:`set_properties` (or :meth:`forget`), which drop what was read; row writes (appends,
+    MERGE, DELETE) leave the properties as they are. A new driver (a restart) knows nothing
+    and reads each table once."""
+
+    def __init__(self, spark: Any) -> None:
+        self.spark = spark
+        self._existing: set[str] = set()
+        self._properties: dict[str, dict[str, str]] = {}
+
+    def exists(self, path: str) -> bool:
+        if path not in self._existing and exists(self.spark, path):
+            self._existing.add(path)
+        return path in self._existing
+
+    def properties(self, path: str) -> dict[str, str]:
+        if path not in self._properties:
+            self._properties[path] = properties(self.spark, path)
+        return dict(self._properties[path])
+
+    def create(self, path: str, schema: Any, **options: Any) -> None:
+        """:func:`create_table` (``options`` are its keywords), done only when the table is not
+        known to exist, or to ``replace`` it."""
+        if options.get("replace") or not self.exists(path):
+            with self._changing(path):
+                create_table(self.spark, path, schema, **options)
+            self._existing.add(path)
+
+    def set_properties(self, path: str, values: Mapping[str, str]) -> None:
+        with self._changing(path):
+            set_properties(self.spark, path, values)
+
+    def forget(self, path: str) -> None:
+        """Read the table again when next asked (something else replaced it)."""
+        self._existing.discard(path)
+        self._properties.pop(path, None)
+
+    @contextmanager
+    def _changing(self, path: str) -> Iterator[None]:
+        self.forget(path)
+        try:
+            yield
+        finally:
+            self.forget(path)
 
 
 def position_property(at: Position) -> str:
