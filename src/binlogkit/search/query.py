@@ -255,17 +255,6 @@ def _and(items: list[Node]) -> Node | None:
     return items[0] if len(items) == 1 else And(tuple(items))
 
 
-def _positive(node: Node) -> bool:
-    """Whether ``node`` can match without the whole index's complement."""
-    if isinstance(node, Not):
-        return False
-    if isinstance(node, And):
-        return any(_positive(i) for i in node.items)
-    if isinstance(node, Or):
-        return all(_positive(i) for i in node.items)
-    return True
-
-
 # -- index terms -----------------------------------------------------------------------------
 
 
@@ -328,7 +317,7 @@ def resolve(node: Node | None, analyzer: Analyzer) -> Resolved | None:
         return None if inner is None else Without(inner)
     parts = [r for item in node.items if (r := resolve(item, analyzer)) is not None]
     if isinstance(node, And):
-        if not any(_positive_resolved(p) for p in parts):
+        if not any(_positive(p) for p in parts):
             return None
         return parts[0] if len(parts) == 1 else AllOf(tuple(parts))
     if not parts:
@@ -336,11 +325,12 @@ def resolve(node: Node | None, analyzer: Analyzer) -> Resolved | None:
     return parts[0] if len(parts) == 1 else AnyOf(tuple(parts))
 
 
-def _positive_resolved(node: Resolved) -> bool:
-    if isinstance(node, Without):
+def _positive(node: Node | Resolved) -> bool:
+    """Whether ``node`` can match without the whole index's complement."""
+    if isinstance(node, Not | Without):
         return False
-    if isinstance(node, AllOf):
-        return any(_positive_resolved(i) for i in node.items)
-    if isinstance(node, AnyOf):
-        return all(_positive_resolved(i) for i in node.items)
+    if isinstance(node, And | AllOf):
+        return any(_positive(i) for i in node.items)
+    if isinstance(node, Or | AnyOf):
+        return all(_positive(i) for i in node.items)
     return True
