@@ -9,8 +9,9 @@
 
 ``AND``, ``OR`` and ``NOT`` are operators in capitals only. ``data*`` is a prefix
 term; ``"..."`` a phrase. ``table:`` and ``column:`` filters apply to the whole
-query, so they stand only among its top-level AND terms. A query needs a part
-that is not negated (``NOT x`` alone matches nearly everything).
+query wherever they stand, so not inside parentheses (several of one kind: any of
+them). A query needs a part that is not negated (``NOT x`` alone matches nearly
+everything).
 
 :func:`parse` gives the syntax tree (words as typed); :func:`resolve` turns it into
 index terms with an :class:`~binlogkit.search.analysis.Analyzer`: a word that
@@ -193,7 +194,7 @@ class _Parser:
 
     def conjunction(self, *, top: bool) -> list[Node]:
         """Unary terms joined by AND (or nothing) up to an OR, ')' or the end; filters taken
-        out when ``top``."""
+        out (only outside parentheses)."""
         items: list[Node] = []
         while True:
             tok = self.peek()
@@ -207,10 +208,10 @@ class _Parser:
                     raise self.fail("AND needs a term on each side", tok)
                 continue
             if tok.kind == "FILTER":
-                if not top or self.depth:
+                if self.depth:
                     raise self.fail(
                         "filters apply to the whole query: put table: and column: outside "
-                        "parentheses and OR",
+                        "parentheses",
                         tok,
                     )
                 self.take()
