@@ -14,7 +14,7 @@ partition per hit at most) for their snippets.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -125,18 +125,11 @@ class SearchIndex:
         return table
 
     def _read(
-        self, name: str, buckets: Iterable[int] | None, where: Any, columns: list[str]
+        self, name: str, pruning: list[tuple[str, str, Any]], where: Any, columns: list[str]
     ) -> Any:
-        """Rows of table ``name`` in ``buckets`` (partitions; None: no partitions) that meet
-        ``where``."""
-        table = self._table(name)
-        if buckets is not None:
-            wanted = [str(b) for b in sorted(set(buckets))]
-            if not wanted:
-                return None
-            dataset = table.to_pyarrow_dataset(partitions=[("bucket", "in", wanted)])
-        else:
-            dataset = table.to_pyarrow_dataset()
+        """The rows of table ``name`` that meet ``where`` (a dataset expression), read from the
+        files that ``pruning`` (delta-rs filters on partitions and file statistics) keeps."""
+        dataset = self._table(name).to_pyarrow_dataset(file_pruning_predicate=pruning)
         return dataset.to_table(columns=columns, filter=where)
 
     def search(
@@ -191,9 +184,11 @@ class SearchIndex:
     def _terms_with(self, prefix: str) -> tuple[str, ...]:
         end = prefix[:-1] + chr(ord(prefix[-1]) + 1) if ord(prefix[-1]) < 0x10FFFF else None
         where = ds.field("term") >= prefix
+        pruning: list[tuple[str, str, Any]] = [("term", ">=", prefix)]
         if end is not None:
             where = where & (ds.field("term") < end)
-        rows = self._read("terms", None, where, ["term"])
+            pruning.append(("term", "<", end))
+        rows = self._read("terms", pruning, where, ["term"])
         terms = tuple(sorted(t for t in rows.column("term").to_pylist() if t.startswith(prefix)))
         if len(terms) > MAX_EXPANSIONS:
             raise BinlogError(
@@ -207,14 +202,14 @@ class SearchIndex:
     ) -> dict[str, dict[Doc, Posting]]:
         """The postings of every term ``expr`` needs: per term, per document."""
         wanted = sorted(_terms(expr, expanded, negated=True))
-        buckets = [term_bucket(t, self.manifest.buckets) for t in wanted]
-        names = ["term", "table", "key", "column", "tf", "length", "positions"]
-        rows = self._read(
-            "postings", buckets, ds.field("term").isin(pa.array(wanted, pa.string())), names
-        )
         out: dict[str, dict[Doc, Posting]] = {t: {} for t in wanted}
-        if rows is None:
+        if not wanted:
             return out
+        buckets = sorted({str(term_bucket(t, self.manifest.buckets)) for t in wanted})
+        pruning = [("bucket", "in", buckets), ("term", "in", wanted)]
+        names = ["term", "table", "key", "column", "tf", "length", "positions"]
+        where = ds.field("term").isin(pa.array(wanted, pa.string()))
+        rows = self._read("postings", pruning, where, names)
         positions = rows.column("positions")
         columns = (rows.column(n).to_pylist() for n in names[:6])
         for i, (term, table, key, column, tf, length) in enumerate(zip(*columns, strict=True)):
@@ -241,16 +236,15 @@ class SearchIndex:
     def _texts(self, docs: list[Doc]) -> dict[Doc, str]:
         if not docs:
             return {}
-        buckets = [doc_bucket(t, k, self.manifest.doc_buckets) for t, k, _ in docs]
-        keys = pa.array(sorted({k for _, k, _ in docs}))
-        rows = self._read(
-            "docs", buckets, ds.field("key").isin(keys), ["table", "key", "column", "text"]
-        )
+        buckets = sorted({str(doc_bucket(t, k, self.manifest.doc_buckets)) for t, k, _ in docs})
+        keys = sorted({k for _, k, _ in docs})
+        pruning = [("bucket", "in", buckets), ("key", "in", keys)]
+        names = ["table", "key", "column", "text"]
+        where = ds.field("key").isin(pa.array(keys, pa.string()))
+        rows = self._read("docs", pruning, where, names)
         wanted = set(docs)
         found = {}
-        for t, k, c, text in zip(
-            *(rows.column(n).to_pylist() for n in ("table", "key", "column", "text")), strict=True
-        ):
+        for t, k, c, text in zip(*(rows.column(n).to_pylist() for n in names), strict=True):
             if (t, k, c) in wanted:
                 found[(t, k, c)] = text
         return found

@@ -228,7 +228,11 @@ class _Parser:
             return Not(self.unary())
         if tok.kind == "LPAREN":
             self.depth += 1
-            inner = self.disjunction(_and(self.conjunction(top=False)))
+            first = _and(self.conjunction(top=False))
+            if first is None and self.peek().kind != "OR":
+                at_end = self.peek().kind == "END"
+                raise self.fail("'(' not closed" if at_end else "nothing inside ( )", tok)
+            inner = self.disjunction(first)
             close = self.take()
             if close.kind != "RPAREN":
                 raise self.fail("'(' not closed", tok)

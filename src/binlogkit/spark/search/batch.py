@@ -15,6 +15,7 @@ first batch of an index appends instead (there is nothing to replace).
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import reduce
@@ -39,7 +40,8 @@ from binlogkit.spark.search.analyze import (
 __all__ = ["CRASH_ENV", "BatchResult", "create_tables", "run_batch", "table_version"]
 
 CRASH_ENV = "BINLOGKIT_SEARCH_CRASH"
-"""Test hook: set to a batch number, the batch stops after its ``postings`` write."""
+"""Test hook: ``BATCH:TABLE`` (``2:terms``) stops batch ``BATCH`` after its write of ``TABLE``
+(``postings``, ``docs`` or ``terms``), before the manifest records it."""
 
 log = logging.getLogger(__name__)
 
@@ -111,11 +113,9 @@ def run_batch(
     return manifest.finished(versions, result.docs, result.length)
 
 
-def _crash_point(batch: int) -> None:
-    import os
-
-    if os.environ.get(CRASH_ENV) == str(batch):
-        raise RuntimeError(f"{CRASH_ENV}={batch}: stopping after the postings write")
+def _crash_point(batch: int, table: str) -> None:
+    if os.environ.get(CRASH_ENV) == f"{batch}:{table}":
+        raise RuntimeError(f"{CRASH_ENV}={batch}:{table}: stopping after the {table} write")
 
 
 def _append(new_docs: Any, paths: Mapping[str, str], app_id: str, batch: int) -> None:
@@ -130,11 +130,13 @@ def _append(new_docs: Any, paths: Mapping[str, str], app_id: str, batch: int) ->
 
     postings = postings_of(new_docs)
     write(postings.repartition("bucket").sortWithinPartitions("bucket", "term"), "postings")
-    _crash_point(batch)
+    _crash_point(batch, "postings")
     docs = docs_of(new_docs).repartition("bucket").sortWithinPartitions("bucket", *DOC_ID)
     write(docs, "docs")
+    _crash_point(batch, "docs")
     terms = postings.groupBy("term").agg(F.count(F.lit(1)).alias("df"))
     write(terms.repartition(1).sortWithinPartitions("term"), "terms")
+    _crash_point(batch, "terms")
 
 
 def _replace(
@@ -146,8 +148,9 @@ def _replace(
     old_postings = postings_of(old_docs)
     posting_id = ("bucket", "term", *DOC_ID)
     _merge(paths["postings"], new_postings, old_postings, posting_id, app_id, batch)
-    _crash_point(batch)
+    _crash_point(batch, "postings")
     _merge(paths["docs"], docs_of(new_docs), docs_of(old_docs), ("bucket", *DOC_ID), app_id, batch)
+    _crash_point(batch, "docs")
     counts = new_postings.select("term", F.lit(1).alias("n")).unionByName(
         old_postings.select("term", F.lit(-1).alias("n"))
     )
@@ -162,6 +165,7 @@ def _replace(
     merge = merge.whenNotMatchedInsert(values={"term": "s.term", "df": f"s.{DELTA_DF}"})
     with transaction(spark, app_id, batch):
         merge.execute()
+    _crash_point(batch, "terms")
 
 
 def _merge(
