@@ -14,28 +14,18 @@ from __future__ import annotations
 
 import json
 import random
+import shutil
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_run import invoke
+from search_brute import Corpus, Doc
 
 from binlogkit.sandbox import MariaDBSandbox
-from binlogkit.search.analysis import Analyzer
-from binlogkit.search.bm25 import idf, term_score
 from binlogkit.search.engine import SearchIndex
 from binlogkit.search.manifest import IndexLayout, Manifest
-from binlogkit.search.query import (
-    AllOf,
-    AnyOf,
-    Phrase,
-    Prefix,
-    Resolved,
-    Term,
-    Without,
-    parse,
-    resolve,
-)
 
 pytest.importorskip("delta")
 
@@ -134,8 +124,6 @@ def _url(server: MariaDBSandbox) -> str:
 
 # -- the brute force --------------------------------------------------------------------------
 
-Doc = tuple[str, str, str]
-
 
 def _source_documents(server: MariaDBSandbox) -> dict[Doc, str]:
     """Every text value of the indexed columns as the server gives it, by document."""
@@ -154,80 +142,16 @@ def _source_documents(server: MariaDBSandbox) -> dict[Doc, str]:
     return docs
 
 
-def _brute_force(docs: dict[Doc, str], analyzer: Analyzer, query: str) -> list[tuple[Doc, float]]:
-    """The hits of ``query`` by scanning every document: its terms matched directly."""
-    analysed = {doc: analyzer.terms(text) for doc, text in docs.items()}
-    analysed = {doc: terms for doc, terms in analysed.items() if terms}
-    vocabulary = {term for terms in analysed.values() for term, _ in terms}
-    parsed = parse(query)
-    expr = resolve(parsed.expr, analyzer)
-    if expr is None:
-        return []
-    total = sum(len(t) for t in analysed.values())
-    avg = total / len(analysed)
-
-    def matches(node: Resolved, pairs: set[tuple[str, int]], terms: set[str]) -> bool:
-        if isinstance(node, Term):
-            return node.term in terms
-        if isinstance(node, Prefix):
-            return any(t.startswith(node.prefix) for t in terms)
-        if isinstance(node, Phrase):
-            return any(
-                all((t, p + off) in pairs for t, off in node.terms)
-                for t0, p in pairs
-                if t0 == node.terms[0][0]
-            )
-        if isinstance(node, AnyOf):
-            return any(matches(i, pairs, terms) for i in node.items)
-        assert isinstance(node, AllOf)
-        return all(
-            not matches(i.item, pairs, terms)
-            if isinstance(i, Without)
-            else matches(i, pairs, terms)
-            for i in node.items
-        )
-
-    def scoring(node: Resolved) -> set[str]:
-        if isinstance(node, Term):
-            return {node.term}
-        if isinstance(node, Phrase):
-            return {t for t, _ in node.terms}
-        if isinstance(node, Prefix):
-            return {t for t in vocabulary if t.startswith(node.prefix)}
-        if isinstance(node, AllOf | AnyOf):
-            return set().union(*(scoring(i) for i in node.items))
-        return set()
-
-    positive = scoring(expr)
-    df = {
-        t: sum(1 for terms in analysed.values() if any(x == t for x, _ in terms)) for t in positive
-    }
-    hits = []
-    for doc, terms in analysed.items():
-        if parsed.tables and doc[0] not in parsed.tables:
-            continue
-        if parsed.columns and doc[2] not in parsed.columns:
-            continue
-        pairs = set(terms)
-        names = {t for t, _ in terms}
-        if not matches(expr, pairs, names):
-            continue
-        score = 0.0
-        for term in sorted(positive & names):
-            tf = sum(1 for t, _ in terms if t == term)
-            score += term_score(tf, len(terms), avg, idf(len(analysed), df[term]))
-        hits.append((doc, round(score, 9)))
-    return sorted(hits, key=lambda hit: (-hit[1], hit[0]))
-
-
 def _check_index(server: MariaDBSandbox, folder: Path) -> int:
     """Every query's hits from the index equal the brute force's; the hits compared."""
     docs = _source_documents(server)
     engine = SearchIndex(folder)
-    assert engine.stats.docs == sum(1 for t in docs.values() if engine.analyzer.terms(t))
+    corpus = Corpus(docs, engine.analyzer)
+    assert engine.stats.docs == len(corpus.terms)
+    assert engine.stats.length == corpus.length
     compared = 0
     for query in QUERIES:
-        expected = _brute_force(docs, engine.analyzer, query)
+        expected = corpus.hits(query)
         hits = engine.search(query, limit=10_000)
         got = [((h.table, h.key, h.column), h.score) for h in hits]
         assert [doc for doc, _ in got] == [doc for doc, _ in expected], query
@@ -308,6 +232,43 @@ def test_index_equals_a_brute_force_scan_through_changes_and_a_crash(
     assert done is not None and done.batch == 2 and done.pending is None
     nothing = index(lake, folder, once=True, spark=spark)
     assert nothing.batches == 0
+
+    # a column dropped: followed through the change data feed
+    server.execute(
+        "ALTER TABLE shop.items DROP COLUMN qty;"
+        "UPDATE shop.items SET name = 'green apple' WHERE id = 2;"
+    )
+    sync(_url(server), lake, tables=list(TABLES), once=True, spark=spark)
+    assert index(lake, folder, once=True, spark=spark).batches == 1
+    _check_index(server, folder)
+
+    # the mirror replaced by another Delta table (as a resnapshot makes one), which lacks the
+    # odd rows the server lost meanwhile: the table's documents are rebuilt from it
+    mirror, aside = lake / "shop" / "items" / "mirror", tmp_path / "aside"
+    shutil.move(mirror, aside)
+    odd = "id % 2 = 1"
+    server.execute(f"DELETE FROM shop.items WHERE {odd}")
+    spark.read.format("delta").load(str(aside)).where(f"NOT ({odd})").write.format("delta").save(
+        str(mirror)
+    )
+    notes.clear()
+    assert index(lake, folder, once=True, spark=spark, progress=notes.append).batches == 1
+    assert "shop.items: its mirror was replaced: rebuilding its documents" in notes
+    assert "shop.items: change data feed switched on in its mirror" in notes
+    _check_index(server, folder)
+
+    # the command line
+    run = invoke("search", str(folder), "apple", "--format", "jsonl", "--limit", "3")
+    assert run.exit_code == 0, run.stderr
+    lines = [json.loads(line) for line in run.stdout.decode().splitlines()]
+    best = SearchIndex(folder).search("apple", limit=3)
+    assert [(h["table"], h["key"], h["column"]) for h in lines] == [
+        (h.table, json.loads(h.key), h.column) for h in best
+    ]
+    text = invoke("search", str(folder), "apple", "--table", "shop.notes", "--limit", "1")
+    assert text.stdout.decode().count("\n") == 1 and " shop.notes k1=" in text.stdout.decode()
+    bad = invoke("search", str(folder), "apple (")
+    assert bad.failed_cleanly() is None and "'(' not closed" in bad.stderr
 
 
 def _check_index_unchanged(folder: Path, before: Manifest) -> None:

@@ -19,14 +19,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.dataset as ds
 from deltalake import DeltaTable
 
 from binlogkit.errors import BinlogError
 from binlogkit.search.analysis import Analyzer
-from binlogkit.search.bm25 import Stats, idf, term_score
+from binlogkit.search.bm25 import Stats
 from binlogkit.search.manifest import IndexLayout, Manifest, doc_bucket, term_bucket
+from binlogkit.search.matching import Doc, Postings
 from binlogkit.search.query import (
     AllOf,
     AnyOf,
@@ -39,30 +41,13 @@ from binlogkit.search.query import (
     resolve,
 )
 
-__all__ = ["MAX_EXPANSIONS", "Hit", "Posting", "SearchIndex", "search", "snippet"]
+__all__ = ["MAX_EXPANSIONS", "Hit", "SearchIndex", "search", "snippet"]
 
 MAX_EXPANSIONS = 1024
 """A prefix that matches more index terms is an error (as Lucene's clause limit)."""
 
 SNIPPET_CHARS = 160
 MARKS = ("**", "**")
-
-Doc = tuple[str, str, str]
-"""A document: table, key (JSON text), column."""
-
-
-@dataclass(frozen=True, slots=True)
-class Posting:
-    """A term in a document: its frequency, the document's length, and its positions (row
-    ``row`` of the read ``source`` column, converted only when a phrase needs them)."""
-
-    tf: int
-    length: int
-    source: Any
-    row: int
-
-    def positions(self) -> list[int]:
-        return list(self.source[self.row].as_py())
 
 
 @dataclass(frozen=True, slots=True)
@@ -148,25 +133,15 @@ class SearchIndex:
         expr = resolve(parsed.expr, self.analyzer)
         if expr is None:
             return []
-        allowed_tables = set(parsed.tables) | set(tables)
-        allowed_columns = set(parsed.columns) | set(columns)
         expanded = self._expand(expr)
-        postings = self._postings(expr, expanded)
-        df = {term: len(rows) for term, rows in postings.items()}
-        if allowed_tables or allowed_columns:
-            postings = {
-                term: {
-                    doc: value
-                    for doc, value in rows.items()
-                    if (not allowed_tables or doc[0] in allowed_tables)
-                    and (not allowed_columns or doc[2] in allowed_columns)
-                }
-                for term, rows in postings.items()
-            }
-        matched = _matches(expr, expanded, postings)
+        rows = self._postings(expr, expanded)
+        postings = Postings(
+            rows, set(parsed.tables) | set(tables), set(parsed.columns) | set(columns)
+        )
         marked = _terms(expr, expanded, negated=False)
-        scores = self._scores(matched, marked, postings, df)
-        ranked = sorted(scores.items(), key=lambda item: (-item[1], item[0]))[:limit]
+        matched = postings.matches(expr, expanded)
+        scores = postings.scores(matched, sorted(marked), self.stats)
+        ranked = _top(postings, matched, scores, limit)
         texts = self._texts([doc for doc, _ in ranked])
         return [
             Hit(doc[0], doc[1], doc[2], score, snippet(self.analyzer, texts[doc], marked))
@@ -197,41 +172,16 @@ class SearchIndex:
             )
         return terms
 
-    def _postings(
-        self, expr: Resolved, expanded: dict[str, tuple[str, ...]]
-    ) -> dict[str, dict[Doc, Posting]]:
-        """The postings of every term ``expr`` needs: per term, per document."""
+    def _postings(self, expr: Resolved, expanded: dict[str, tuple[str, ...]]) -> Any:
+        """The postings rows of every term ``expr`` needs (``positions`` only for phrases)."""
         wanted = sorted(_terms(expr, expanded, negated=True))
-        out: dict[str, dict[Doc, Posting]] = {t: {} for t in wanted}
-        if not wanted:
-            return out
         buckets = sorted({str(term_bucket(t, self.manifest.buckets)) for t in wanted})
         pruning = [("bucket", "in", buckets), ("term", "in", wanted)]
-        names = ["term", "table", "key", "column", "tf", "length", "positions"]
+        names = ["term", "table", "key", "column", "tf", "length"]
+        if any(isinstance(node, Phrase) for node in _walk(expr)):
+            names.append("positions")
         where = ds.field("term").isin(pa.array(wanted, pa.string()))
-        rows = self._read("postings", pruning, where, names)
-        positions = rows.column("positions")
-        columns = (rows.column(n).to_pylist() for n in names[:6])
-        for i, (term, table, key, column, tf, length) in enumerate(zip(*columns, strict=True)):
-            out[term][(table, key, column)] = Posting(tf, length, positions, i)
-        return out
-
-    def _scores(
-        self,
-        matched: set[Doc],
-        terms: set[str],
-        postings: dict[str, dict[Doc, Posting]],
-        df: dict[str, int],
-    ) -> dict[Doc, float]:
-        avg = self.stats.avg_length
-        scores: dict[Doc, float] = dict.fromkeys(matched, 0.0)
-        for term in sorted(terms):
-            rows = postings.get(term, {})
-            weight = idf(self.stats.docs, df.get(term, 0))
-            for doc in matched & rows.keys():
-                posting = rows[doc]
-                scores[doc] += term_score(posting.tf, posting.length, avg, weight)
-        return {doc: round(score, 9) for doc, score in scores.items()}
+        return self._read("postings", pruning, where, names)
 
     def _texts(self, docs: list[Doc]) -> dict[Doc, str]:
         if not docs:
@@ -274,40 +224,20 @@ def _terms(expr: Resolved, expanded: dict[str, tuple[str, ...]], *, negated: boo
     return out
 
 
-def _matches(
-    node: Resolved, expanded: dict[str, tuple[str, ...]], postings: dict[str, dict[Doc, Posting]]
-) -> set[Doc]:
-    """The documents that match ``node`` (a :class:`Without` only within an AllOf)."""
-    if isinstance(node, Term):
-        return set(postings.get(node.term, {}))
-    if isinstance(node, Prefix):
-        return set().union(*(postings.get(t, {}).keys() for t in expanded[node.prefix]))
-    if isinstance(node, Phrase):
-        return _phrase(node, postings)
-    if isinstance(node, AnyOf):
-        return set().union(*(_matches(i, expanded, postings) for i in node.items))
-    assert isinstance(node, AllOf)
-    wanted = [i for i in node.items if not isinstance(i, Without)]
-    found = set.intersection(*(_matches(i, expanded, postings) for i in wanted))
-    for item in node.items:
-        if isinstance(item, Without):
-            found -= _matches(item.item, expanded, postings)
-    return found
-
-
-def _phrase(phrase: Phrase, postings: dict[str, dict[Doc, Posting]]) -> set[Doc]:
-    rows = [postings.get(term, {}) for term, _ in phrase.terms]
-    candidates = set.intersection(*(set(r) for r in rows))
-    found = set()
-    for doc in candidates:
-        starts = set(rows[0][doc].positions())
-        for (_, offset), row in zip(phrase.terms[1:], rows[1:], strict=True):
-            starts &= {p - offset for p in row[doc].positions()}
-            if not starts:
-                break
-        if starts:
-            found.add(doc)
-    return found
+def _top(postings: Postings, matched: Any, scores: Any, limit: int) -> list[tuple[Doc, float]]:
+    """The ``limit`` best documents: by score rounded to 9 decimals, then table, key, column.
+    Only those within rounding of the ``limit``-th raw score are rounded and sorted."""
+    if len(matched) == 0:
+        return []
+    if len(matched) > limit:
+        cut = np.partition(scores, len(scores) - limit)[len(scores) - limit]
+        near = scores >= cut - 1e-8
+        matched, scores = matched[near], scores[near]
+    ranked = sorted(
+        (postings.doc(int(n)), round(float(s), 9)) for n, s in zip(matched, scores, strict=True)
+    )
+    ranked.sort(key=lambda item: -item[1])
+    return ranked[:limit]
 
 
 def snippet(analyzer: Analyzer, text: str, terms: set[str], marks: tuple[str, str] = MARKS) -> str:

@@ -62,6 +62,8 @@ DOCS_SCHEMA = StructType(
 )
 TERMS_SCHEMA = StructType([StructField("term", _TEXT, False), StructField("df", LongType(), False)])
 
+DOCUMENT = "table string, key string, column string, text string"
+
 _TERM = StructType(
     [
         StructField("term", _TEXT, False),
@@ -76,6 +78,8 @@ ANALYSED = StructType([*DOCS_SCHEMA.fields, StructField("terms", ArrayType(_TERM
 
 def documents(mirror: Any, table: str, columns: Sequence[str], key: Sequence[str]) -> Any:
     """The documents of a mirror's rows (a DataFrame of the mirror's columns)."""
+    if not columns:
+        return mirror.sparkSession.createDataFrame([], DOCUMENT)
     row_key = F.to_json(F.struct(*(F.col(quote(k)) for k in key)))
     cells = F.array(
         *(F.struct(F.lit(c).alias("column"), F.col(quote(c)).alias("text")) for c in columns)

@@ -89,7 +89,7 @@ def run_batch(
     assert manifest.pending is not None
     batch, ranges = manifest.pending
     old = _old_docs(spark, layout, manifest, ranges)
-    new = _new_docs(spark, manifest, ranges)
+    new = _new_docs(spark, manifest, ranges, report)
     a = manifest.analyzer
     new_docs = analysed(new, a, manifest.buckets, manifest.doc_buckets).persist()
     old_docs = None if old is None else analysed(old, a, manifest.buckets, manifest.doc_buckets)
@@ -207,12 +207,18 @@ def _totals(manifest: Manifest, new_docs: Any, old_docs: Any | None) -> BatchRes
     return BatchResult(added, removed, docs, length)
 
 
-def _new_docs(spark: Any, manifest: Manifest, ranges: Mapping[str, MirrorRange]) -> Any:
+def _new_docs(
+    spark: Any, manifest: Manifest, ranges: Mapping[str, MirrorRange], report: Callable[[str], None]
+) -> Any:
     """The documents, in the mirrors at the batch's end, of the rows the batch touches."""
     parts = []
     for table, span in ranges.items():
         mirror = _mirror(spark, manifest, table).option("versionAsOf", span.end).load()
-        docs = documents(mirror, table, manifest.columns[table], manifest.keys[table])
+        columns = [c for c in manifest.columns[table] if c in mirror.columns]
+        gone = [c for c in manifest.columns[table] if c not in columns]
+        if gone:
+            report(f"{table}: column(s) {', '.join(gone)} no longer in its mirror: not indexed")
+        docs = documents(mirror, table, columns, manifest.keys[table])
         if not span.rebuild:
             docs = docs.join(_touched(spark, manifest, table, span), on="key", how="left_semi")
         parts.append(docs)

@@ -72,13 +72,14 @@ def index(
     report = progress or (lambda line: None)
     layout = IndexLayout(Path(to))
     manifest = Manifest.load(layout)
-    session = spark or lake_session(master)
     wanted = _wanted(columns, tables)
     lake = _lake(source, layout, manifest, wanted)
+    synced = sorted(wanted or (manifest.columns if manifest else ()))
+    session = spark or lake_session(master)
     batches = 0
     try:
         while True:
-            _sync(source, lake, layout, wanted, session, report)
+            _sync(source, lake, layout, synced, session, report)
             if manifest is None:
                 manifest = _create(session, layout, lake, wanted, stem, stop_words, report)
             if manifest.pending is None:
@@ -150,7 +151,7 @@ def _sync(
     source: str | Path,
     lake: str,
     layout: IndexLayout,
-    wanted: dict[str, Any],
+    tables: list[str],
     session: Any,
     report: Progress,
 ) -> None:
@@ -162,14 +163,13 @@ def _sync(
 
     text = str(source)
     run = lakehouse.sync if "://" in text else lakehouse.apply
-    names = sorted(wanted) or None
 
     def forward(item: Any) -> None:
         from binlogkit.spark.sync_progress import describe
 
         report(f"lake: {describe(item)}")
 
-    run(text, lake, tables=names, once=True, spark=session, progress=forward)
+    run(text, lake, tables=tables, once=True, spark=session, progress=forward)
 
 
 def _create(
@@ -199,9 +199,7 @@ def _create(
                 hint="only tables with a key are mirrored; check the name and the lake",
             )
         columns[table] = _text_columns(spark, table, path, chosen)
-        if properties(spark, path).get(CDF) != "true":
-            set_properties(spark, path, {CDF: "true"})
-            report(f"{table}: change data feed switched on in its mirror")
+        _feed_on(spark, table, path, report)
         ranges[table] = MirrorRange(-1, table_version(spark, path), _table_id(spark, path), True)
     manifest = Manifest(
         analyzer=analyzer,
@@ -212,6 +210,13 @@ def _create(
     )
     create_tables(spark, layout)
     return manifest.with_pending(0, ranges)
+
+
+def _feed_on(spark: Any, table: str, path: str, report: Progress) -> None:
+    """Switch on the change data feed of a mirror (from its next version on)."""
+    if properties(spark, path).get(CDF) != "true":
+        set_properties(spark, path, {CDF: "true"})
+        report(f"{table}: change data feed switched on in its mirror")
 
 
 def _text_columns(spark: Any, table: str, path: str, chosen: list[str]) -> tuple[str, ...]:
@@ -260,12 +265,14 @@ def _plan(spark: Any, manifest: Manifest, report: Progress) -> Manifest:
     ranges: dict[str, MirrorRange] = {}
     for table, last in manifest.mirrors.items():
         path = mirror_path(manifest.lake, table)
-        end = table_version(spark, path)
         table_id = _table_id(spark, path)
         if table_id != last.table_id:
             report(f"{table}: its mirror was replaced: rebuilding its documents")
-            ranges[table] = MirrorRange(-1, end, table_id, True)
-        elif end > last.end:
+            _feed_on(spark, table, path, report)
+            ranges[table] = MirrorRange(-1, table_version(spark, path), table_id, True)
+            continue
+        end = table_version(spark, path)
+        if end > last.end:
             readable = _feed_readable(spark, path, last.end + 1, end)
             if not readable:
                 report(
