@@ -120,39 +120,39 @@ class Analyzer:
 
     def tokens(self, text: str) -> list[Token]:
         """The index terms of ``text``, in order."""
-        out: list[Token] = []
-        position = 0
+        return [Token(*t) for t in self._analyse(text)]
+
+    def terms(self, text: str) -> list[tuple[str, int]]:
+        """``(term, position)`` of each token of ``text``."""
+        return [(t[0], t[1]) for t in self._analyse(text)]
+
+    def _analyse(self, text: str) -> list[tuple[str, int, int, int]]:
+        """``(term, position, start, end)`` of each token."""
+        out: list[tuple[str, int, int, int]] = []
+        plain: list[int] = []  # indexes in out of the words to stem (not CJK)
         run: list[tuple[str, int, int]] = []  # CJK characters waiting for bigrams
+        position = 0
         for word, start, end, gap in _words(text):
-            if run and (gap or not _CJK.match(word)):
+            cjk = not word.isascii() and _CJK.match(word) is not None
+            if run and (gap or not cjk):
                 position = _bigrams(run, position, out)
                 run = []
             if word == "":  # a skipped (too long) word
                 position += 1
-                continue
-            if _CJK.match(word):
+            elif cjk:
                 run.extend(_characters(word, start, end))
-                continue
-            if word not in self.stop_words:
-                out.append(Token(word, position, start, end))
-            position += 1
+            else:
+                if word not in self.stop_words:
+                    plain.append(len(out))
+                    out.append((word, position, start, end))
+                position += 1
         if run:
             _bigrams(run, position, out)
-        if self.stem is not None:
-            self._stem(out)
+        if self.stem is not None and plain:
+            stems = _stemmer(self.stem).stemWords([out[i][0] for i in plain])
+            for i, stem in zip(plain, stems, strict=True):
+                out[i] = (stem, *out[i][1:])
         return out
-
-    def terms(self, text: str) -> list[tuple[str, int]]:
-        """``(term, position)`` of each token of ``text``."""
-        return [(t.term, t.position) for t in self.tokens(text)]
-
-    def _stem(self, tokens: list[Token]) -> None:
-        stemmer = _stemmer(self.stem or "")
-        plain = [i for i, t in enumerate(tokens) if not _CJK.match(t.term)]
-        stems = stemmer.stemWords([tokens[i].term for i in plain])
-        for i, stem in zip(plain, stems, strict=True):
-            token = tokens[i]
-            tokens[i] = Token(stem, token.position, token.start, token.end)
 
     def to_json(self) -> dict[str, Any]:
         return {"stem": self.stem, "stop_words": sorted(self.stop_words)}
@@ -165,30 +165,18 @@ class Analyzer:
 def _words(text: str) -> Iterator[tuple[str, int, int, bool]]:
     """Each word of ``text``, normalised (``""`` for one too long), its span, and whether
     something other than a word came before it since the previous word."""
-    end = 0
-    for match in _spans(text):
-        start, stop = match
-        segment = text[start:stop]
-        if not _WORDLIKE.search(segment):
-            continue
-        gap = start != end
-        end = stop
-        if stop - start > MAX_WORD:
-            yield "", start, stop, gap
-        else:
-            yield normalize(segment), start, stop, gap
-
-
-def _spans(text: str) -> Iterator[tuple[int, int]]:
-    """The spans between consecutive word boundaries of ``text``."""
-    last = 0
-    for match in _BOUNDARY.finditer(text):
-        at = match.start()
-        if at > last:
-            yield last, at
-            last = at
-    if last < len(text):
-        yield last, len(text)
+    start = last = 0
+    for segment in _BOUNDARY.split(text):
+        stop = start + len(segment)
+        if segment and not segment.isspace() and _WORDLIKE.search(segment):
+            if stop - start > MAX_WORD:
+                yield "", start, stop, start != last
+            elif segment.isascii():  # NFKC leaves ASCII alone; its case folding is lower()
+                yield segment.lower(), start, stop, start != last
+            else:
+                yield normalize(segment), start, stop, start != last
+            last = stop
+        start = stop
 
 
 def _characters(word: str, start: int, end: int) -> list[tuple[str, int, int]]:
@@ -199,14 +187,16 @@ def _characters(word: str, start: int, end: int) -> list[tuple[str, int, int]]:
     return [(ch, start, end) for ch in word]
 
 
-def _bigrams(run: list[tuple[str, int, int]], position: int, out: list[Token]) -> int:
+def _bigrams(
+    run: list[tuple[str, int, int]], position: int, out: list[tuple[str, int, int, int]]
+) -> int:
     """Append the bigrams of a CJK run (a unigram for a lone character); the next position."""
     if len(run) == 1:
         ch, start, end = run[0]
-        out.append(Token(ch, position, start, end))
+        out.append((ch, position, start, end))
         return position + 1
     for i in range(len(run) - 1):
-        out.append(Token(run[i][0] + run[i + 1][0], position, run[i][1], run[i + 1][2]))
+        out.append((run[i][0] + run[i + 1][0], position, run[i][1], run[i + 1][2]))
         position += 1
     return position
 
