@@ -1,13 +1,15 @@
 """``binlogkit spark index`` and ``binlogkit search`` end to end on a live MariaDB.
 
 A database with text in utf8mb4, latin1 and gbk (Latin, Cyrillic and CJK words,
-NULLs, empty strings, a composite key) is synced into a lake and indexed. After
-the first build, after a workload of inserts, updates (text changed, primary key
-changed) and deletes brought in from the mirrors' change data feed, and after a
-batch that crashed between its writes and was run again, every query's hits
-equal a brute-force scan: every row the server gives for ``SELECT``, analysed
-the same way, each query matched against each document's terms directly and
-ranked by the same BM25.
+NULLs, empty strings, a composite key) is indexed from the server's URL (the
+indexer syncs the tables into ``INDEX/lake`` itself, each round). After the
+first build, after a workload of inserts, updates (text changed, primary key
+changed) and deletes brought in from the mirrors' change data feed, after a
+batch that stopped after its writes but before its manifest and was run again,
+after a DROP COLUMN, and after a mirror replaced by a new Delta table (a
+rebuild), every query's hits equal a brute-force scan (``search_brute``): every
+row the server gives for ``SELECT``, analysed the same way, each query matched
+against each document's terms directly and ranked by the same BM25.
 """
 
 from __future__ import annotations
@@ -29,7 +31,6 @@ from binlogkit.search.manifest import IndexLayout, Manifest
 
 pytest.importorskip("delta")
 
-from binlogkit.spark.lakehouse import sync
 from binlogkit.spark.search.batch import CRASH_ENV
 from binlogkit.spark.search.build import index
 
@@ -171,11 +172,11 @@ def test_index_equals_a_brute_force_scan_through_changes_and_a_crash(
     rng = random.Random(18)
     server = mariadb_factory("search")
     server.execute(SCHEMA + _items(rng, range(1, 201)) + _notes(rng, 80))
-    lake, folder = tmp_path / "lake", tmp_path / "index"
+    url, folder = _url(server), tmp_path / "index"
+    lake = folder / "lake"  # the index syncs the server's tables into it
     notes: list[str] = []
-    sync(_url(server), lake, tables=list(TABLES), once=True, spark=spark)
     built = index(
-        lake,
+        url,
         folder,
         tables=["shop.items"],
         columns=["shop.notes.note", "shop.notes.memo"],
@@ -203,8 +204,7 @@ def test_index_equals_a_brute_force_scan_through_changes_and_a_crash(
         + "DELETE FROM shop.notes WHERE k2 % 10 = 1;"
         + "UPDATE shop.items SET body = 'quick brown fox' WHERE id = 1018;"
     )
-    sync(_url(server), lake, tables=list(TABLES), once=True, spark=spark)
-    second = index(lake, folder, once=True, spark=spark)
+    second = index(url, folder, once=True, spark=spark)
     assert second.batches == 1
     _check_index(server, folder)
     manifest = Manifest.load(IndexLayout(folder))
@@ -217,20 +217,19 @@ def test_index_equals_a_brute_force_scan_through_changes_and_a_crash(
         + "DELETE FROM shop.items WHERE id % 6 = 0;"
         + _items(rng, range(300, 310))
     )
-    sync(_url(server), lake, tables=list(TABLES), once=True, spark=spark)
     monkeypatch.setenv(CRASH_ENV, "2:terms")
     with pytest.raises(RuntimeError, match=CRASH_ENV):
-        index(lake, folder, once=True, spark=spark)
+        index(url, folder, once=True, spark=spark)
     crashed = Manifest.load(IndexLayout(folder))
     assert crashed is not None and crashed.batch == 1 and crashed.pending is not None
     _check_index_unchanged(folder, manifest)
     monkeypatch.delenv(CRASH_ENV)
-    rerun = index(lake, folder, once=True, spark=spark)
+    rerun = index(url, folder, once=True, spark=spark)
     assert rerun.batches == 1
     _check_index(server, folder)
     done = Manifest.load(IndexLayout(folder))
     assert done is not None and done.batch == 2 and done.pending is None
-    nothing = index(lake, folder, once=True, spark=spark)
+    nothing = index(url, folder, once=True, spark=spark)
     assert nothing.batches == 0
 
     # a column dropped: followed through the change data feed
@@ -238,8 +237,7 @@ def test_index_equals_a_brute_force_scan_through_changes_and_a_crash(
         "ALTER TABLE shop.items DROP COLUMN qty;"
         "UPDATE shop.items SET name = 'green apple' WHERE id = 2;"
     )
-    sync(_url(server), lake, tables=list(TABLES), once=True, spark=spark)
-    assert index(lake, folder, once=True, spark=spark).batches == 1
+    assert index(url, folder, once=True, spark=spark).batches == 1
     _check_index(server, folder)
 
     # the mirror replaced by another Delta table (as a resnapshot makes one), which lacks the
@@ -252,7 +250,7 @@ def test_index_equals_a_brute_force_scan_through_changes_and_a_crash(
         str(mirror)
     )
     notes.clear()
-    assert index(lake, folder, once=True, spark=spark, progress=notes.append).batches == 1
+    assert index(url, folder, once=True, spark=spark, progress=notes.append).batches == 1
     assert "shop.items: its mirror was replaced: rebuilding its documents" in notes
     assert "shop.items: change data feed switched on in its mirror" in notes
     _check_index(server, folder)
