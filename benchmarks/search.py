@@ -308,6 +308,12 @@ def main() -> None:
     parser.add_argument("--docs", type=int, default=1_000_000)
     parser.add_argument("--changes", type=int, default=1_000)
     parser.add_argument("--queries", type=int, default=200)
+    parser.add_argument(
+        "--cores",
+        type=lambda text: [int(n) for n in text.split(",")],
+        default=[1, 2],
+        help="the builds to run: local[N] for each N (default 1,2)",
+    )
     parser.add_argument("--work", help="keep the corpus, lake and index here (reused if there)")
     parser.add_argument("--child", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -326,7 +332,7 @@ def main() -> None:
     if not (work / "lake").exists():
         run_child({**common, "step": "mirror", "master": "local[2]", "cpus": cpus[-2:]})
     if args.part in ("all", "build"):
-        for n in (1, 2):
+        for n in args.cores:
             job = {**common, "step": "build", "master": f"local[{n}]", "cpus": cpus[-n:]}
             got = run_child({**job, "index": str(work / f"index-{n}")})
             print(

@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import reduce
 from pathlib import Path
@@ -82,10 +83,37 @@ def table_version(spark: Any, path: str | Path) -> int:
     return int(DeltaTable.forPath(spark, str(path)).history(1).collect()[0]["version"])
 
 
+ROW_GROUP_BYTES = 1 << 20
+"""Parquet row groups of the index's files: small, so that a query reads the row groups of its
+terms (files are sorted by term) and keys, not whole files."""
+
+
+@contextmanager
+def _row_groups(spark: Any, size: int) -> Iterator[None]:
+    """Parquet row groups of about ``size`` bytes for the session's writes meanwhile."""
+    conf = spark.sparkContext._jsc.hadoopConfiguration()
+    old = conf.get("parquet.block.size")
+    conf.set("parquet.block.size", str(size))
+    try:
+        yield
+    finally:
+        if old is None:
+            conf.unset("parquet.block.size")
+        else:
+            conf.set("parquet.block.size", old)
+
+
 def run_batch(
     spark: Any, layout: IndexLayout, manifest: Manifest, report: Callable[[str], None]
 ) -> Manifest:
     """Carry out the manifest's pending batch; the manifest after it (not saved)."""
+    with _row_groups(spark, ROW_GROUP_BYTES):
+        return _run_batch(spark, layout, manifest, report)
+
+
+def _run_batch(
+    spark: Any, layout: IndexLayout, manifest: Manifest, report: Callable[[str], None]
+) -> Manifest:
     assert manifest.pending is not None
     batch, ranges = manifest.pending
     old = _old_docs(spark, layout, manifest, ranges)
