@@ -23,10 +23,10 @@ from binlogkit.search.query import AllOf, AnyOf, Phrase, Prefix, Resolved, Term,
 __all__ = ["Postings"]
 
 SEPARATOR = "\x1f"
-"""Joins a document's table, key and column (JSON escapes it inside a key)."""
-_PAIR = 1 << 33
+"""Joins a document's table and column."""
+_PAIR = 1 << 32
 """(document, position) pairs as one int64: document * _PAIR + position - offset + _BIAS."""
-_BIAS = 1 << 32
+_BIAS = 1 << 31
 
 Doc = tuple[str, str, str]
 
@@ -43,12 +43,16 @@ class Postings:
         if columns:
             rows = rows.filter(pc.is_in(rows.column("column"), pa.array(sorted(columns))))
         self._rows = rows
-        joined = pc.binary_join_element_wise(
-            rows.column("table"), rows.column("key"), rows.column("column"), SEPARATOR
-        )
-        encoded = pc.dictionary_encode(joined).combine_chunks()
-        self._docs = encoded.dictionary
-        self._ids = encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+        # a document's number: its key's code and its (table, column) pair's code together
+        keys = pc.dictionary_encode(rows.column("key")).combine_chunks()
+        places = pc.dictionary_encode(
+            pc.binary_join_element_wise(rows.column("table"), rows.column("column"), SEPARATOR)
+        ).combine_chunks()
+        width = max(1, len(places.dictionary))
+        self._keys, self._places, self._width = keys.dictionary, places.dictionary, width
+        key_codes = keys.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+        self._ids = key_codes * width + places.indices.to_numpy(zero_copy_only=False)
+        self._size = len(keys.dictionary) * width
         terms = pc.dictionary_encode(rows.column("term")).combine_chunks()
         codes = terms.indices.to_numpy(zero_copy_only=False)
         order = np.argsort(codes, kind="stable")
@@ -60,8 +64,9 @@ class Postings:
         self._empty = np.array([], dtype=np.int64)
 
     def doc(self, number: int) -> Doc:
-        table, key, column = self._docs[number].as_py().split(SEPARATOR)
-        return (table, key, column)
+        key, place = divmod(number, self._width)
+        table, column = self._places[place].as_py().split(SEPARATOR)
+        return (table, self._keys[key].as_py(), column)
 
     def _rows_of(self, term: str) -> Any:
         return self._term_rows.get(term, self._empty)
@@ -109,14 +114,15 @@ class Postings:
             lists = positions.take(pa.array(rows)).combine_chunks()
             parents = pc.list_parent_indices(lists).to_numpy(zero_copy_only=False)
             values = pc.list_flatten(lists).to_numpy(zero_copy_only=False).astype(np.int64)
-            keys = np.unique(self._ids[rows][parents] * _PAIR + values - offset + _BIAS)
+            # (document, position) is unique within a term: no duplicates to remove
+            keys = self._ids[rows][parents] * _PAIR + values - offset + _BIAS
             pairs = keys if pairs is None else np.intersect1d(pairs, keys, assume_unique=True)
         assert pairs is not None
-        return np.unique(pairs // _PAIR)
+        return _distinct(np.sort(pairs // _PAIR))
 
     def scores(self, matched: Any, terms: Sequence[str], stats: Stats) -> Any:
         """BM25 of each document of ``matched`` (in its order) for the scoring ``terms``."""
-        scores = np.zeros(len(self._docs), dtype=np.float64)
+        scores = np.zeros(self._size, dtype=np.float64)
         tf_all = self._rows.column("tf").to_numpy().astype(np.float64)
         length_all = self._rows.column("length").to_numpy().astype(np.float64)
         avg = stats.avg_length
@@ -133,4 +139,11 @@ class Postings:
 def _union(parts: list[Any], empty: Any) -> Any:
     if not parts:
         return empty
-    return np.unique(np.concatenate(parts))
+    return _distinct(np.sort(np.concatenate(parts)))
+
+
+def _distinct(ordered: Any) -> Any:
+    """A sorted array without its repeats (np.unique hashes, much slower on large arrays)."""
+    if len(ordered) < 2:
+        return ordered
+    return ordered[np.concatenate(([True], ordered[1:] != ordered[:-1]))]
