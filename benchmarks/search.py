@@ -276,6 +276,7 @@ def mariadb_part(work: Path, asked: dict[str, list[str]]) -> None:
     from binlogkit.sandbox import MariaDBSandbox
 
     options = {"innodb_buffer_pool_size": "1G", "innodb_ft_min_token_size": "2"}
+    shutil.rmtree(work / "server", ignore_errors=True)  # a server of an earlier run
     with MariaDBSandbox(work / "server", options=options) as server:
         load = (
             "CREATE DATABASE bench; CREATE TABLE bench.docs (id INT PRIMARY KEY, body TEXT) "
