@@ -257,6 +257,81 @@ def apply_command(source: str, lake: str, tables: tuple[str, ...], **options: An
     _run("apply", source, lake, tables, **options)
 
 
+@spark_group.command("index")
+@click.argument("source", metavar="LAKE|URL|DIR")
+@click.option(
+    "--to",
+    "index_folder",
+    required=True,
+    type=click.Path(file_okay=False),
+    help="The index folder: Delta tables postings, docs and terms, INDEX/_search/index.json, "
+    "and INDEX/lake when SOURCE is a server or binlogs.",
+)
+@click.option(
+    "--columns",
+    multiple=True,
+    metavar="DB.TABLE.COLUMN",
+    help="Index these text columns (repeatable, or comma-separated).",
+)
+@click.option(
+    "--tables",
+    multiple=True,
+    metavar="DB.TABLE",
+    help="Index every text column of these tables (repeatable, or comma-separated).",
+)
+@click.option("--stem", metavar="LANGUAGE", help="Snowball stemming: english, russian, ...")
+@click.option("--stop-words", is_flag=True, help="Leave out the English stop words.")
+@click.option(
+    "--stop-words-file",
+    type=click.Path(dir_okay=False, exists=True),
+    help="Leave out the words of this file (one a line).",
+)
+@_ONCE
+@_MASTER
+@click.option(
+    "--interval",
+    default=5.0,
+    show_default=True,
+    metavar="SECONDS",
+    help="Without --once: the pause between two rounds.",
+)
+def index_command(
+    source: str,
+    index_folder: str,
+    columns: tuple[str, ...],
+    tables: tuple[str, ...],
+    stem: str | None,
+    stop_words: bool,
+    stop_words_file: str | None,
+    **options: Any,
+) -> None:
+    """Build a full-text search index of text columns, and keep it current.
+
+    SOURCE: a lake kept by spark sync or spark apply, or a server URL or binlog
+    folder (then synced into INDEX/lake first). The first run switches on the
+    change data feed of each indexed mirror and indexes the mirrors; each later
+    round indexes the rows changed since. Exactly once across crashes: run it
+    again. Search with: binlogkit search INDEX "query".
+    """
+    with _pipeline_errors():
+        from binlogkit.spark.search.build import index
+
+        report = index(
+            source,
+            index_folder,
+            columns=_table_names(columns) or None,
+            tables=_table_names(tables) or None,
+            stem=stem,
+            stop_words=stop_words_file or stop_words,
+            progress=lambda line: click.echo(f"binlogkit spark index: {line}", err=True),
+            **options,
+        )
+    click.echo(
+        f"binlogkit spark index: {report.batches} batches, {report.docs:,} documents indexed",
+        err=True,
+    )
+
+
 @spark_group.command("status")
 @click.argument("lake", type=click.Path(file_okay=False))
 @click.option(

@@ -8,18 +8,28 @@ A database into Delta mirrors, kept current from its binlog (imported on first u
 
 >>> from binlogkit.spark import sync, status
 >>> sync("mariadb://user:pw@host", "/data/lake", once=True)
+>>> index("/data/lake", "/data/index", columns=["shop.items.name"], once=True)  # search
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["PUSHDOWN_CONF", "apply", "register", "session_parallelism", "status", "sync"]
+__all__ = [
+    "PUSHDOWN_CONF",
+    "apply",
+    "index",
+    "register",
+    "session_parallelism",
+    "status",
+    "sync",
+]
 
 _LAZY = {
     "sync": "binlogkit.spark.lakehouse",
     "apply": "binlogkit.spark.lakehouse",
     "status": "binlogkit.spark.lake_status",
+    "index": "binlogkit.spark.search.build",
 }
 """The pipeline's API, imported on first use (it needs pyspark and delta-spark)."""
 

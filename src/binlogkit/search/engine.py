@@ -1,0 +1,268 @@
+"""Answering queries from an index's files, without Spark: pyarrow and delta-rs (``deltalake``).
+
+Each Delta table is opened at the version the manifest names
+(:mod:`binlogkit.search.manifest`), so a query sees the last finished batch.
+Only the postings of the query's terms are read: their ``bucket`` partitions
+(pruned from the Delta log's file list) and, in those files, the row groups
+whose term statistics can hold them. A prefix is expanded from the ``terms``
+table (sorted by term). Matches are decided from the postings (phrases from
+positions), ranked by BM25 (:mod:`binlogkit.search.bm25`) with ties in order of
+table, key and column, and the top hits' texts read from ``docs`` (one
+partition per hit at most) for their snippets.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.dataset as ds
+from deltalake import DeltaTable
+
+from binlogkit.binlog.frozen import frozen_dataclass
+from binlogkit.errors import BinlogError
+from binlogkit.search.analysis import Analyzer
+from binlogkit.search.bm25 import Stats
+from binlogkit.search.manifest import IndexLayout, Manifest, doc_bucket, term_bucket
+from binlogkit.search.matching import Doc, Postings
+from binlogkit.search.query import (
+    AllOf,
+    AnyOf,
+    Phrase,
+    Prefix,
+    Resolved,
+    Term,
+    Without,
+    parse,
+    resolve,
+)
+
+__all__ = ["MAX_EXPANSIONS", "Hit", "SearchIndex", "search", "snippet"]
+
+MAX_EXPANSIONS = 1024
+"""A prefix that matches more index terms is an error (as Lucene's clause limit)."""
+
+SNIPPET_CHARS = 160
+MARKS = ("**", "**")
+
+
+@frozen_dataclass
+class Hit:
+    """A matching document: its table, row key (JSON text of the primary-key values), column,
+    BM25 score and a snippet of its text with the query's terms marked."""
+
+    table: str
+    key: str
+    column: str
+    score: float
+    snippet: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "table": self.table,
+            "key": json.loads(self.key),
+            "column": self.column,
+            "score": self.score,
+            "snippet": self.snippet,
+        }
+
+
+def search(
+    index: str | Path,
+    query: str,
+    *,
+    limit: int = 10,
+    tables: Sequence[str] = (),
+    columns: Sequence[str] = (),
+) -> list[Hit]:
+    """The ``limit`` best hits of ``query`` in the index folder ``index`` (see
+    :class:`SearchIndex`)."""
+    return SearchIndex(index).search(query, limit=limit, tables=tables, columns=columns)
+
+
+class SearchIndex:
+    """An index folder opened at its last finished batch, for any number of queries."""
+
+    def __init__(self, path: str | Path) -> None:
+        layout = IndexLayout(Path(path))
+        manifest = Manifest.load(layout)
+        if manifest is None or manifest.batch < 0:
+            raise BinlogError(
+                f"{path} holds no search index (no finished batch in {layout.manifest})",
+                hint="build it with: binlogkit spark index SOURCE --to INDEX --columns ...",
+            )
+        self.manifest = manifest
+        self.analyzer: Analyzer = manifest.analyzer
+        self.stats: Stats = manifest.stats
+        self._layout = layout
+        self._datasets: dict[str, DeltaTable] = {}
+
+    def _table(self, name: str) -> DeltaTable:
+        table = self._datasets.get(name)
+        if table is None:
+            version = self.manifest.versions[name]
+            table = DeltaTable(str(self._layout.table(name)), version=version)
+            self._datasets[name] = table
+        return table
+
+    def _read(
+        self, name: str, pruning: list[tuple[str, str, Any]], where: Any, columns: list[str]
+    ) -> Any:
+        """The rows of table ``name`` that meet ``where`` (a dataset expression), read from the
+        files that ``pruning`` (delta-rs filters on partitions and file statistics) keeps."""
+        dataset = self._table(name).to_pyarrow_dataset(file_pruning_predicate=pruning)
+        return dataset.to_table(columns=columns, filter=where)
+
+    def search(
+        self,
+        query: str,
+        *,
+        limit: int = 10,
+        tables: Sequence[str] = (),
+        columns: Sequence[str] = (),
+    ) -> list[Hit]:
+        """The ``limit`` best hits of ``query``; ``tables`` (``db.t``) and ``columns`` restrict
+        them as ``table:`` and ``column:`` in the query do."""
+        parsed = parse(query)
+        if parsed.expr is None:
+            raise BinlogError(f"query {query!r} has filters but no term to search for")
+        expr = resolve(parsed.expr, self.analyzer)
+        if expr is None:
+            return []
+        expanded = self._expand(expr)
+        rows = self._postings(expr, expanded)
+        postings = Postings(
+            rows, set(parsed.tables) | set(tables), set(parsed.columns) | set(columns)
+        )
+        marked = _terms(expr, expanded, negated=False)
+        matched = postings.matches(expr, expanded)
+        scores = postings.scores(matched, sorted(marked), self.stats)
+        ranked = _top(postings, matched, scores, limit)
+        texts = self._texts([doc for doc, _ in ranked])
+        return [
+            Hit(doc[0], doc[1], doc[2], score, snippet(self.analyzer, texts[doc], marked))
+            for doc, score in ranked
+        ]
+
+    def _expand(self, expr: Resolved) -> dict[str, tuple[str, ...]]:
+        """Each prefix of ``expr`` with the index terms it matches."""
+        found: dict[str, tuple[str, ...]] = {}
+        for node in _walk(expr):
+            if isinstance(node, Prefix) and node.prefix not in found:
+                found[node.prefix] = self._terms_with(node.prefix)
+        return found
+
+    def _terms_with(self, prefix: str) -> tuple[str, ...]:
+        end = prefix[:-1] + chr(ord(prefix[-1]) + 1) if ord(prefix[-1]) < 0x10FFFF else None
+        where = ds.field("term") >= prefix
+        pruning: list[tuple[str, str, Any]] = [("term", ">=", prefix)]
+        if end is not None:
+            where = where & (ds.field("term") < end)
+            pruning.append(("term", "<", end))
+        rows = self._read("terms", pruning, where, ["term"])
+        terms = tuple(sorted(t for t in rows.column("term").to_pylist() if t.startswith(prefix)))
+        if len(terms) > MAX_EXPANSIONS:
+            raise BinlogError(
+                f"prefix {prefix}* matches {len(terms):,} terms, more than {MAX_EXPANSIONS:,}",
+                hint="make the prefix longer",
+            )
+        return terms
+
+    def _postings(self, expr: Resolved, expanded: dict[str, tuple[str, ...]]) -> Any:
+        """The postings rows of every term ``expr`` needs (``positions`` only for phrases)."""
+        wanted = sorted(_terms(expr, expanded, negated=True))
+        buckets = sorted({str(term_bucket(t, self.manifest.buckets)) for t in wanted})
+        pruning = [("bucket", "in", buckets), ("term", "in", wanted)]
+        names = ["term", "table", "key", "column", "tf", "length"]
+        if any(isinstance(node, Phrase) for node in _walk(expr)):
+            names.append("positions")
+        where = ds.field("term").isin(pa.array(wanted, pa.string()))
+        return self._read("postings", pruning, where, names)
+
+    def _texts(self, docs: list[Doc]) -> dict[Doc, str]:
+        if not docs:
+            return {}
+        buckets = sorted({str(doc_bucket(t, k, self.manifest.doc_buckets)) for t, k, _ in docs})
+        keys = sorted({k for _, k, _ in docs})
+        pruning = [("bucket", "in", buckets), ("key", "in", keys)]
+        names = ["table", "key", "column", "text"]
+        where = ds.field("key").isin(pa.array(keys, pa.string()))
+        rows = self._read("docs", pruning, where, names)
+        wanted = set(docs)
+        found = {}
+        for t, k, c, text in zip(*(rows.column(n).to_pylist() for n in names), strict=True):
+            if (t, k, c) in wanted:
+                found[(t, k, c)] = text
+        return found
+
+
+def _walk(node: Resolved, *, negated: bool = True) -> Iterator[Resolved]:
+    """``node`` and the nodes under it (``negated``: those under a NOT too)."""
+    yield node
+    if isinstance(node, AllOf | AnyOf):
+        for item in node.items:
+            yield from _walk(item, negated=negated)
+    elif isinstance(node, Without) and negated:
+        yield from _walk(node.item)
+
+
+def _terms(expr: Resolved, expanded: dict[str, tuple[str, ...]], *, negated: bool) -> set[str]:
+    """The index terms of ``expr``, prefixes expanded: all of them (``negated``) or those that
+    score (not under a NOT)."""
+    out: set[str] = set()
+    for node in _walk(expr, negated=negated):
+        if isinstance(node, Term):
+            out.add(node.term)
+        elif isinstance(node, Phrase):
+            out.update(term for term, _ in node.terms)
+        elif isinstance(node, Prefix):
+            out.update(expanded[node.prefix])
+    return out
+
+
+def _top(postings: Postings, matched: Any, scores: Any, limit: int) -> list[tuple[Doc, float]]:
+    """The ``limit`` best documents: by score rounded to 9 decimals, then table, key, column.
+    Only those within rounding of the ``limit``-th raw score are rounded and sorted."""
+    if len(matched) == 0:
+        return []
+    if len(matched) > limit:
+        cut = np.partition(scores, len(scores) - limit)[len(scores) - limit]
+        near = scores >= cut - 1e-8
+        matched, scores = matched[near], scores[near]
+    ranked = sorted(
+        (postings.doc(int(n)), round(float(s), 9)) for n, s in zip(matched, scores, strict=True)
+    )
+    ranked.sort(key=lambda item: -item[1])
+    return ranked[:limit]
+
+
+def snippet(analyzer: Analyzer, text: str, terms: set[str], marks: tuple[str, str] = MARKS) -> str:
+    """About :data:`SNIPPET_CHARS` characters of ``text`` around its first token of ``terms``,
+    each such token inside marked; ``…`` where the text goes on."""
+    tokens = analyzer.tokens(text)
+    hits = [t for t in tokens if t.term in terms]
+    first = hits[0].start if hits else 0
+    start = max(0, first - SNIPPET_CHARS // 3)
+    starts = [t.start for t in tokens if start <= t.start <= first]
+    start = starts[0] if start and starts else start
+    end = min(len(text), start + SNIPPET_CHARS)
+    ends = [t.end for t in tokens if t.end <= end and t.end > first]
+    end = ends[-1] if end < len(text) and ends else end
+    out, at = [], start
+    spans: list[list[int]] = []
+    for s, e in sorted({(t.start, t.end) for t in hits if t.start >= start and t.end <= end}):
+        if spans and s < spans[-1][1]:  # overlapping bigrams: one marked span
+            spans[-1][1] = max(spans[-1][1], e)
+        else:
+            spans.append([s, e])
+    for s, e in spans:
+        out.append(text[at:s])
+        out.append(marks[0] + text[s:e] + marks[1])
+        at = e
+    out.append(text[at:end])
+    body = "".join(out)
+    return ("…" if start > 0 else "") + body + ("…" if end < len(text) else "")

@@ -1,0 +1,189 @@
+"""An index's folder and its manifest, ``INDEX/_search/index.json``: what the index covers.
+
+The index is three Delta tables, ``postings``, ``docs`` and ``terms``
+(docs/search.md). A batch changes them one after the other, so between two of
+its commits they disagree; the manifest is the commit point of the whole: it
+names the version of each table that belongs to the last finished batch, with
+the mirror versions that batch brought in and the collection statistics.
+Readers open each table at that version, so they never see a half-done batch.
+Before its first write a batch records itself as ``pending`` (its number and
+the mirror versions it covers), so a rerun after a crash redoes exactly that
+batch, whose writes Delta then skips where they were done (transaction ids).
+"""
+
+from __future__ import annotations
+
+import json
+import zlib
+from dataclasses import asdict, field, replace
+from pathlib import Path
+from typing import Any
+
+from binlogkit.binlog.frozen import frozen_dataclass
+from binlogkit.errors import BinlogError
+from binlogkit.io.atomic import replace_json
+from binlogkit.search.analysis import Analyzer
+from binlogkit.search.bm25 import Stats
+
+__all__ = [
+    "FORMAT",
+    "TABLES",
+    "IndexLayout",
+    "Manifest",
+    "MirrorRange",
+    "doc_bucket",
+    "term_bucket",
+]
+
+FORMAT = 1
+TABLES = ("postings", "docs", "terms")
+
+
+def term_bucket(term: str, buckets: int) -> int:
+    """The ``postings`` partition of ``term`` (CRC-32 of its UTF-8, modulo ``buckets``)."""
+    return zlib.crc32(term.encode("utf-8")) % buckets
+
+
+def doc_bucket(table: str, key: str, buckets: int) -> int:
+    """The ``docs`` partition of a row's documents."""
+    return zlib.crc32(f"{table}\0{key}".encode()) % buckets
+
+
+@frozen_dataclass
+class IndexLayout:
+    """The paths of an index folder."""
+
+    root: Path
+
+    @property
+    def manifest(self) -> Path:
+        return self.root / "_search" / "index.json"
+
+    @property
+    def lake(self) -> Path:
+        """The lake kept by the index itself when its source is a server or binlog files."""
+        return self.root / "lake"
+
+    def table(self, name: str) -> Path:
+        return self.root / name
+
+
+@frozen_dataclass
+class MirrorRange:
+    """A mirror's versions a batch brings into the index: ``(start, end]``, or everything
+    as of ``end`` when ``rebuild``; ``table_id`` is the mirror's Delta table id."""
+
+    start: int
+    end: int
+    table_id: str
+    rebuild: bool = False
+
+
+@frozen_dataclass
+class Manifest:
+    """The index's settings and the state of its last finished batch."""
+
+    analyzer: Analyzer
+    lake: str
+    columns: dict[str, tuple[str, ...]]
+    keys: dict[str, tuple[str, ...]]
+    app_id: str
+    buckets: int = 64
+    doc_buckets: int = 16
+    batch: int = -1
+    versions: dict[str, int] = field(default_factory=dict)
+    mirrors: dict[str, MirrorRange] = field(default_factory=dict)
+    docs: int = 0
+    length: int = 0
+    pending: tuple[int, dict[str, MirrorRange]] | None = None
+
+    @property
+    def stats(self) -> Stats:
+        return Stats(self.docs, self.length)
+
+    def with_pending(self, batch: int, ranges: dict[str, MirrorRange]) -> Manifest:
+        return replace(self, pending=(batch, ranges))
+
+    def finished(self, versions: dict[str, int], docs: int, length: int) -> Manifest:
+        """The manifest after its pending batch: the tables' new versions and statistics."""
+        if self.pending is None:
+            raise BinlogError("no pending batch to finish")
+        batch, ranges = self.pending
+        mirrors = {**self.mirrors, **ranges}
+        return replace(
+            self,
+            batch=batch,
+            versions=versions,
+            mirrors=mirrors,
+            docs=docs,
+            length=length,
+            pending=None,
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "format": FORMAT,
+            "analyzer": self.analyzer.to_json(),
+            "lake": self.lake,
+            "columns": {t: list(c) for t, c in self.columns.items()},
+            "keys": {t: list(k) for t, k in self.keys.items()},
+            "app_id": self.app_id,
+            "buckets": self.buckets,
+            "doc_buckets": self.doc_buckets,
+            "batch": self.batch,
+            "versions": self.versions,
+            "mirrors": {t: asdict(r) for t, r in self.mirrors.items()},
+            "docs": self.docs,
+            "length": self.length,
+            "pending": None
+            if self.pending is None
+            else {
+                "batch": self.pending[0],
+                "mirrors": {t: asdict(r) for t, r in self.pending[1].items()},
+            },
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Manifest:
+        pending = data.get("pending")
+        return cls(
+            analyzer=Analyzer.from_json(data["analyzer"]),
+            lake=data["lake"],
+            columns={t: tuple(c) for t, c in data["columns"].items()},
+            keys={t: tuple(k) for t, k in data["keys"].items()},
+            app_id=data["app_id"],
+            buckets=data["buckets"],
+            doc_buckets=data["doc_buckets"],
+            batch=data["batch"],
+            versions=dict(data["versions"]),
+            mirrors={t: MirrorRange(**r) for t, r in data["mirrors"].items()},
+            docs=data["docs"],
+            length=data["length"],
+            pending=None
+            if pending is None
+            else (
+                pending["batch"],
+                {t: MirrorRange(**r) for t, r in pending["mirrors"].items()},
+            ),
+        )
+
+    def save(self, layout: IndexLayout) -> None:
+        layout.manifest.parent.mkdir(parents=True, exist_ok=True)
+        replace_json(layout.manifest, self.to_json())
+
+    @classmethod
+    def load(cls, layout: IndexLayout) -> Manifest | None:
+        """The index's manifest; None when there is none yet."""
+        try:
+            data = json.loads(layout.manifest.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            return None
+        except (OSError, ValueError) as err:
+            raise BinlogError(f"search index manifest {layout.manifest}: {err}") from None
+        if data.get("format") != FORMAT:
+            raise BinlogError(
+                f"{layout.manifest}: index format {data.get('format')!r}, this binlogkit "
+                f"reads format {FORMAT}",
+                hint="build the index again with this version",
+            )
+        return cls.from_json(data)

@@ -1,0 +1,295 @@
+"""``binlogkit spark index``: a search index of a lake's text columns, built and kept current.
+
+The source is a lake kept by ``spark sync``/``spark apply``, or a server URL or
+binlog folder, which is first synced into ``INDEX/lake``. On the first run each
+indexed mirror gets ``delta.enableChangeDataFeed`` and the index is built from
+the mirrors as of that version; every later round brings in the mirrors'
+change data feed from the version after the last one indexed. Where the feed
+cannot be read across a change (a column renamed or dropped, a mirror
+replaced), that table is rebuilt from its mirror. See docs/search.md.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import uuid
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from delta.tables import DeltaTable
+from pyspark.errors import AnalysisException
+from pyspark.sql.types import StringType
+
+from binlogkit.binlog.frozen import frozen_dataclass
+from binlogkit.errors import BinlogError
+from binlogkit.schema.store import HistoryStore
+from binlogkit.search.analysis import ENGLISH_STOP_WORDS, Analyzer, read_stop_words
+from binlogkit.search.manifest import IndexLayout, Manifest, MirrorRange
+from binlogkit.spark.lake.tables import properties, set_properties
+from binlogkit.spark.search.batch import create_tables, mirror_path, run_batch, table_version
+
+__all__ = ["CDF", "IndexReport", "index"]
+
+CDF = "delta.enableChangeDataFeed"
+
+Progress = Callable[[str], None]
+
+
+@frozen_dataclass
+class IndexReport:
+    """What a run did: batches run, and the documents in the index after it."""
+
+    batches: int
+    docs: int
+
+
+def index(
+    source: str | Path,
+    to: str | Path,
+    *,
+    columns: Sequence[str] | None = None,
+    tables: Sequence[str] | None = None,
+    once: bool = False,
+    stem: str | None = None,
+    stop_words: bool | str | Path = False,
+    spark: Any = None,
+    master: str | None = None,
+    interval: float = 5.0,
+    progress: Progress | None = None,
+) -> IndexReport:
+    """Build the search index ``to`` of ``source`` (a lake folder, a server URL or a folder
+    of binlogs) and keep it current: until stopped (Ctrl-C), or with ``once`` until caught up.
+
+    ``columns``: ``db.table.column`` names; ``tables``: ``db.table`` names, each of whose text
+    columns is indexed (one of the two, for a new index; an index keeps its own).
+    ``stem``: a Snowball language; ``stop_words``: True for the English list, or a file of
+    words. ``interval``: seconds between rounds when not ``once``.
+    """
+    from binlogkit.spark.lakehouse import lake_session
+
+    report = progress or (lambda line: None)
+    layout = IndexLayout(Path(to))
+    manifest = Manifest.load(layout)
+    wanted = _wanted(columns, tables)
+    lake = _lake(source, layout, manifest, wanted)
+    synced = sorted(wanted or (manifest.columns if manifest else ()))
+    session = spark or lake_session(master)
+    batches = 0
+    try:
+        while True:
+            _sync(source, lake, layout, synced, session, report)
+            if manifest is None:
+                manifest = _create(session, layout, lake, wanted, stem, stop_words, report)
+            if manifest.pending is None:
+                manifest = _plan(session, manifest, report)
+            if manifest.pending is not None:
+                manifest.save(layout)
+                manifest = run_batch(session, layout, manifest, report)
+                manifest.save(layout)
+                batches += 1
+            if once:
+                break
+            time.sleep(interval)
+    except KeyboardInterrupt:
+        report("stopped")
+    return IndexReport(batches, 0 if manifest is None else manifest.docs)
+
+
+def _wanted(columns: Sequence[str] | None, tables: Sequence[str] | None) -> dict[str, list[str]]:
+    """The selection: ``{"db.t": [columns]}``, an empty list for every text column."""
+    wanted: dict[str, list[str]] = {}
+    for name in columns or ():
+        table, dot, column = name.rpartition(".")
+        if not dot or "." not in table:
+            raise BinlogError(f"column {name!r}: give columns as DB.TABLE.COLUMN")
+        wanted.setdefault(table, []).append(column)
+    for name in tables or ():
+        if name.count(".") != 1:
+            raise BinlogError(f"table {name!r}: give tables as DB.TABLE")
+        wanted.setdefault(name, [])
+    return wanted
+
+
+def _lake(
+    source: str | Path, layout: IndexLayout, manifest: Manifest | None, wanted: dict[str, Any]
+) -> str:
+    """The lake the index reads: the source itself when it is one, else ``INDEX/lake``."""
+    text = str(source)
+    is_lake = Path(text, "_binlogkit").is_dir() and not (Path(text) / "_search").exists()
+    lake = str(Path(text).resolve()) if is_lake else str(layout.lake.resolve())
+    if manifest is not None:
+        if manifest.lake != lake:
+            raise BinlogError(
+                f"index {layout.root} is of the lake {manifest.lake}, not {lake}",
+                hint="give the source it was built from, or build a new index",
+            )
+        if wanted and not _same_selection(wanted, manifest.columns):
+            raise BinlogError(
+                f"index {layout.root} indexes {_describe(manifest.columns)}",
+                hint="an index keeps the columns it was built with: leave out --columns "
+                "and --tables, or build a new index",
+            )
+    elif not wanted:
+        raise BinlogError("a new index needs its columns (--columns) or tables (--tables)")
+    return lake
+
+
+def _same_selection(wanted: dict[str, list[str]], columns: dict[str, tuple[str, ...]]) -> bool:
+    """Whether ``wanted`` names the tables of ``columns``, and each listed column of them."""
+    return set(wanted) == set(columns) and all(
+        not chosen or tuple(chosen) == columns[t] for t, chosen in wanted.items()
+    )
+
+
+def _describe(columns: dict[str, tuple[str, ...]]) -> str:
+    return ", ".join(f"{t}.{c}" for t, cs in columns.items() for c in cs)
+
+
+def _sync(
+    source: str | Path,
+    lake: str,
+    layout: IndexLayout,
+    tables: list[str],
+    session: Any,
+    report: Progress,
+) -> None:
+    """Bring ``INDEX/lake`` up to date with a server or binlog source (a lake source is kept
+    by its own ``spark sync``)."""
+    if lake != str(layout.lake.resolve()):
+        return
+    from binlogkit.spark import lakehouse
+
+    text = str(source)
+    run = lakehouse.sync if "://" in text else lakehouse.apply
+
+    def forward(item: Any) -> None:
+        from binlogkit.spark.sync_progress import describe
+
+        report(f"lake: {describe(item)}")
+
+    run(text, lake, tables=tables, once=True, spark=session, progress=forward)
+
+
+def _create(
+    spark: Any,
+    layout: IndexLayout,
+    lake: str,
+    wanted: dict[str, list[str]],
+    stem: str | None,
+    stop_words: bool | str | Path,
+    report: Progress,
+) -> Manifest:
+    """A new index's manifest with its first batch pending: change data feed switched on in
+    each mirror, the index built from the mirrors at that version."""
+    words: frozenset[str] = frozenset()
+    if stop_words is True:
+        words = ENGLISH_STOP_WORDS
+    elif stop_words:
+        words = read_stop_words(stop_words)
+    analyzer = Analyzer(stem=stem, stop_words=words)
+    columns: dict[str, tuple[str, ...]] = {}
+    ranges: dict[str, MirrorRange] = {}
+    for table, chosen in sorted(wanted.items()):
+        path = mirror_path(lake, table)
+        if not Path(path, "_delta_log").is_dir():
+            raise BinlogError(
+                f"{table} has no mirror in {lake} ({path})",
+                hint="only tables with a key are mirrored; check the name and the lake",
+            )
+        columns[table] = _text_columns(spark, table, path, chosen)
+        _feed_on(spark, table, path, report)
+        ranges[table] = MirrorRange(-1, table_version(spark, path), _table_id(spark, path), True)
+    manifest = Manifest(
+        analyzer=analyzer,
+        lake=lake,
+        columns=columns,
+        keys=_keys(lake, list(columns)),
+        app_id=f"binlogkit-search-{uuid.uuid4()}",
+    )
+    create_tables(spark, layout)
+    return manifest.with_pending(0, ranges)
+
+
+def _feed_on(spark: Any, table: str, path: str, report: Progress) -> None:
+    """Switch on the change data feed of a mirror (from its next version on)."""
+    if properties(spark, path).get(CDF) != "true":
+        set_properties(spark, path, {CDF: "true"})
+        report(f"{table}: change data feed switched on in its mirror")
+
+
+def _text_columns(spark: Any, table: str, path: str, chosen: list[str]) -> tuple[str, ...]:
+    """The columns to index: ``chosen``, each checked to be text, or every text column."""
+    fields = {f.name: f.dataType for f in spark.read.format("delta").load(path).schema}
+    if not chosen:
+        found = tuple(n for n, t in fields.items() if isinstance(t, StringType))
+        if not found:
+            raise BinlogError(f"{table} has no text column to index; its columns: {list(fields)}")
+        return found
+    for name in chosen:
+        if name not in fields:
+            raise BinlogError(f"{table} has no column {name!r}; its columns: {list(fields)}")
+        if not isinstance(fields[name], StringType):
+            raise BinlogError(
+                f"{table}.{name} is {fields[name].simpleString()}, not text",
+                hint="index CHAR, VARCHAR, TEXT, ENUM or JSON columns",
+            )
+    return tuple(chosen)
+
+
+def _keys(lake: str, tables: list[str]) -> dict[str, tuple[str, ...]]:
+    """Each table's mirror key: its primary key in the lake's schema history, else the key
+    its snapshot chose."""
+    catalog = HistoryStore(Path(lake, "_binlogkit", "schema.jsonl")).catalog_at()
+    snapshot = Path(lake, "_binlogkit", "snapshot.json")
+    chosen = json.loads(snapshot.read_text())["tables"] if snapshot.exists() else {}
+    keys = {}
+    for name in tables:
+        db, _, table = name.partition(".")
+        definition = catalog.table(db, table)
+        key = tuple(definition.primary_key) if definition and definition.primary_key else ()
+        key = key or tuple((chosen.get(name) or {}).get("key") or ())
+        if not key:
+            raise BinlogError(f"{name} has no key in {lake}: the index names a row by its key")
+        keys[name] = key
+    return keys
+
+
+def _table_id(spark: Any, path: str) -> str:
+    return str(DeltaTable.forPath(spark, path).detail().collect()[0]["id"])
+
+
+def _plan(spark: Any, manifest: Manifest, report: Progress) -> Manifest:
+    """The manifest with its next batch pending, or unchanged when no mirror moved on."""
+    ranges: dict[str, MirrorRange] = {}
+    for table, last in manifest.mirrors.items():
+        path = mirror_path(manifest.lake, table)
+        table_id = _table_id(spark, path)
+        if table_id != last.table_id:
+            report(f"{table}: its mirror was replaced: rebuilding its documents")
+            _feed_on(spark, table, path, report)
+            ranges[table] = MirrorRange(-1, table_version(spark, path), table_id, True)
+            continue
+        end = table_version(spark, path)
+        if end > last.end:
+            readable = _feed_readable(spark, path, last.end + 1, end)
+            if not readable:
+                report(
+                    f"{table}: the change data feed of versions {last.end + 1}-{end} cannot "
+                    "be read (a column renamed or dropped?): rebuilding its documents"
+                )
+            ranges[table] = MirrorRange(last.end, end, table_id, not readable)
+    if not ranges:
+        return manifest
+    return manifest.with_pending(manifest.batch + 1, ranges)
+
+
+def _feed_readable(spark: Any, path: str, start: int, end: int) -> bool:
+    reader = spark.read.format("delta").option("readChangeFeed", "true")
+    reader = reader.option("startingVersion", start).option("endingVersion", end)
+    try:
+        reader.load(path).limit(1).collect()
+    except AnalysisException:
+        return False
+    return True
