@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 from corpus_files import CORPUS
 from corpus_walk import corpus_files
+from hypothesis import settings
 from tls_certs import tls_files, tls_mariadb  # noqa: F401  (fixtures for every test folder)
 
 import binlogkit
@@ -23,6 +24,11 @@ from binlogkit.errors import BinlogError
 from binlogkit.pipeline.changes import row_changes
 from binlogkit.sandbox import MariaDBSandbox, mariadbd_path
 from binlogkit.sandbox.server import OptionValue
+
+# Hypothesis's per-example deadline is a timing assertion: on a loaded two-core machine a
+# correct example can take longer than 200 ms. Examples are still bounded by their count.
+settings.register_profile("binlogkit", deadline=None)
+settings.load_profile("binlogkit")
 
 
 @pytest.fixture(scope="session")
