@@ -22,6 +22,8 @@ HEAVY = (
     "binlogkit.schema.history",
     "binlogkit.services.replica_stream",
     "sqlglot",
+    "asyncio",
+    "cryptography",
 )
 """Modules a quick start must not load."""
 

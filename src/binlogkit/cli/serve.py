@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
-import signal
-import ssl
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
@@ -18,9 +15,10 @@ from binlogkit.cli.connection import (
 )
 from binlogkit.cli.filtering import replication_filter
 from binlogkit.cli.main import command, os_error_text, reading_errors
-from binlogkit.protocol.auth.base import Secret
 
 if TYPE_CHECKING:
+    import ssl
+
     from binlogkit.pipeline.filters import ReplicationFilter
     from binlogkit.services.binlog_server import BinlogServer, User
 
@@ -52,6 +50,7 @@ def _users(
 ) -> list[User]:
     """``NAME:PASSWORD`` or ``NAME`` (whose password comes from -p, --password-file,
     --defaults-extra-file or MYSQL_PWD); command-line passwords are hidden from ``ps``."""
+    from binlogkit.protocol.auth.base import Secret
     from binlogkit.services.binlog_server import User
 
     default, per_user = _plugins(plugins)
@@ -82,6 +81,8 @@ def _users(
 
 
 def _tls(cert: str | None, key: str | None) -> ssl.SSLContext | None:
+    import ssl
+
     if cert is None and key is None:
         return None
     if cert is None or key is None:
@@ -97,6 +98,9 @@ def _tls(cert: str | None, key: str | None) -> ssl.SSLContext | None:
 
 
 async def _serve(server: BinlogServer) -> None:
+    import asyncio
+    import signal
+
     await server.start()
     click.echo(f"serving {server.directory.path} on {server.host}:{server.port}", err=True)
     stop = asyncio.Event()
@@ -184,6 +188,8 @@ def serve_command(
         if tls_cert is None:
             raise click.UsageError("--require-tls needs --tls-cert and --tls-key")
         users = [replace(u, require_tls=True) for u in users]
+    import asyncio
+
     from binlogkit.services.binlog_server import BinlogServer
     from binlogkit.services.dump_observers import ReplicaFilter
 
