@@ -41,7 +41,7 @@ from binlogkit.binlog.events.mariadb_gtid import MariaGtidFlag
 from binlogkit.binlog.framing import EventFramer, Frame, Signal
 from binlogkit.binlog.frozen import frozen_dataclass
 from binlogkit.binlog.header import FLAGS_OFFSET, LOG_POS_OFFSET, V4_HEADER
-from binlogkit.binlog.transactions import ROW_CODES
+from binlogkit.binlog.transactions import END_CODES, ROW_CODES
 from binlogkit.errors import BinlogError
 from binlogkit.gtid import Gtid, GtidSet, MariaGtid, MariaGtidList
 from binlogkit.protocol.packets import NEED_DATA, NeedData
@@ -87,7 +87,6 @@ _MARIADB_GROUP_PARTS = frozenset(
     )
 ) | frozenset(ROW_CODES)
 """MariaDB's ``Log_event::is_part_of_group``: a standalone group ends at the first other event."""
-_MARIADB_TRANSACTION_ENDS = frozenset({int(EventType.XID), int(EventType.XA_PREPARE)})
 _CAPABILITY_TOLERATE_HOLES = 2
 _ACK_TYPES = frozenset({int(EventType.XID)})
 
@@ -220,7 +219,7 @@ class _MariaSkip:
                 self.group = ""
             return True
         if self.group == "transaction":
-            if type_code in _MARIADB_TRANSACTION_ENDS or (
+            if type_code in END_CODES or (
                 type_code == EventType.QUERY and _ends_transaction(frame)
             ):
                 self.group = ""
