@@ -383,7 +383,7 @@ def _follow(
     for version, plan in steps:
         assert version.definition is not None
         if version.truncated:
-            empty_mirror(spark, path, history, version)
+            empty_mirror(tables, path, history, version)
             continue
         if plan is None:
             schema = typed_schema(spark_columns(version.definition))["after"].dataType

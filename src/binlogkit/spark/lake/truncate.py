@@ -20,7 +20,7 @@ from binlogkit.errors import BinlogError
 from binlogkit.spark.lake.changelog import append_log
 from binlogkit.spark.lake.evolve import spark_columns
 from binlogkit.spark.lake.scd2 import close_all
-from binlogkit.spark.lake.tables import exists, quote, resnapshot_hint
+from binlogkit.spark.lake.tables import LakeTables, quote, resnapshot_hint
 from binlogkit.spark.lake.timeline import Version
 from binlogkit.spark.schema import typed_schema
 
@@ -32,7 +32,7 @@ TRUNCATE_OP = "t"
 _EPOCH = datetime.fromtimestamp(0, UTC)
 
 
-def empty_mirror(spark: Any, mirror: str, history: str | None, version: Version) -> None:
+def empty_mirror(tables: LakeTables, mirror: str, history: str | None, version: Version) -> None:
     """Delete every row of the mirror at ``mirror`` (a DELETE: time travel keeps them) and
     close the current versions of the SCD type 2 ``history``, for a truncation ``version``."""
     assert version.definition is not None
@@ -44,9 +44,9 @@ def empty_mirror(spark: Any, mirror: str, history: str | None, version: Version)
             "tell which rows they held",
             hint=resnapshot_hint(table),
         )
-    if history is not None and exists(spark, history):
-        close_all(spark, history, version.at)
-    spark.sql(f"DELETE FROM delta.{quote(mirror)}")
+    if history is not None and tables.exists(history):
+        close_all(tables.spark, history, version.at)
+    tables.spark.sql(f"DELETE FROM delta.{quote(mirror)}")
 
 
 def log_truncate(spark: Any, path: str, version: Version, app_id: str) -> None:
