@@ -1,0 +1,153 @@
+"""Encrypted binlogs of the corpus read with their keys.
+
+- MariaDB 10.11 (``encrypt_binlog``, AES-CBC): ``binlogkit dump --key-file``
+  of the files equals, up to START_ENCRYPTION, ``mariadb-binlog``'s own dump
+  of each file and, after it, what ``mariadb-binlog --read-from-remote-server``
+  printed of the same files decrypted by the server.
+- MariaDB 10.2 (mtr's ``binlog_before_20574.bin``): the rows its test writes.
+- MySQL 8.0 (``binlog_encryption``, mtr's ``rpl_nogtid_encryption``): the
+  events its ``.result`` lists.
+- A wrong key, a key file without the binlog key and a keyring with a damaged
+  key stop with an error naming the file, the offset and the key.
+"""
+
+from __future__ import annotations
+
+import gzip
+import re
+from pathlib import Path
+
+import pytest
+from dump_compare import local_time_zone, our_run
+from encrypted_dumps import per_file, remote_sections
+
+import binlogkit
+from binlogkit.binlog.constants import EventType
+from binlogkit.errors import BinlogError, EncryptedBinlogError, TruncatedError
+
+MARIADB = "local-mariadb-10.11/encrypted"
+OLD_MARIADB = "ottok+mariadb-10.3/mysql-test/std_data/binlog_before_20574.bin"
+OLD_KEYS = "expected/ottok+mariadb-10.3/mysql-test/std_data/keys.txt"
+MYSQL = "enhancedformysql+mysql-8.0.40/mysql-test/std_data/rpl_nogtid_encryption_master-bin.000002"
+KEYRING = "expected/enhancedformysql+mysql-8.0.40/mysql-test/std_data/rpl_nogtid_encryption_keyring_master"
+MYSQL_RESULT = (
+    "expected/enhancedformysql+mysql-8.0.40/mysql-test/suite/rpl_nogtid/r/"
+    "rpl_nogtid_encryption_read.result"
+)
+
+
+def _text(data: bytes) -> str:
+    return data.decode("utf-8", "surrogateescape")
+
+
+def test_mariadb_dump_equals_the_servers_view(corpus_dir: Path) -> None:
+    folder = corpus_dir / MARIADB
+    files = [str(folder / f"mysql-bin.00000{n}") for n in (1, 2, 3)]  # what the server sent
+    with local_time_zone("UTC"):
+        ours = _text(
+            our_run(
+                "--base64-output=decode-rows", "-vv", "--key-file", str(folder / "keys.txt"), *files
+            )
+        )
+    remote = remote_sections(
+        _text(gzip.decompress((folder / "remote-decoded.txt.gz").read_bytes()))
+    )
+    got = per_file(ours)
+    assert len(got) == len(remote) == 3
+    for n, (path, (head, events), want) in enumerate(zip(files, got, remote, strict=True)):
+        alone = _text(Path(path + ".decoded.txt").read_bytes()).splitlines()
+        if n:  # the dump's opening lines come once, before the first file
+            alone = alone[alone.index("DELIMITER /*!*/;") :]
+        assert head == alone, path
+        assert events == want, path
+        assert len(events) > 20
+
+
+def test_mariadb_10_2_binlog_holds_its_tests_rows(corpus_dir: Path) -> None:
+    with binlogkit.open(corpus_dir / OLD_MARIADB, key_file=corpus_dir / OLD_KEYS) as events:
+        decoded = list(events)
+    rows = [tuple(c.after.values()) for e in decoded for c in getattr(e, "rows", ())]
+    assert rows == [(1,), (2,), (3,), (4,)]  # INSERT (1),(2),(3); REPLACE (4)
+    assert decoded[-1].header.end == (corpus_dir / OLD_MARIADB).stat().st_size
+
+
+def test_mysql_binlog_lists_the_events_of_its_test(corpus_dir: Path) -> None:
+    listed = re.findall(
+        r"^master-bin\.000002\t#\t(\w+)\t", (corpus_dir / MYSQL_RESULT).read_text(), re.M
+    )
+    names = {
+        EventType.PREVIOUS_GTIDS: "Previous_gtids",
+        EventType.ANONYMOUS_GTID: "Anonymous_Gtid",
+        EventType.QUERY: "Query",
+        EventType.TABLE_MAP: "Table_map",
+        EventType.WRITE_ROWS: "Write_rows",
+        EventType.XID: "Xid",
+    }
+    got = []
+    with (
+        pytest.raises(TruncatedError) as cut,  # the test's copy of the file ends mid-event
+        binlogkit.open(corpus_dir / MYSQL, key_file=corpus_dir / KEYRING) as events,
+    ):
+        got.extend(events)
+    assert cut.value.offset == 987 and cut.value.file == str(corpus_dir / MYSQL)
+    types = [names.get(e.header.type_code) for e in got[1 : len(listed) + 1]]
+    assert types == listed and len(listed) == 13
+    assert got[0].header.type_code == EventType.FORMAT_DESCRIPTION
+    queries = [e.query for e in got if e.header.type_code == EventType.QUERY]
+    assert queries == [b"CREATE TABLE t1 (c1 INT PRIMARY KEY)", b"BEGIN", b"BEGIN"]
+
+
+def test_wrong_key_names_file_offset_and_key(corpus_dir: Path, tmp_path: Path) -> None:
+    binlog = corpus_dir / MARIADB / "mysql-bin.000001"
+    wrong = tmp_path / "wrong.txt"
+    wrong.write_text("1;" + "00" * 32 + "\n")
+    with pytest.raises(EncryptedBinlogError) as err, binlogkit.open(binlog, key_file=wrong) as r:
+        list(r)
+    assert (err.value.file, err.value.offset) == (str(binlog), 296)
+    assert f"key 1 (version 1) of {wrong}" in str(err.value)
+
+    missing = tmp_path / "missing.txt"
+    missing.write_text("2;" + "00" * 16 + "\n")
+    with pytest.raises(BinlogError) as err, binlogkit.open(binlog, key_file=missing) as r:
+        list(r)
+    assert (err.value.file, err.value.offset) == (str(binlog), 296)
+    assert f"key id 1 is not in the key file {missing}" in str(err.value)
+
+
+def test_damaged_keyring_key_is_reported(corpus_dir: Path, tmp_path: Path) -> None:
+    keyring = bytearray((corpus_dir / KEYRING).read_bytes())
+    keyring[0xF5] ^= 1  # the first byte of the binlog key (record 2: 40 + 58 + 3 bytes in)
+    damaged = tmp_path / "keyring"
+    damaged.write_bytes(keyring)
+    with pytest.raises(EncryptedBinlogError) as err:
+        binlogkit.open(corpus_dir / MYSQL, key_file=damaged).__next__()
+    assert err.value.file == str(corpus_dir / MYSQL) and err.value.offset == 0
+    assert "MySQLReplicationKey_00508583-b5ce-11e8-a6a5-0010e0734796_1" in str(err.value)
+
+
+def test_cli_reads_with_key_file(corpus_dir: Path) -> None:
+    from click.testing import CliRunner
+
+    from binlogkit.cli.main import cli
+
+    keys = str(corpus_dir / MARIADB / "keys.txt")
+    last = str(corpus_dir / MARIADB / "mysql-bin.000004")
+    plain = CliRunner().invoke(cli, ["events", last])
+    assert plain.exit_code == 1 and "--key-file" in plain.output
+    listed = CliRunner().invoke(cli, ["events", "--key-file", keys, last])
+    assert [line.split("\t")[1:3] for line in listed.output.splitlines()[1:]] == [
+        ["4", "Format_desc"],
+        ["256", "Start_encryption"],
+        ["296", "Gtid_list"],
+        ["339", "Binlog_checkpoint"],
+        ["382", "Binlog_checkpoint"],
+        ["425", "Stop"],
+    ]
+    rows_file = corpus_dir / MARIADB / "mysql-bin.000002"
+    printed = CliRunner().invoke(
+        cli, ["rows", "--format", "jsonl", "--key-file", keys, str(rows_file)]
+    )
+    assert printed.exit_code == 0, printed.output
+    with binlogkit.open(rows_file, key_file=keys) as events:
+        changes = [c for e in events for c in getattr(e, "rows", ())]
+    assert len(printed.output.splitlines()) == len(changes) > 1000
