@@ -19,21 +19,20 @@ from pathlib import Path
 
 import pytest
 from dump_compare import local_time_zone, our_run
-from encrypted_dumps import per_file, remote_sections
+from encrypted_corpus import (
+    KEYRING,
+    MARIADB,
+    MYSQL,
+    MYSQL_RESULT,
+    OLD_KEYS,
+    OLD_MARIADB,
+    per_file,
+    remote_sections,
+)
 
 import binlogkit
 from binlogkit.binlog.constants import EventType
 from binlogkit.errors import BinlogError, EncryptedBinlogError, TruncatedError
-
-MARIADB = "local-mariadb-10.11/encrypted"
-OLD_MARIADB = "ottok+mariadb-10.3/mysql-test/std_data/binlog_before_20574.bin"
-OLD_KEYS = "expected/ottok+mariadb-10.3/mysql-test/std_data/keys.txt"
-MYSQL = "enhancedformysql+mysql-8.0.40/mysql-test/std_data/rpl_nogtid_encryption_master-bin.000002"
-KEYRING = "expected/enhancedformysql+mysql-8.0.40/mysql-test/std_data/rpl_nogtid_encryption_keyring_master"
-MYSQL_RESULT = (
-    "expected/enhancedformysql+mysql-8.0.40/mysql-test/suite/rpl_nogtid/r/"
-    "rpl_nogtid_encryption_read.result"
-)
 
 
 def _text(data: bytes) -> str:

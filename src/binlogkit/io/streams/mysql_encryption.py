@@ -111,8 +111,11 @@ class MySQLDecryptingStream(SeekableInputStream):
 
     def _check_magic(self) -> None:
         """The plain binlog must start with the binlog magic; else the key is wrong."""
-        self._head = self.read(len(MAGIC))
-        if self._head != MAGIC:
+        head = b""
+        while len(head) < len(MAGIC) and (chunk := self.read(len(MAGIC) - len(head))):
+            head += chunk
+        self._head = head
+        if head != MAGIC:
             raise self._error(
                 f"does not decrypt to a binlog with key {self.key_id!r}: the keyring's key "
                 "is not the one that encrypted this file"

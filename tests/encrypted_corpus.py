@@ -1,4 +1,4 @@
-"""Cut ``mariadb-binlog --read-from-remote-server`` output into the events of each file.
+"""The corpus' encrypted binlogs and their keys, and dumps of them cut per file.
 
 Read through a server, an encrypted binlog comes decrypted: the corpus'
 ``remote-decoded.txt.gz`` is the server's view of every event after
@@ -9,6 +9,17 @@ are what a reader of one file must print, so those are compared.
 
 from __future__ import annotations
 
+MARIADB = "local-mariadb-10.11/encrypted"
+MARIADB_KEYS = f"{MARIADB}/keys.txt"
+OLD_MARIADB = "ottok+mariadb-10.3/mysql-test/std_data/binlog_before_20574.bin"
+OLD_KEYS = "expected/ottok+mariadb-10.3/mysql-test/std_data/keys.txt"
+_MYSQL_DATA = "mysql-test/std_data/rpl_nogtid_encryption"
+MYSQL = f"enhancedformysql+mysql-8.0.40/{_MYSQL_DATA}_master-bin.000002"
+KEYRING = f"expected/enhancedformysql+mysql-8.0.40/{_MYSQL_DATA}_keyring_master"
+MYSQL_RESULT = (
+    "expected/enhancedformysql+mysql-8.0.40/mysql-test/suite/rpl_nogtid/r/"
+    "rpl_nogtid_encryption_read.result"
+)
 ENCRYPTED_REST = "# The rest of the binlog is encrypted!"
 _REMOTE_START = "# Ignorable event type 164 (Start_encryption)"
 _FAKE_ROTATE = "#700101  0:00:00 server id "
