@@ -10,7 +10,9 @@
   server (``mariadb-binlog --read-from-remote-server`` through it) and its
   rows, applied with ``| mariadb``, are the rows written.
 
-Both for the key plugin's AES_CBC and AES_CTR.
+Both for the key plugin's AES_CBC (a plain key file) and AES_CTR (the key
+file encrypted by ``openssl enc``, the server given its secret as
+``file_key_management_filekey``).
 """
 
 from __future__ import annotations
@@ -84,10 +86,17 @@ def test_encrypted_binlogs_both_ways(
 ) -> None:
     keys = tmp_path / "keys.txt"
     keys.write_text(KEYS)
+    filekey = None
+    if algorithm == "AES_CTR":
+        filekey = "s3cret phrase"
+        plain, keys = keys, tmp_path / "keys.enc"
+        openssl = ["openssl", "enc", "-aes-256-cbc", "-md", "sha1", "-pass", f"pass:{filekey}"]
+        subprocess.run([*openssl, "-in", str(plain), "-out", str(keys)], check=True)
     server = mariadb_factory(
         f"encrypted-{algorithm}",
         plugin_load_add="file_key_management",
         file_key_management_filename=str(keys),
+        file_key_management_filekey=filekey,
         file_key_management_encryption_algorithm=algorithm,
         encrypt_binlog="ON",
     )
@@ -95,7 +104,7 @@ def test_encrypted_binlogs_both_ways(
     files = server.flush_binlogs()[:-1]
 
     paths = [str(f) for f in files]
-    with binlogkit.open(paths, key_file=keys) as events:
+    with binlogkit.open(paths, key_file=keys, filekey=filekey) as events:
         changes = [c for e in events if hasattr(e, "rows") and e.table_name == "t" for c in e.rows]
     assert len(changes) > 290
     assert _table(changes) == server.query("SELECT id, name, amount FROM e.t ORDER BY id")
@@ -104,12 +113,13 @@ def test_encrypted_binlogs_both_ways(
     remote = _remote(server, "--base64-output=decode-rows", "-vv", *names)
     assert remote.returncode == 0, remote.stderr
     with local_time_zone("UTC"):
-        ours = our_run("-vv", "--base64-output=decode-rows", "--key-file", str(keys), *paths)
+        key_args = ["--key-file", str(keys)] + (["--filekey", filekey] if filekey else [])
+        ours = our_run("-vv", "--base64-output=decode-rows", *key_args, *paths)
     text = ours.decode("utf-8", "surrogateescape")
     want = remote_sections(remote.stdout.decode("utf-8", "surrogateescape"))
     assert [events for _, events in per_file(text)] == want
 
-    written = _write_encrypted(tmp_path / "ours", keys, algorithm)
+    written = _write_encrypted(tmp_path / "ours", keys, filekey, algorithm)
     server.stop()
     target = server.binlog_dir / f"mysql-bin.{int(files[-1].name.split('.')[1]) + 2:06d}"
     target.write_bytes(written.read_bytes())
@@ -118,7 +128,7 @@ def test_encrypted_binlogs_both_ways(
     server.start()
     assert target.name in [row[0] for row in server.query("SHOW BINARY LOGS")]
     listed = server.query(f"SHOW BINLOG EVENTS IN '{target.name}'")
-    with binlogkit.open(str(target), key_file=keys) as events:
+    with binlogkit.open(str(target), key_file=keys, filekey=filekey) as events:
         ours_listed = [
             (r.log_name, str(r.pos), r.event_type, str(r.server_id), str(r.end_log_pos))
             for r in list_events(events)
@@ -132,14 +142,14 @@ def test_encrypted_binlogs_both_ways(
     assert server.query("SELECT id, name FROM e.w ORDER BY id") == [
         (str(i), f"n{i}" if i % 3 else None) for i in range(1, 201)
     ]
-    with binlogkit.open(str(target), key_file=keys) as events:
+    with binlogkit.open(str(target), key_file=keys, filekey=filekey) as events:
         assert sum(len(getattr(e, "rows", ())) for e in events) == 200
 
 
-def _write_encrypted(folder: Path, keys: Path, algorithm: str) -> Path:
+def _write_encrypted(folder: Path, keys: Path, filekey: str | None, algorithm: str) -> Path:
     """A binlog of 200 rows into e.w, encrypted with the binlog key of ``keys``."""
     cipher = "ctr" if algorithm == "AES_CTR" else "cbc"
-    encryption = BinlogEncryption.from_key_file(keys, algorithm=cipher)
+    encryption = BinlogEncryption.from_key_file(keys, filekey=filekey, algorithm=cipher)
     with BinlogWriter.create(folder, "w-bin", encryption=encryption) as writer:
         table = TableMapEvent.build(
             writer.header(EventType.TABLE_MAP),
