@@ -13,6 +13,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import re
 from pathlib import Path
@@ -150,3 +151,26 @@ def test_cli_reads_with_key_file(corpus_dir: Path) -> None:
     with binlogkit.open(rows_file, key_file=keys) as events:
         changes = [c for e in events for c in getattr(e, "rows", ())]
     assert len(printed.output.splitlines()) == len(changes) > 1000
+
+
+@pytest.mark.parametrize("which", ["mariadb", "mysql"])
+def test_start_position_inside_encrypted_events(corpus_dir: Path, which: str) -> None:
+    """Starting mid-file seeks the decrypting stage: the events from there are those of a
+    read from the start."""
+    if which == "mariadb":
+        path, keys = corpus_dir / MARIADB / "mysql-bin.000002", corpus_dir / MARIADB / "keys.txt"
+    else:
+        path, keys = corpus_dir / MYSQL, corpus_dir / KEYRING
+
+    def read(**options: int) -> list[tuple[int, int]]:
+        seen: list[tuple[int, int]] = []
+        with (
+            contextlib.suppress(TruncatedError),
+            binlogkit.open(path, key_file=keys, schema=None, **options) as events,
+        ):
+            seen.extend((e.header.offset, e.header.type_code) for e in events)
+        return seen
+
+    everything = read()
+    middle = len(everything) // 2
+    assert read(start_position=everything[middle][0]) == everything[middle:]
