@@ -60,5 +60,5 @@ def test_key_file_encrypted_by_openssl(tmp_path: Path) -> None:
     with pytest.raises(BinlogError, match="the key file is encrypted"):
         read_key_file(encrypted)
     # A wrong secret fails the padding check, or (1 in ~256, the salt is random) gives garbage.
-    with pytest.raises(BinlogError, match="cannot decrypt the key file: wrong|is not ID;HEXKEY"):
+    with pytest.raises(BinlogError, match=r"cannot decrypt the key file: wrong|is not ID;HEXKEY"):
         read_key_file(encrypted, "not the secret")

@@ -111,7 +111,7 @@ def read_key_file(path: str | os.PathLike[str], filekey: str | None = None) -> K
     except OSError as err:
         raise BinlogError(f"cannot read the key file: {err.strerror}", file=name) from err
     if data.startswith(_KEYRING_PREFIX):
-        return KeyFile(name, "keyring_file", dict(_keyring_keys(data, name)))
+        return KeyFile(name, "keyring_file", _keyring_keys(data, name))
     if data.startswith(_OPENSSL_PREFIX):
         if not filekey:
             raise BinlogError(
@@ -122,11 +122,11 @@ def read_key_file(path: str | os.PathLike[str], filekey: str | None = None) -> K
         data = _decrypt_key_file(data, _secret(filekey), name)
     elif filekey:
         raise BinlogError("a file key was given but the key file is not encrypted", file=name)
-    return KeyFile(name, "file_key_management", dict(_key_lines(data, name)))
+    return KeyFile(name, "file_key_management", _key_lines(data, name))
 
 
-def _key_lines(text: bytes, name: str) -> dict[int, bytes]:
-    keys: dict[int, bytes] = {}
+def _key_lines(text: bytes, name: str) -> dict[int | str, bytes]:
+    keys: dict[int | str, bytes] = {}
     for number, line in enumerate(text.split(b"\n"), 1):
         if _KEY_LINE.fullmatch(line):
             continue
@@ -181,7 +181,7 @@ def _decrypt_key_file(data: bytes, secret: bytes, name: str) -> bytes:
         ) from err
 
 
-def _keyring_keys(data: bytes, name: str) -> dict[str, bytes]:
+def _keyring_keys(data: bytes, name: str) -> dict[int | str, bytes]:
     version = data[len(_KEYRING_PREFIX) : len(_KEYRING_PREFIX) + 3]
     if version not in (b"1.0", b"2.0"):
         raise BinlogError(f"keyring file version {version!r}: only 1.0 and 2.0 are read", file=name)
@@ -189,7 +189,7 @@ def _keyring_keys(data: bytes, name: str) -> dict[str, bytes]:
     end = len(data) - len(_KEYRING_END) - _KEYRING_DIGEST
     if end < at or data[end : end + len(_KEYRING_END)] != _KEYRING_END:
         raise BinlogError("the keyring file does not end with EOF and its digest", file=name)
-    keys: dict[str, bytes] = {}
+    keys: dict[int | str, bytes] = {}
     while at < end:
         if at + _KEYRING_LENGTHS.size > end:
             raise BinlogError("a key record is cut short", file=name, offset=at)

@@ -37,7 +37,7 @@ from binlogkit.binlog.framing import CRC32_RESIDUE
 from binlogkit.binlog.header import EVENT_SIZE_OFFSET, LOG_POS_OFFSET, TYPE_CODE_OFFSET
 from binlogkit.errors import BinlogError, EncryptedBinlogError
 from binlogkit.io.key_files import KeyFile
-from binlogkit.io.streams.base import OutputStream, SeekableInputStream
+from binlogkit.io.streams.base import OutputStream, SeekableInputStream, SeekableStage
 from binlogkit.io.streams.file import FileOutputStream
 
 __all__ = [
@@ -97,7 +97,7 @@ class EventCipher:
         return secret[5:9] + secret[0:5] + _U32.pack(len(event)) + secret[9:]
 
 
-class MariaDBDecryptingStream(SeekableInputStream):
+class MariaDBDecryptingStream(SeekableStage):
     """Reads a MariaDB binlog (``inner``, from its start) and gives it decrypted.
 
     A binlog without START_ENCRYPTION right after its format description
@@ -117,9 +117,8 @@ class MariaDBDecryptingStream(SeekableInputStream):
         head: bytes = b"",
         follow: bool = False,
     ) -> None:
-        self._inner = inner
+        super().__init__(inner, name=name)
         self.keys = keys
-        self.name = name
         self.follow = follow
         self.cipher: EventCipher | None = None
         """The cipher, once START_ENCRYPTION and the first encrypted event were read."""
@@ -176,9 +175,6 @@ class MariaDBDecryptingStream(SeekableInputStream):
             return self._position
         self._state = "encrypted" if begins is not None else "plain"
         return reached
-
-    def close(self) -> None:
-        self._inner.close()
 
     def _process(self) -> None:
         """Turn whole events of ``_pending`` into decrypted bytes in ``_ready``."""

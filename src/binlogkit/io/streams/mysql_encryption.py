@@ -21,7 +21,7 @@ from cryptography.hazmat.primitives.ciphers import Cipher, CipherContext, algori
 from binlogkit.binlog.constants import MAGIC
 from binlogkit.errors import EncryptedBinlogError
 from binlogkit.io.key_files import KeyFile
-from binlogkit.io.streams.base import SeekableInputStream
+from binlogkit.io.streams.base import SeekableInputStream, SeekableStage
 
 __all__ = ["HEADER_SIZE", "MYSQL_ENCRYPTED_MAGIC", "MySQLDecryptingStream"]
 
@@ -33,7 +33,7 @@ _IV_SIZE = 16
 _BLOCK = 16
 
 
-class MySQLDecryptingStream(SeekableInputStream):
+class MySQLDecryptingStream(SeekableStage):
     """Reads a MySQL encrypted binlog (``inner``, from its start) and gives the plain binlog.
 
     ``keys`` is the server's ``keyring_file``; ``name`` names the input in
@@ -48,8 +48,7 @@ class MySQLDecryptingStream(SeekableInputStream):
         name: str | None = None,
         head: bytes = b"",
     ) -> None:
-        self._inner = inner
-        self.name = name
+        super().__init__(inner, name=name)
         header = bytearray(head)
         while len(header) < HEADER_SIZE and (chunk := inner.read(HEADER_SIZE - len(header))):
             header += chunk
@@ -59,7 +58,7 @@ class MySQLDecryptingStream(SeekableInputStream):
         self._iv_head = derived[32:40]
         self._position = 0
         self._decryptor = self._decryptor_at(0)
-        self._head = b""
+        self._unread = b""
         self._check_magic()
 
     def _error(self, what: str, offset: int = 0) -> EncryptedBinlogError:
@@ -114,7 +113,7 @@ class MySQLDecryptingStream(SeekableInputStream):
         head = b""
         while len(head) < len(MAGIC) and (chunk := self.read(len(MAGIC) - len(head))):
             head += chunk
-        self._head = head
+        self._unread = head
         if head != MAGIC:
             raise self._error(
                 f"does not decrypt to a binlog with key {self.key_id!r}: the keyring's key "
@@ -122,8 +121,8 @@ class MySQLDecryptingStream(SeekableInputStream):
             )
 
     def read(self, size: int) -> bytes:
-        if self._head:
-            given, self._head = self._head[:size], self._head[size:]
+        if self._unread:
+            given, self._unread = self._unread[:size], self._unread[size:]
             return given
         data = self._decryptor.update(self._inner.read(size))
         self._position += len(data)
@@ -131,13 +130,10 @@ class MySQLDecryptingStream(SeekableInputStream):
 
     def seek(self, offset: int) -> int:
         reached = max(self._inner.seek(HEADER_SIZE + offset) - HEADER_SIZE, 0)
-        self._head = b""
+        self._unread = b""
         self._position = reached
         self._decryptor = self._decryptor_at(reached)
         return reached
 
     def tell(self) -> int:
-        return self._position - len(self._head)
-
-    def close(self) -> None:
-        self._inner.close()
+        return self._position - len(self._unread)
