@@ -16,6 +16,8 @@ from __future__ import annotations
 import contextlib
 import gzip
 import re
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -34,6 +36,7 @@ from encrypted_corpus import (
 import binlogkit
 from binlogkit.binlog.constants import EventType
 from binlogkit.errors import BinlogError, EncryptedBinlogError, TruncatedError
+from binlogkit.io.files import BinlogReader
 
 
 def _text(data: bytes) -> str:
@@ -177,3 +180,34 @@ def test_start_position_inside_encrypted_events(corpus_dir: Path, which: str) ->
     everything = read()
     middle = len(everything) // 2
     assert read(start_position=everything[middle][0]) == everything[middle:]
+
+
+def test_follow_a_growing_encrypted_file(corpus_dir: Path, tmp_path: Path) -> None:
+    """A file cut inside an encrypted event is followed: the partial event waits for its end."""
+    whole = (corpus_dir / MARIADB / "mysql-bin.000003").read_bytes()
+    keys = corpus_dir / MARIADB / "keys.txt"
+    with binlogkit.open(corpus_dir / MARIADB / "mysql-bin.000003", key_file=keys) as events:
+        want = [(e.header.offset, e.header.type_code) for e in events]
+    growing = tmp_path / "mysql-bin.000003"
+    growing.write_bytes(whole[:1000])
+    seen: list[tuple[int, int]] = []
+    reader = BinlogReader(str(growing), key_file=keys, follow=True, poll_interval=0.02)
+
+    def follow() -> None:
+        with reader:
+            seen.extend((e.header.offset, e.header.type_code) for e in reader)
+
+    thread = threading.Thread(target=follow)
+    thread.start()
+    try:
+        deadline = time.monotonic() + 30
+        while len(seen) < 5 and time.monotonic() < deadline:
+            time.sleep(0.02)
+        with growing.open("ab") as out:
+            out.write(whole[1000:])
+        while len(seen) < len(want) and time.monotonic() < deadline:
+            time.sleep(0.02)
+    finally:
+        reader.abort()
+        thread.join(30)
+    assert seen == want
