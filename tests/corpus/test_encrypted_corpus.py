@@ -211,3 +211,16 @@ def test_follow_a_growing_encrypted_file(corpus_dir: Path, tmp_path: Path) -> No
         reader.abort()
         thread.join(30)
     assert seen == want
+
+
+MYSQL_PLAIN = "avaitla+mysqlbinlog2parquet/test/samples/01-basic-crud.binlog"
+
+
+@pytest.mark.parametrize("name", ["local-mariadb-10.11/gtid/mysql-bin.000002", MYSQL_PLAIN])
+def test_plain_binlog_with_a_key_file_reads_as_without(corpus_dir: Path, name: str) -> None:
+    def read(**options: Path) -> list[tuple[int, int, int]]:
+        with binlogkit.open(corpus_dir / name, schema=None, **options) as events:
+            return [(e.header.offset, e.header.type_code, e.header.end) for e in events]
+
+    plain = read()
+    assert read(key_file=corpus_dir / MARIADB / "keys.txt") == plain and len(plain) > 10

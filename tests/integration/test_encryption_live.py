@@ -12,7 +12,8 @@
 
 Both for the key plugin's AES_CBC (a plain key file) and AES_CTR (the key
 file encrypted by ``openssl enc``, the server given its secret as
-``file_key_management_filekey``).
+``file_key_management_filekey``, and its events compressed too:
+``log_bin_compress``, compressed before they are encrypted).
 """
 
 from __future__ import annotations
@@ -87,7 +88,8 @@ def test_encrypted_binlogs_both_ways(
     keys = tmp_path / "keys.txt"
     keys.write_text(KEYS)
     filekey = None
-    if algorithm == "AES_CTR":
+    compress = algorithm == "AES_CTR"
+    if compress:
         filekey = "s3cret phrase"
         plain, keys = keys, tmp_path / "keys.enc"
         openssl = ["openssl", "enc", "-aes-256-cbc", "-md", "sha1", "-pass", f"pass:{filekey}"]
@@ -99,14 +101,18 @@ def test_encrypted_binlogs_both_ways(
         file_key_management_filekey=filekey,
         file_key_management_encryption_algorithm=algorithm,
         encrypt_binlog="ON",
+        log_bin_compress=compress,
+        log_bin_compress_min_len=10,
     )
     server.execute(WORKLOAD, database="mysql")
     files = server.flush_binlogs()[:-1]
 
     paths = [str(f) for f in files]
     with binlogkit.open(paths, key_file=keys, filekey=filekey) as events:
-        changes = [c for e in events if hasattr(e, "rows") and e.table_name == "t" for c in e.rows]
+        read = list(events)
+    changes = [c for e in read if hasattr(e, "rows") and e.table_name == "t" for c in e.rows]
     assert len(changes) > 290
+    assert compress == any("COMPRESSED" in e.type_name for e in read)
     assert _table(changes) == server.query("SELECT id, name, amount FROM e.t ORDER BY id")
 
     names = [f.name for f in files]
