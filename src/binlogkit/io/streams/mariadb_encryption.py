@@ -66,6 +66,8 @@ class EventCipher:
         self.nonce = nonce
         self.algorithm = algorithm
         self._aes = algorithms.AES(key)
+        self._mask = Cipher(self._aes, modes.ECB()).encryptor()
+        """AES-ECB, stateless: encrypts each IV into the mask of a last partial CBC block."""
 
     def _crypt(self, data: bytes, offset: int, encrypt: bool) -> bytes:
         iv = self.nonce + _U32.pack(offset & 0xFFFFFFFF)
@@ -76,9 +78,9 @@ class EventCipher:
         done = (cbc.encryptor() if encrypt else cbc.decryptor()).update(data[:whole])
         if whole == len(data):
             return done
-        mask = Cipher(self._aes, modes.ECB()).encryptor().update(iv)
-        tail = bytes(a ^ b for a, b in zip(data[whole:], mask, strict=False))
-        return done + tail
+        tail = len(data) - whole
+        mask = int.from_bytes(self._mask.update(iv)[:tail], "little")
+        return done + (int.from_bytes(data[whole:], "little") ^ mask).to_bytes(tail, "little")
 
     def decrypt(self, event: bytes | bytearray, offset: int) -> bytes:
         """The plain bytes of the encrypted event ``event`` read at ``offset``."""
