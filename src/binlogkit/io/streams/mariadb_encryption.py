@@ -193,7 +193,7 @@ class MariaDBDecryptingStream(SeekableStage):
                     break
                 self._ready += pending[at : at + len(MAGIC)]
                 at += len(MAGIC)
-                self._state = "format" if pending[:4] == MAGIC else "plain"
+                self._state = "format" if pending[at - len(MAGIC) : at] == MAGIC else "plain"
                 continue
             if len(pending) - at < _CLEAR_END:
                 break
