@@ -25,6 +25,7 @@ from dump_compare import local_time_zone, our_run
 from encrypted_corpus import (
     KEYRING,
     MARIADB,
+    MARIADB_KEYS,
     MYSQL,
     MYSQL_RESULT,
     OLD_KEYS,
@@ -100,23 +101,40 @@ def test_mysql_binlog_lists_the_events_of_its_test(corpus_dir: Path) -> None:
     assert queries == [b"CREATE TABLE t1 (c1 INT PRIMARY KEY)", b"BEGIN", b"BEGIN"]
 
 
+FIRST = f"{MARIADB}/mysql-bin.000001"
+
+
 @pytest.mark.parametrize(
-    ("keys", "says"),
+    ("binlog", "keys", "offset", "says"),
     [
-        ("1;" + "00" * 32, "does not decrypt with key 1 (version 1) of {}"),
-        ("2;" + "00" * 16, "key id 1 is not in the key file {}"),
+        (
+            f"{MARIADB}/mysql-bin.000001",
+            "1;" + "00" * 32,
+            296,
+            "does not decrypt with key 1 (version 1) of {}",
+        ),
+        (
+            f"{MARIADB}/mysql-bin.000001",
+            "2;" + "00" * 16,
+            296,
+            "key id 1 is not in the key file {}",
+        ),
+        (f"{MARIADB}/mysql-bin.000001", KEYRING, 296, "needs a file_key_management key file"),
+        (MYSQL, MARIADB_KEYS, 0, "needs the server's keyring_file keyring"),
     ],
-    ids=["wrong key", "no key 1"],
+    ids=["wrong key", "no key 1", "a keyring for MariaDB", "MariaDB keys for MySQL"],
 )
 def test_key_errors_name_file_offset_and_key(
-    corpus_dir: Path, tmp_path: Path, keys: str, says: str
+    corpus_dir: Path, tmp_path: Path, binlog: str, keys: str, offset: int, says: str
 ) -> None:
-    binlog = corpus_dir / MARIADB / "mysql-bin.000001"
-    key_file = tmp_path / "keys.txt"
-    key_file.write_text(keys + "\n")
-    with pytest.raises(BinlogError) as err, binlogkit.open(binlog, key_file=key_file) as events:
+    key_file = corpus_dir / keys
+    if ";" in keys:
+        key_file = tmp_path / "keys.txt"
+        key_file.write_text(keys + "\n")
+    path = corpus_dir / binlog
+    with pytest.raises(BinlogError) as err, binlogkit.open(path, key_file=key_file) as events:
         list(events)
-    assert (err.value.file, err.value.offset) == (str(binlog), 296)
+    assert (err.value.file, err.value.offset) == (str(path), offset)
     assert says.format(key_file) in str(err.value)
 
 
