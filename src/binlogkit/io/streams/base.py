@@ -14,7 +14,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from typing import Self
 
-__all__ = ["InputStream", "OutputStream", "SeekableInputStream", "SeekableStage"]
+__all__ = ["InputStream", "OutputStream", "SeekableInputStream"]
 
 
 class _Closing:
@@ -52,17 +52,6 @@ class SeekableInputStream(InputStream):
     @abstractmethod
     def tell(self) -> int:
         """The offset of the next byte :meth:`read` gives."""
-
-
-class SeekableStage(SeekableInputStream):
-    """A seekable stage over ``inner``; ``name`` names the input in errors."""
-
-    def __init__(self, inner: SeekableInputStream, *, name: str | None) -> None:
-        self._inner = inner
-        self.name = name
-
-    def close(self) -> None:
-        self._inner.close()
 
 
 class OutputStream(_Closing, ABC):

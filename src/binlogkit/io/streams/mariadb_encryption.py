@@ -36,8 +36,8 @@ from binlogkit.binlog.constants import MAGIC, MAX_EVENT_SIZE, EventType
 from binlogkit.binlog.framing import CRC32_RESIDUE
 from binlogkit.binlog.header import EVENT_SIZE_OFFSET, LOG_POS_OFFSET, TYPE_CODE_OFFSET
 from binlogkit.errors import BinlogError, EncryptedBinlogError
-from binlogkit.io.key_files import KeyFile
-from binlogkit.io.streams.base import OutputStream, SeekableInputStream, SeekableStage
+from binlogkit.io.streams.base import OutputStream
+from binlogkit.io.streams.decrypting_stage import DecryptingStage
 from binlogkit.io.streams.file import FileOutputStream
 
 __all__ = [
@@ -99,29 +99,17 @@ class EventCipher:
         return secret[5:9] + secret[0:5] + _U32.pack(len(event)) + secret[9:]
 
 
-class MariaDBDecryptingStream(SeekableStage):
-    """Reads a MariaDB binlog (``inner``, from its start) and gives it decrypted.
+class MariaDBDecryptingStream(DecryptingStage):
+    """Reads a MariaDB binlog and gives it decrypted; ``keys`` is the server's
+    ``file_key_management`` key file.
 
     A binlog without START_ENCRYPTION right after its format description
-    passes unchanged. ``keys`` is the server's ``file_key_management`` key
-    file; ``name`` names the input in errors. ``head``: bytes already read
-    from ``inner`` (its first bytes). ``follow``: the file may still grow, so
-    a partial event at its end is held back; otherwise it is given as read
-    and the reader reports it as truncated.
+    passes unchanged. ``follow``: a partial event at the end of the input is
+    held back until it is whole; otherwise it is given as read, and the reader
+    reports it as truncated.
     """
 
-    def __init__(
-        self,
-        inner: SeekableInputStream,
-        keys: KeyFile,
-        *,
-        name: str | None = None,
-        head: bytes = b"",
-        follow: bool = False,
-    ) -> None:
-        super().__init__(inner, name=name)
-        self.keys = keys
-        self.follow = follow
+    def _begin(self, head: bytes) -> None:
         self.cipher: EventCipher | None = None
         """The cipher, once START_ENCRYPTION and the first encrypted event were read."""
         self.encrypted_from: int | None = None

@@ -21,7 +21,7 @@ from cryptography.hazmat.primitives.ciphers import Cipher, CipherContext, algori
 from binlogkit.binlog.constants import MAGIC
 from binlogkit.errors import EncryptedBinlogError
 from binlogkit.io.key_files import KeyFile
-from binlogkit.io.streams.base import SeekableInputStream, SeekableStage
+from binlogkit.io.streams.decrypting_stage import DecryptingStage
 
 __all__ = ["HEADER_SIZE", "MYSQL_ENCRYPTED_MAGIC", "MySQLDecryptingStream"]
 
@@ -33,26 +33,16 @@ _IV_SIZE = 16
 _BLOCK = 16
 
 
-class MySQLDecryptingStream(SeekableStage):
-    """Reads a MySQL encrypted binlog (``inner``, from its start) and gives the plain binlog.
+class MySQLDecryptingStream(DecryptingStage):
+    """Reads a MySQL encrypted binlog and gives the plain binlog; ``keys`` is the server's
+    ``keyring_file``. An input that grows (``follow``) needs nothing more: the cipher
+    is a stream, a partial event decrypts as far as it goes."""
 
-    ``keys`` is the server's ``keyring_file``; ``name`` names the input in
-    errors; ``head``: bytes already read from ``inner`` (its first bytes).
-    """
-
-    def __init__(
-        self,
-        inner: SeekableInputStream,
-        keys: KeyFile,
-        *,
-        name: str | None = None,
-        head: bytes = b"",
-    ) -> None:
-        super().__init__(inner, name=name)
+    def _begin(self, head: bytes) -> None:
         header = bytearray(head)
-        while len(header) < HEADER_SIZE and (chunk := inner.read(HEADER_SIZE - len(header))):
+        while len(header) < HEADER_SIZE and (chunk := self._inner.read(HEADER_SIZE - len(header))):
             header += chunk
-        self.key_id, password = self._file_password(bytes(header), keys)
+        self.key_id, password = self._file_password(bytes(header), self.keys)
         derived = hashlib.sha512(password).digest()
         self._aes = algorithms.AES(derived[:32])
         self._iv_head = derived[32:40]
