@@ -5,15 +5,18 @@ written back event by event plain and through the encrypting stage (AES-CBC
 and AES-CTR, what the server's ``file_key_management`` plugin uses), then
 each file is read: bytes only (the storage stream, and the decrypting stage
 over it) and every event and row value decoded (``binlogkit.open``, with
-``key_file`` for the encrypted ones). Each figure is the best of three runs;
-MB/s is of the binlog's size.
+``key_file`` for the encrypted ones). The same for a binlog of small events
+(``--small``: by default the corpus' binlog of the sandbox workload, every
+column type, one to a few rows per event). Each figure is the best of three
+runs (ten for the small binlog); MB/s is of the binlog's size.
 
-    .venv/bin/python benchmarks/encryption.py [--scale 1.0]
+    .venv/bin/python benchmarks/encryption.py [--scale 1.0] [--small FILE]
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
 import tempfile
 from collections.abc import Callable
@@ -30,6 +33,8 @@ from binlogkit.io.streams.decryption import decrypting
 from binlogkit.writer import BinlogFileWriter
 
 KEY = bytes(range(32))
+SMALL = "local-mariadb-10.11/gtid/mysql-bin.000002"
+"""The corpus binlog of the sandbox workload (all column types): 357 events, 274 bytes each on average."""
 CHUNK = 1 << 20
 
 
@@ -71,49 +76,67 @@ def read_rows_decrypted(source: Path, keys: Path) -> int:
     return rows
 
 
+def compare(source: Path, base: Path, keys: Path, title: str, runs: int) -> None:
+    """Write ``source`` back plain and encrypted, read each, print the times side by side."""
+    key_file = read_key_file(keys)
+    mb = source.stat().st_size / 1e6
+    plain = base / "plain-bin.000001"
+    encrypted = {name: base / f"{name}-bin.000001" for name in ("cbc", "ctr")}
+    encryption = {"cbc": BinlogEncryption(KEY, "cbc"), "ctr": BinlogEncryption(KEY, "ctr")}
+    work: dict[str, Callable[[str], Callable[[], object]]] = {
+        "write back": lambda name: (
+            partial(write_back, source, plain, None)
+            if name == "plain"
+            else partial(write_back, source, encrypted[name], encryption[name])
+        ),
+        "read bytes": lambda name: (
+            partial(read_bytes_of, plain)
+            if name == "plain"
+            else partial(read_decrypted_bytes, encrypted[name], key_file)
+        ),
+        "read rows": lambda name: (
+            partial(read_rows, plain)
+            if name == "plain"
+            else partial(read_rows_decrypted, encrypted[name], keys)
+        ),
+    }
+    count = 0
+    print(f"{title}: {mb:.2f} MB; best of {runs} runs")
+    print(f"{'':<12}{'':<7}{'s':>8}{'MB/s':>9}{'rows/s':>11}{'x plain':>9}")
+    for what, make in work.items():
+        plain_s = 0.0
+        for name in ("plain", "cbc", "ctr"):
+            seconds = best(runs, make(name))
+            plain_s = plain_s or seconds
+            count = count or read_rows(plain)
+            label = "plain" if name == "plain" else f"AES-{name.upper()}"
+            rate = f"{mb / seconds:>9.1f}{count / seconds:>11.0f}"
+            print(f"{what:<12}{label:<7}{seconds:>8.3f}{rate}{seconds / plain_s:>9.2f}")
+    assert read_rows_decrypted(encrypted["cbc"], keys) == count
+    assert read_rows_decrypted(encrypted["ctr"], keys) == count
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--scale", type=float, default=1.0, help="workload size factor")
+    parser.add_argument(
+        "--small",
+        type=Path,
+        default=Path(os.environ.get("BINLOGKIT_CORPUS", "../shared/corpus")) / SMALL,
+        help="a binlog of small events, compared the same way (if it exists)",
+    )
     args = parser.parse_args()
     count = max(1000, int(200_000 * args.scale))
     base = Path(tempfile.mkdtemp(prefix="bk-crypt-"))
     try:
         keys = base / "keys.txt"
         keys.write_text(f"1;{KEY.hex()}\n")
-        key_file = read_key_file(keys)
         source = write_rows(base / "source", make_rows(count))
-        mb = source.stat().st_size / 1e6
-        plain = base / "plain-bin.000001"
-        encrypted = {name: base / f"{name}-bin.000001" for name in ("cbc", "ctr")}
-        encryption = {"cbc": BinlogEncryption(KEY, "cbc"), "ctr": BinlogEncryption(KEY, "ctr")}
-        work: dict[str, Callable[[str], Callable[[], object]]] = {
-            "write back": lambda name: (
-                partial(write_back, source, plain, None)
-                if name == "plain"
-                else partial(write_back, source, encrypted[name], encryption[name])
-            ),
-            "read bytes": lambda name: (
-                partial(read_bytes_of, plain)
-                if name == "plain"
-                else partial(read_decrypted_bytes, encrypted[name], key_file)
-            ),
-            "read rows": lambda name: (
-                partial(read_rows, plain)
-                if name == "plain"
-                else partial(read_rows_decrypted, encrypted[name], keys)
-            ),
-        }
-        print(f"binlog of {count} row inserts: {mb:.1f} MB; best of 3 runs")
-        print(f"{'':<12}{'':<7}{'s':>8}{'MB/s':>9}{'rows/s':>11}{'x plain':>9}")
-        for what, make in work.items():
-            plain_s = 0.0
-            for name in ("plain", "cbc", "ctr"):
-                seconds = best(3, make(name))
-                plain_s = plain_s or seconds
-                label = "plain" if name == "plain" else f"AES-{name.upper()}"
-                rate = f"{mb / seconds:>9.1f}{count / seconds:>11.0f}"
-                print(f"{what:<12}{label:<7}{seconds:>8.3f}{rate}{seconds / plain_s:>9.2f}")
-        assert read_rows_decrypted(encrypted["ctr"], keys) == count
+        (base / "large").mkdir()
+        compare(source, base / "large", keys, f"{count} row inserts, 100 rows per event", 3)
+        if args.small.is_file():
+            (base / "small").mkdir()
+            compare(args.small, base / "small", keys, f"{args.small.name}, small events", 10)
     finally:
         shutil.rmtree(base, ignore_errors=True)
 

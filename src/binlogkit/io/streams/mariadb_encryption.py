@@ -75,28 +75,26 @@ class EventCipher:
             return Cipher(self._aes, modes.CTR(iv)).encryptor().update(data)
         whole = len(data) - len(data) % 16
         cbc = Cipher(self._aes, modes.CBC(iv))
-        done = (cbc.encryptor() if encrypt else cbc.decryptor()).update(data[:whole])
+        done = (cbc.encryptor() if encrypt else cbc.decryptor()).update(memoryview(data)[:whole])
         if whole == len(data):
             return done
         tail = len(data) - whole
         mask = int.from_bytes(self._mask.update(iv)[:tail], "little")
-        return done + (int.from_bytes(data[whole:], "little") ^ mask).to_bytes(tail, "little")
+        return b"".join(
+            (done, (int.from_bytes(data[whole:], "little") ^ mask).to_bytes(tail, "little"))
+        )
 
-    def decrypt(self, event: bytes | bytearray, offset: int) -> bytes:
+    def decrypt(self, event: bytes, offset: int) -> bytes:
         """The plain bytes of the encrypted event ``event`` read at ``offset``."""
-        moved = bytearray(event)
-        moved[EVENT_SIZE_OFFSET:_CLEAR_END] = moved[0:4]
-        plain = bytearray(4) + self._crypt(bytes(moved[4:]), offset, encrypt=False)
-        plain[0:4] = plain[EVENT_SIZE_OFFSET:_CLEAR_END]
-        plain[EVENT_SIZE_OFFSET:_CLEAR_END] = _U32.pack(len(event))
-        return bytes(plain)
+        secret = b"".join((event[4:9], event[0:4], memoryview(event)[_CLEAR_END:]))
+        plain = self._crypt(secret, offset, encrypt=False)
+        return b"".join((plain[5:9], plain[0:5], _U32.pack(len(event)), memoryview(plain)[9:]))
 
-    def encrypt(self, event: bytes | bytearray, offset: int) -> bytes:
+    def encrypt(self, event: bytes, offset: int) -> bytes:
         """The bytes the plain event ``event`` has encrypted at ``offset``."""
-        moved = bytearray(event)
-        moved[EVENT_SIZE_OFFSET:_CLEAR_END] = moved[0:4]
-        secret = self._crypt(bytes(moved[4:]), offset, encrypt=True)
-        return secret[5:9] + secret[0:5] + _U32.pack(len(event)) + secret[9:]
+        moved = b"".join((event[4:9], event[0:4], memoryview(event)[_CLEAR_END:]))
+        secret = self._crypt(moved, offset, encrypt=True)
+        return b"".join((secret[5:9], secret[0:5], _U32.pack(len(event)), memoryview(secret)[9:]))
 
 
 class MariaDBDecryptingStream(DecryptingStage):
@@ -135,8 +133,12 @@ class MariaDBDecryptingStream(DecryptingStage):
                 break
             self._pending += chunk
             self._process()
-        given = bytes(self._ready[:size])
-        del self._ready[:size]
+        if len(self._ready) <= size:
+            given = bytes(self._ready)
+            self._ready.clear()
+        else:
+            given = bytes(memoryview(self._ready)[:size])
+            del self._ready[:size]
         self._position += len(given)
         return given
 
@@ -191,9 +193,9 @@ class MariaDBDecryptingStream(DecryptingStage):
                 continue
             if len(pending) - at < size:
                 break
-            event = pending[at : at + size]
-            offset = self._pending_at + at
-            self._ready += self._event(bytes(event), offset)
+            with memoryview(pending) as view:
+                event = bytes(view[at : at + size])
+            self._ready += self._event(event, self._pending_at + at)
             at += size
         del pending[:at]
         self._pending_at += at
