@@ -34,7 +34,7 @@ from binlogkit.writer import BinlogFileWriter
 
 KEY = bytes(range(32))
 SMALL = "local-mariadb-10.11/gtid/mysql-bin.000002"
-"""The corpus binlog of the sandbox workload : 357 events, of 274 bytes on average."""
+"""The corpus binlog of the sandbox workload: 357 events of 274 bytes on average."""
 CHUNK = 1 << 20
 
 
