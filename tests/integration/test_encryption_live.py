@@ -14,6 +14,10 @@ Both for the key plugin's AES_CBC (a plain key file) and AES_CTR (the key
 file encrypted by ``openssl enc``, the server given its secret as
 ``file_key_management_filekey``, and its events compressed too:
 ``log_bin_compress``, compressed before they are encrypted).
+
+- Old files: the corpus' MariaDB 10.2 encrypted binlog, put into a server
+  started with its test's key file, is listed and dumped by the server as
+  binlogkit lists and dumps it.
 """
 
 from __future__ import annotations
@@ -24,11 +28,12 @@ from pathlib import Path
 
 import pytest
 from dump_compare import local_time_zone, our_run
-from encrypted_corpus import per_file, remote_sections
+from encrypted_corpus import OLD_KEYS, OLD_MARIADB, per_file, remote_sections
 
 import binlogkit
-from binlogkit.binlog.constants import ColumnType, EventType
+from binlogkit.binlog.constants import MAGIC, ColumnType, EventFlag, EventType
 from binlogkit.binlog.events.table_map import OptionalMetadataType, TableMapEvent
+from binlogkit.binlog.header import FLAGS_OFFSET
 from binlogkit.binlog.info import list_events
 from binlogkit.binlog.rows.columns import ColumnInfo
 from binlogkit.binlog.rows.plan import RowChange
@@ -175,3 +180,40 @@ def _write_encrypted(folder: Path, keys: Path, filekey: str | None, algorithm: s
                 part = rows[n * 100 : (n + 1) * 100]
                 tx.rows(table, "insert", [RowChange(None, row) for row in part])
     return folder / "w-bin.000001"
+
+
+def test_mariadb_10_2_encrypted_binlog_as_the_server_reads_it(
+    mariadb_factory: Callable[..., MariaDBSandbox], corpus_dir: Path
+) -> None:
+    """The corpus' 10.2 encrypted binlog (mtr's binlog_mdev_20574_old_binlog), put into a
+    server started with its test's key file: SHOW BINLOG EVENTS and mariadb-binlog -R
+    say what binlogkit says."""
+    keys = corpus_dir / OLD_KEYS
+    server = mariadb_factory(
+        "old-encrypted",
+        plugin_load_add="file_key_management",
+        file_key_management_filename=str(keys),
+        encrypt_binlog="ON",
+    )
+    last = server.flush_binlogs()[-1]
+    server.stop()
+    target = server.binlog_dir / f"mysql-bin.{int(last.name.split('.')[1]) + 1:06d}"
+    old = bytearray((corpus_dir / OLD_MARIADB).read_bytes())
+    old[len(MAGIC) + FLAGS_OFFSET] &= ~EventFlag.BINLOG_IN_USE  # crashed: no recovery from it
+    target.write_bytes(old)
+    with (server.binlog_dir / "mysql-bin.index").open("a") as index:
+        index.write(f"{target}\n")
+    server.start()
+    listed = server.query(f"SHOW BINLOG EVENTS IN '{target.name}'")
+    with binlogkit.open(str(target), key_file=keys) as events:
+        ours = [
+            (r.log_name, str(r.pos), r.event_type, str(r.server_id), str(r.end_log_pos))
+            for r in list_events(events)
+        ]
+    assert [row[:5] for row in listed] == ours and len(ours) == 16
+    remote = _remote(server, "--base64-output=decode-rows", "-vv", target.name)
+    assert remote.returncode == 0, remote.stderr
+    with local_time_zone("UTC"):
+        dump = our_run("-vv", "--base64-output=decode-rows", "--key-file", str(keys), str(target))
+    want = remote_sections(remote.stdout.decode("utf-8", "surrogateescape"))
+    assert [events for _, events in per_file(dump.decode("utf-8", "surrogateescape"))] == want
