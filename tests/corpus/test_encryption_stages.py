@@ -28,6 +28,7 @@ from binlogkit.binlog.events import FormatDescriptionEvent
 from binlogkit.binlog.events.informational import StartEncryptionEvent
 from binlogkit.binlog.framing import Signal
 from binlogkit.binlog.header import EventHeader
+from binlogkit.errors import EncryptedBinlogError
 from binlogkit.io.files import BinlogReader
 from binlogkit.io.key_files import KeyFile, read_key_file
 from binlogkit.io.streams import FileOutputStream, MemoryInputStream, SeekableInputStream
@@ -156,3 +157,21 @@ def test_encrypting_stage_round_trip(
     )
     keys = KeyFile("keys", "file_key_management", {1: key})
     assert _decrypted(encrypted, keys, writes, writes) == plain_with_start
+
+
+@pytest.mark.parametrize(
+    ("at", "says", "after"),
+    [(0, "encryption scheme 2: only scheme 1 is known", 0), (1, "version 2 of key 1", 40)],
+    ids=["scheme", "key version"],
+)
+def test_unknown_scheme_or_key_version(
+    plain_with_start: bytes, at: int, says: str, after: int
+) -> None:
+    """Said at the START_ENCRYPTION event (scheme), or at the first event it encrypts."""
+    start = 4 + int.from_bytes(plain_with_start[4 + 9 : 4 + 13], "little")  # after the FDE
+    changed = bytearray(plain_with_start)
+    changed[start + 19 + at] = 2
+    keys = KeyFile("keys", "file_key_management", {1: bytes(32)})
+    with pytest.raises(EncryptedBinlogError, match=says) as err:
+        _decrypted(bytes(changed), keys, [len(changed)], [len(changed)])
+    assert err.value.offset == start + after
