@@ -26,13 +26,13 @@ from binlogkit.io.binlog_index import (
     read_index,
 )
 from binlogkit.io.streams.cache import MEMORY_SIZE
-
-if TYPE_CHECKING:
-    from binlogkit.io.key_files import BinlogEncryption
 from binlogkit.writer.binlog_file import ENDING_TYPES as _ENDING_TYPES
 from binlogkit.writer.binlog_file import BinlogFileWriter
 from binlogkit.writer.format import format_description
 from binlogkit.writer.transaction import Transaction
+
+if TYPE_CHECKING:
+    from binlogkit.io.key_files import BinlogEncryption
 
 __all__ = ["BinlogWriter", "default_base_name"]
 
@@ -90,7 +90,8 @@ class BinlogWriter:
     ) -> BinlogWriter:
         """Start a new series with ``BASE.000001``; ``fde`` defaults to ``flavor``'s.
 
-        ``encryption``: every file is encrypted (MariaDB's ``encrypt_binlog``).
+        ``encryption``: every file is encrypted (MariaDB's ``encrypt_binlog``);
+        :meth:`open` does not continue such a series.
         """
         folder = Path(directory)
         folder.mkdir(parents=True, exist_ok=True)

@@ -82,15 +82,15 @@ class BinlogFileWriter:
         event after it is encrypted, as a MariaDB with ``encrypt_binlog`` writes.
         """
         file = FileOutputStream(path)
-        stream = file if encryption is None else encryption.stage(file)
+        stage = None if encryption is None else encryption.stage(file)
+        stream = file if stage is None else stage
         stream.write(MAGIC)
         writer = cls(stream, fde, fde.header.flags, sync=sync)
         writer.write(fde)
-        if encryption is not None:
+        if stage is not None:
             code = EventType.MARIADB_START_ENCRYPTION
             header = EventHeader(fde.header.timestamp, code, fde.header.server_id, 0, 0, 0)
-            nonce = stream.nonce  # type: ignore[union-attr]
-            writer.write(StartEncryptionEvent(header, 1, encryption.key_version, nonce))
+            writer.write(StartEncryptionEvent(header, 1, stage.key_version, stage.nonce))
         writer._mark_in_use(True)
         return writer
 
