@@ -8,6 +8,7 @@ is imported only when a URL is given.
 
 from __future__ import annotations
 
+import os
 from typing import TYPE_CHECKING, Literal
 
 from binlogkit.binlog.context import DecodeOptions
@@ -32,6 +33,8 @@ def open_binlog(
     on_corrupt: str = "error",
     raw_values: bool = False,
     schema: SchemaSource | Literal["auto"] | None = "auto",
+    key_file: str | os.PathLike[str] | None = None,
+    filekey: str | None = None,
     **kwargs: object,
 ) -> BinlogReader | BinlogStream:
     """Open binlog files (a path, a list, a directory, an index file, a glob or ``-``).
@@ -45,6 +48,9 @@ def open_binlog(
     the server at that position, see :mod:`binlogkit.services.live_schema`);
     a schema source of your own (a history seeded from a server or a file); or
     None for the binlog's own columns alone.
+    ``key_file`` decrypts encrypted binlogs: a MariaDB ``file_key_management``
+    key file (``filekey``: its secret, when the key file is encrypted, as the
+    server's ``file_key_management_filekey``) or a MySQL ``keyring_file``.
     A ``mysql://`` or ``mariadb://`` URL reads a live server's stream instead
     (:class:`~binlogkit.services.replica_stream.BinlogStream`: ``start``,
     ``server_id``, ``blocking`` and its other options).
@@ -54,6 +60,8 @@ def open_binlog(
 
         if start_position is not None or follow:
             raise BinlogError("a server stream takes start=..., not start_position or follow")
+        if key_file is not None:
+            raise BinlogError("a server stream is decrypted by the server: no key_file")
         if schema == "auto":
             from binlogkit.services.live_schema import stream_schema
 
@@ -79,5 +87,11 @@ def open_binlog(
 
         schema = SchemaHistory()
     return BinlogReader(
-        source, options=options, start_position=start_position, follow=follow, schema=schema
+        source,
+        options=options,
+        start_position=start_position,
+        follow=follow,
+        schema=schema,
+        key_file=key_file,
+        filekey=filekey,
     )

@@ -116,7 +116,8 @@ class BinlogDecoder:
     the stream starts with the binlog magic; ``fmt`` is the format in force
     when the stream starts past the format description; ``schema`` completes
     the columns of table maps that lack names, signedness or charsets (it is
-    shown the events it observes, in order).
+    shown the events it observes, in order); ``decrypted``: the bytes come
+    through a decrypting stage, so events after START_ENCRYPTION are plain.
     """
 
     def __init__(
@@ -128,9 +129,11 @@ class BinlogDecoder:
         expect_magic: bool = True,
         fmt: FormatContext | None = None,
         schema: SchemaSource | None = None,
+        decrypted: bool = False,
     ) -> None:
         self.options = options or DecodeOptions()
         self.framer = EventFramer(
+            decrypted=decrypted,
             file=file,
             offset=offset,
             expect_magic=expect_magic,

@@ -171,8 +171,11 @@ class EventFramer:
         verify_checksum: bool = True,
         skip_corrupt: bool = False,
         fmt: FormatContext | None = None,
+        decrypted: bool = False,
     ) -> None:
         self.file = file
+        self.decrypted = decrypted
+        """The bytes come through a decrypting stage: events after START_ENCRYPTION are plain."""
         self.fmt = fmt or FormatContext()
         self.verify_checksum = verify_checksum
         self.skip_corrupt = skip_corrupt
@@ -274,7 +277,7 @@ class EventFramer:
                     "MySQL encrypted binlog (8.0.14+ binlog_encryption)",
                     file=self.file,
                     offset=0,
-                    hint="decrypt it with the server's keyring first",
+                    hint="give the server's keyring_file keyring (--key-file)",
                 )
             if magic != MAGIC:
                 raise NotABinlogError(
@@ -300,7 +303,7 @@ class EventFramer:
                 "MariaDB encrypted binlog: events after START_ENCRYPTION are encrypted",
                 file=self.file,
                 offset=self._offset,
-                hint="give the key file (encrypted binlogs are read by the storage layer)",
+                hint="give the server's file_key_management key file (--key-file)",
             )
         if self._first_event and self._need_format and type_code not in _FORMAT_EVENTS:
             raise DecodeError(
@@ -368,7 +371,7 @@ class EventFramer:
         self._first_event = False
         if next_fmt is not None:
             self.fmt = next_fmt
-        if type_code == EventType.MARIADB_START_ENCRYPTION:
+        if type_code == EventType.MARIADB_START_ENCRYPTION and not self.decrypted:
             self._encrypted_from = self._offset
         return Frame(header, raw, fmt, checksum_length, error)
 

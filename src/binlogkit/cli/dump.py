@@ -191,6 +191,8 @@ def dump_command(
     no_verify_checksum: bool,
     follow: bool,
     skip_corrupt: bool,
+    key_file: str | None,
+    filekey: str | None,
     stop_position: int | None,
     start_datetime: str | None,
     stop_datetime: str | None,
@@ -322,7 +324,7 @@ def dump_command(
                     files,
                     start_position,
                     {"verify_checksum": not no_verify_checksum}
-                    | read_options(follow, skip_corrupt),
+                    | read_options(follow, skip_corrupt, key_file, filekey),
                     held=not selection.is_empty,
                 )
             if flashback:

@@ -26,6 +26,8 @@ def events_command(
     no_verify_checksum: bool,
     follow: bool,
     skip_corrupt: bool,
+    key_file: str | None,
+    filekey: str | None,
     pass_unknown: bool,
     files: tuple[str, ...],
 ) -> None:
@@ -45,6 +47,8 @@ def events_command(
             on_unknown=on_unknown,
             follow=follow,
             skip_corrupt=skip_corrupt,
+            key_file=key_file,
+            filekey=filekey,
             schema=None,  # a listing shows no columns: no schema history (nor its SQL parser)
         ) as reader,
     ):

@@ -193,8 +193,20 @@ def binlog_files(command: F) -> F:
 
 
 def read_modes(command: F) -> F:
-    """Decorator: ``--follow`` and ``--skip-corrupt``; :func:`read_options` turns them into
-    :func:`binlogkit.open` options."""
+    """Decorator: ``--follow``, ``--skip-corrupt``, ``--key-file`` and ``--filekey``;
+    :func:`read_options` turns them into :func:`binlogkit.open` options."""
+    command = click.option(
+        "--filekey",
+        metavar="SECRET",
+        help="The secret of an encrypted --key-file (file_key_management_filekey; "
+        "FILE:path reads it from a file).",
+    )(command)
+    command = click.option(
+        "--key-file",
+        type=click.Path(dir_okay=False),
+        help="Decrypt encrypted binlogs: MariaDB's file_key_management key file "
+        "or MySQL's keyring_file.",
+    )(command)
     command = click.option(
         "--skip-corrupt",
         is_flag=True,
@@ -207,9 +219,14 @@ def read_modes(command: F) -> F:
     )(command)
 
 
-def read_options(follow: bool, skip_corrupt: bool) -> dict[str, Any]:
+def read_options(
+    follow: bool, skip_corrupt: bool, key_file: str | None = None, filekey: str | None = None
+) -> dict[str, Any]:
     """The :func:`binlogkit.open` options of :func:`read_modes`."""
-    return {"follow": follow, "on_corrupt": "skip" if skip_corrupt else "error"}
+    options: dict[str, Any] = {"follow": follow, "on_corrupt": "skip" if skip_corrupt else "error"}
+    if key_file is not None:
+        options |= {"key_file": key_file, "filekey": filekey}
+    return options
 
 
 def open_files(
@@ -219,6 +236,8 @@ def open_files(
     *,
     follow: bool = False,
     skip_corrupt: bool = False,
+    key_file: str | None = None,
+    filekey: str | None = None,
     **options: Any,
 ) -> binlogkit.BinlogReader | BinlogStream:
     """Open the files of :func:`binlog_files` (read as :func:`read_modes` say); ``options``
@@ -227,7 +246,7 @@ def open_files(
         list(files),
         start_position=start_position,
         verify_checksum=not no_verify_checksum,
-        **read_options(follow, skip_corrupt),
+        **read_options(follow, skip_corrupt, key_file, filekey),
         **options,
     )
 

@@ -35,6 +35,8 @@ def rows_command(
     no_verify_checksum: bool,
     follow: bool,
     skip_corrupt: bool,
+    key_file: str | None,
+    filekey: str | None,
     raw: bool,
     rules: ReplicationFilter,
     schema: SchemaChoice,
@@ -62,6 +64,8 @@ def rows_command(
             no_verify_checksum,
             follow=follow,
             skip_corrupt=skip_corrupt,
+            key_file=key_file,
+            filekey=filekey,
             **options,
         )
         with reader:

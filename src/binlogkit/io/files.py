@@ -13,6 +13,7 @@ import threading
 from collections.abc import Generator, Iterator
 from pathlib import Path
 from types import TracebackType
+from typing import TYPE_CHECKING
 
 from binlogkit.binlog.constants import EventFlag, EventType
 from binlogkit.binlog.context import DecodeOptions
@@ -23,6 +24,9 @@ from binlogkit.binlog.tables import SchemaSource
 from binlogkit.errors import BinlogError
 from binlogkit.io.binlog_index import Source, resolve_sources
 from binlogkit.io.streams import FileInputStream, SeekableInputStream, StdinInputStream
+
+if TYPE_CHECKING:
+    from binlogkit.io.key_files import KeyFile
 
 log = logging.getLogger(__name__)
 
@@ -41,6 +45,9 @@ class BinlogReader:
     with the file it names, once that exists. Without ``follow`` a partial last
     event is a :class:`~binlogkit.errors.TruncatedError` naming file and offset.
     :meth:`abort` (from another thread) ends a following reader that waits.
+    ``key_file``: encrypted binlogs are decrypted with this key file (MariaDB's
+    ``file_key_management`` keys, encrypted with ``filekey`` if so, or MySQL's
+    ``keyring_file``; see :mod:`binlogkit.io.streams.decryption`).
     """
 
     def __init__(
@@ -53,8 +60,13 @@ class BinlogReader:
         poll_interval: float = 0.5,
         chunk_size: int = CHUNK_SIZE,
         schema: SchemaSource | None = None,
+        key_file: str | os.PathLike[str] | None = None,
+        filekey: str | None = None,
     ) -> None:
         self.paths = resolve_sources(source)
+        self.key_file = key_file
+        self.filekey = filekey
+        self._keys: KeyFile | None = None
         self.options = options or DecodeOptions()
         self.schema = schema
         """Completes the columns of table maps, across every input (see BinlogDecoder)."""
@@ -119,13 +131,31 @@ class BinlogReader:
                 if self._aborted.wait(self.poll_interval):
                     return None
         self._stream = StdinInputStream() if path == "-" else FileInputStream(path)
-        decoder = self.decoder = BinlogDecoder(file=name, options=self.options, schema=self.schema)
+        if self.key_file is not None:
+            self._stream = self._decrypting(self._stream, name)
+        decoder = self.decoder = BinlogDecoder(
+            file=name, options=self.options, schema=self.schema, decrypted=self.key_file is not None
+        )
         try:
             if start is not None and start > 4 and not self._seek_past_format(decoder, start):
                 return None
             return (yield from self._pump(decoder))
         finally:
             self.close()
+
+    def _decrypting(self, stream: SeekableInputStream, name: str) -> SeekableInputStream:
+        """``stream`` through the decrypting stage (cryptography is imported only here)."""
+        from binlogkit.io.key_files import read_key_file
+        from binlogkit.io.streams.decryption import decrypting
+
+        assert self.key_file is not None
+        if self._keys is None:
+            self._keys = read_key_file(self.key_file, self.filekey)
+        try:
+            return decrypting(stream, self._keys, name=name, follow=self.follow)
+        except BaseException:
+            stream.close()
+            raise
 
     def _seek_past_format(self, decoder: BinlogDecoder, start: int) -> bool:
         """Read the format description (the first event), then continue the input at ``start``.

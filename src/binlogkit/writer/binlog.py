@@ -8,7 +8,7 @@ import time
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from binlogkit.binlog.constants import MAGIC, EventType, Flavor
 from binlogkit.binlog.context import DecodeContext
@@ -30,6 +30,9 @@ from binlogkit.writer.binlog_file import ENDING_TYPES as _ENDING_TYPES
 from binlogkit.writer.binlog_file import BinlogFileWriter
 from binlogkit.writer.format import format_description
 from binlogkit.writer.transaction import Transaction
+
+if TYPE_CHECKING:
+    from binlogkit.io.key_files import BinlogEncryption
 
 __all__ = ["BinlogWriter", "default_base_name"]
 
@@ -68,6 +71,8 @@ class BinlogWriter:
         self.server_id = server_id
         self.clock = clock
         self.sync = sync
+        self.encryption: BinlogEncryption | None = None
+        """How the files this writer starts are encrypted (None: they are not)."""
         self._sequence = (current.path, 0)
 
     @classmethod
@@ -81,8 +86,13 @@ class BinlogWriter:
         server_id: int = 1,
         clock: Callable[[], float] = time.time,
         sync: bool = False,
+        encryption: BinlogEncryption | None = None,
     ) -> BinlogWriter:
-        """Start a new series with ``BASE.000001``; ``fde`` defaults to ``flavor``'s."""
+        """Start a new series with ``BASE.000001``; ``fde`` defaults to ``flavor``'s.
+
+        ``encryption``: every file is encrypted (MariaDB's ``encrypt_binlog``);
+        :meth:`open` does not continue such a series.
+        """
         folder = Path(directory)
         folder.mkdir(parents=True, exist_ok=True)
         first = binlog_name(base, 1)
@@ -95,8 +105,10 @@ class BinlogWriter:
             )
         if fde is None:
             fde = format_description(flavor, server_id=server_id)
-        current = cls._start(folder, first, fde, clock, sync)
-        return cls(folder, current, server_id=server_id, clock=clock, sync=sync)
+        current = cls._start(folder, first, fde, clock, sync, encryption)
+        writer = cls(folder, current, server_id=server_id, clock=clock, sync=sync)
+        writer.encryption = encryption
+        return writer
 
     @classmethod
     def open(
@@ -128,11 +140,16 @@ class BinlogWriter:
 
     @staticmethod
     def _start(
-        folder: Path, name: str, fde: FormatDescriptionEvent, clock: Callable[[], float], sync: bool
+        folder: Path,
+        name: str,
+        fde: FormatDescriptionEvent,
+        clock: Callable[[], float],
+        sync: bool,
+        encryption: BinlogEncryption | None = None,
     ) -> BinlogFileWriter:
         stamp = int(clock())
         fde = replace(fde, header=replace(fde.header, timestamp=stamp))
-        writer = BinlogFileWriter.create(folder / name, fde, sync=sync)
+        writer = BinlogFileWriter.create(folder / name, fde, sync=sync, encryption=encryption)
         add_to_index(folder, name, sync=sync)
         return writer
 
@@ -174,7 +191,12 @@ class BinlogWriter:
         header = self.header(EventType.ROTATE)
         self.write(RotateEvent(header, len(MAGIC), name))
         self.current = self._start(
-            self.directory, name, self.current.format_description, self.clock, self.sync
+            self.directory,
+            name,
+            self.current.format_description,
+            self.clock,
+            self.sync,
+            self.encryption,
         )
         return self.current.path
 

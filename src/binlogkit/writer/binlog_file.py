@@ -13,17 +13,23 @@ import logging
 import os
 import struct
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from binlogkit.binlog.constants import MAGIC, EventFlag, EventType
 from binlogkit.binlog.context import DecodeContext, FormatContext
 from binlogkit.binlog.decoder import decode_frame, encode_event
 from binlogkit.binlog.events import Event, FormatDescriptionEvent
+from binlogkit.binlog.events.informational import StartEncryptionEvent
 from binlogkit.binlog.framing import event_crc32
 from binlogkit.binlog.header import FLAGS_OFFSET, LOG_POS_OFFSET, EventHeader
 from binlogkit.errors import BinlogError
 from binlogkit.io.binlog_end import scan_to_end
 from binlogkit.io.streams import BinlogCache, FileOutputStream
 from binlogkit.writer.positions import ShiftPositions
+
+if TYPE_CHECKING:
+    from binlogkit.io.key_files import BinlogEncryption
+    from binlogkit.io.streams.mariadb_encryption import MariaDBEncryptingStream
 
 log = logging.getLogger(__name__)
 
@@ -45,7 +51,12 @@ class BinlogFileWriter:
     """
 
     def __init__(
-        self, stream: FileOutputStream, fde: FormatDescriptionEvent, fde_flags: int, *, sync: bool
+        self,
+        stream: FileOutputStream | MariaDBEncryptingStream,
+        fde: FormatDescriptionEvent,
+        fde_flags: int,
+        *,
+        sync: bool,
     ) -> None:
         self.stream = stream
         self.path = stream.path
@@ -58,13 +69,28 @@ class BinlogFileWriter:
 
     @classmethod
     def create(
-        cls, path: str | os.PathLike[str], fde: FormatDescriptionEvent, *, sync: bool = False
+        cls,
+        path: str | os.PathLike[str],
+        fde: FormatDescriptionEvent,
+        *,
+        sync: bool = False,
+        encryption: BinlogEncryption | None = None,
     ) -> BinlogFileWriter:
-        """Start the binlog ``path`` (an existing file is replaced) with ``fde``."""
-        stream = FileOutputStream(path)
+        """Start the binlog ``path`` (an existing file is replaced) with ``fde``.
+
+        With ``encryption`` a START_ENCRYPTION event follows ``fde`` and every
+        event after it is encrypted, as a MariaDB with ``encrypt_binlog`` writes.
+        """
+        file = FileOutputStream(path)
+        stage = None if encryption is None else encryption.stage(file)
+        stream = file if stage is None else stage
         stream.write(MAGIC)
         writer = cls(stream, fde, fde.header.flags, sync=sync)
         writer.write(fde)
+        if stage is not None:
+            code = EventType.MARIADB_START_ENCRYPTION
+            header = EventHeader(fde.header.timestamp, code, fde.header.server_id, 0, 0, 0)
+            writer.write(StartEncryptionEvent(header, 1, stage.key_version, stage.nonce))
         writer._mark_in_use(True)
         return writer
 

@@ -2,6 +2,10 @@
 
 :mod:`.base` holds the interfaces and how stages chain; the other modules are
 its implementations: files, memory buffers, standard input and the binlog cache.
+The encryption stages (:mod:`.mariadb_encryption`, :mod:`.mysql_encryption`,
+built on :mod:`.decrypting_stage`, chosen by :mod:`.decryption`) are imported
+from their modules only, so that ``cryptography`` loads only when a binlog is
+decrypted or encrypted.
 """
 
 from binlogkit.io.streams.base import InputStream, OutputStream, SeekableInputStream

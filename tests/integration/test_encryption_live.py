@@ -1,0 +1,219 @@
+"""Encrypted binlogs both ways with a MariaDB using ``encrypt_binlog`` and ``file_key_management``.
+
+- Read: the binlogs the server writes, decrypted by binlogkit with the
+  server's key file, hold the row changes that leave the rows SELECT shows,
+  and ``binlogkit dump --key-file`` prints the events after START_ENCRYPTION
+  exactly as ``mariadb-binlog --read-from-remote-server`` (the server
+  decrypting) does.
+- Write: a binlog binlogkit writes encrypted with the same key file, put into
+  the server's binlog folder and index while it is stopped, is read by the
+  server (``mariadb-binlog --read-from-remote-server`` through it) and its
+  rows, applied with ``| mariadb``, are the rows written.
+
+Both for the key plugin's AES_CBC (a plain key file) and AES_CTR (the key
+file encrypted by ``openssl enc``, the server given its secret as
+``file_key_management_filekey``, and its events compressed too:
+``log_bin_compress``, compressed before they are encrypted).
+
+- Old files: the corpus' MariaDB 10.2 encrypted binlog, put into a server
+  started with its test's key file, is listed and dumped by the server as
+  binlogkit lists and dumps it.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from dump_compare import local_time_zone, our_run
+from encrypted_corpus import OLD_KEYS, OLD_MARIADB, per_file, remote_sections
+
+import binlogkit
+from binlogkit.binlog.constants import MAGIC, ColumnType, EventFlag, EventType
+from binlogkit.binlog.events.table_map import OptionalMetadataType, TableMapEvent
+from binlogkit.binlog.header import FLAGS_OFFSET
+from binlogkit.binlog.info import list_events
+from binlogkit.binlog.rows.columns import ColumnInfo
+from binlogkit.binlog.rows.plan import RowChange
+from binlogkit.gtid import MariaGtid
+from binlogkit.io.key_files import BinlogEncryption
+from binlogkit.sandbox import MariaDBSandbox
+from binlogkit.writer import BinlogWriter
+
+KEYS = "# the binlog key is 1\n1;" + "a7" * 32 + "\n2;" + "49" * 16 + "\n"
+WORKLOAD = """
+CREATE DATABASE e;
+CREATE TABLE e.t (id INT PRIMARY KEY, name VARCHAR(40), amount DECIMAL(10,2)) ENGINE=InnoDB;
+INSERT INTO e.t VALUES (1, 'one', 1.50), (2, 'two', 2.25), (3, NULL, NULL);
+UPDATE e.t SET name = CONCAT(name, '!') WHERE id < 3;
+DELETE FROM e.t WHERE id = 2;
+INSERT INTO e.t SELECT seq, REPEAT('x', seq % 40), seq / 7 FROM seq_10_to_300;
+CREATE TABLE e.w (id INT NOT NULL PRIMARY KEY, name VARCHAR(20)) ENGINE=InnoDB;
+"""
+CT = ColumnType
+W_COLUMNS = [
+    ColumnInfo(0, CT.LONG, CT.LONG, 0, False),
+    ColumnInfo(1, CT.VARCHAR, CT.VARCHAR, 80, True),  # VARCHAR(20), utf8mb4: 80 bytes
+]
+
+
+def _remote(server: MariaDBSandbox, *args: str) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run(
+        [
+            "mariadb-binlog",
+            "--no-defaults",
+            "-R",
+            f"--socket={server.socket}",
+            "--user=root",
+            *args,
+        ],
+        capture_output=True,
+        check=False,
+    )
+
+
+def _table(changes: list[RowChange]) -> list[tuple[str | None, ...]]:
+    """The rows the changes leave, as the client prints them, by id."""
+    rows: dict[int, tuple[str | None, ...]] = {}
+    for change in changes:
+        if change.before is not None:
+            del rows[change.before["id"]]
+        if change.after is not None:
+            values = change.after.values()
+            rows[change.after["id"]] = tuple(None if v is None else str(v) for v in values)
+    return [rows[i] for i in sorted(rows)]
+
+
+@pytest.mark.parametrize("algorithm", ["AES_CBC", "AES_CTR"])
+def test_encrypted_binlogs_both_ways(
+    mariadb_factory: Callable[..., MariaDBSandbox], tmp_path: Path, algorithm: str
+) -> None:
+    keys = tmp_path / "keys.txt"
+    keys.write_text(KEYS)
+    filekey = None
+    compress = algorithm == "AES_CTR"
+    if compress:
+        filekey = "s3cret phrase"
+        plain, keys = keys, tmp_path / "keys.enc"
+        openssl = ["openssl", "enc", "-aes-256-cbc", "-md", "sha1", "-pass", f"pass:{filekey}"]
+        subprocess.run([*openssl, "-in", str(plain), "-out", str(keys)], check=True)
+    server = mariadb_factory(
+        f"encrypted-{algorithm}",
+        plugin_load_add="file_key_management",
+        file_key_management_filename=str(keys),
+        file_key_management_filekey=filekey,
+        file_key_management_encryption_algorithm=algorithm,
+        encrypt_binlog="ON",
+        log_bin_compress=compress,
+        log_bin_compress_min_len=10,
+    )
+    server.execute(WORKLOAD, database="mysql")
+    files = server.flush_binlogs()[:-1]
+
+    paths = [str(f) for f in files]
+    with binlogkit.open(paths, key_file=keys, filekey=filekey) as events:
+        read = list(events)
+    changes = [c for e in read if hasattr(e, "rows") and e.table_name == "t" for c in e.rows]
+    assert len(changes) > 290
+    assert compress == any("COMPRESSED" in e.type_name for e in read)
+    assert _table(changes) == server.query("SELECT id, name, amount FROM e.t ORDER BY id")
+
+    names = [f.name for f in files]
+    remote = _remote(server, "--base64-output=decode-rows", "-vv", *names)
+    assert remote.returncode == 0, remote.stderr
+    with local_time_zone("UTC"):
+        key_args = ["--key-file", str(keys)] + (["--filekey", filekey] if filekey else [])
+        ours = our_run("-vv", "--base64-output=decode-rows", *key_args, *paths)
+    text = ours.decode("utf-8", "surrogateescape")
+    want = remote_sections(remote.stdout.decode("utf-8", "surrogateescape"))
+    assert [events for _, events in per_file(text)] == want
+
+    written = _write_encrypted(tmp_path / "ours", keys, filekey, algorithm)
+    server.stop()
+    target = server.binlog_dir / f"mysql-bin.{int(files[-1].name.split('.')[1]) + 2:06d}"
+    target.write_bytes(written.read_bytes())
+    with (server.binlog_dir / "mysql-bin.index").open("a") as index:
+        index.write(f"{target}\n")
+    server.start()
+    assert target.name in [row[0] for row in server.query("SHOW BINARY LOGS")]
+    listed = server.query(f"SHOW BINLOG EVENTS IN '{target.name}'")
+    with binlogkit.open(str(target), key_file=keys, filekey=filekey) as events:
+        ours_listed = [
+            (r.log_name, str(r.pos), r.event_type, str(r.server_id), str(r.end_log_pos))
+            for r in list_events(events)
+        ]
+    assert [row[:5] for row in listed] == ours_listed
+    assert [row[2] for row in ours_listed][:3] == ["Format_desc", "Start_encryption", "Gtid"]
+    sent = _remote(server, target.name)
+    assert sent.returncode == 0, sent.stderr
+    applied = subprocess.run(server.client_command(), input=sent.stdout, capture_output=True)
+    assert applied.returncode == 0, applied.stderr
+    assert server.query("SELECT id, name FROM e.w ORDER BY id") == [
+        (str(i), f"n{i}" if i % 3 else None) for i in range(1, 201)
+    ]
+    with binlogkit.open(str(target), key_file=keys, filekey=filekey) as events:
+        assert sum(len(getattr(e, "rows", ())) for e in events) == 200
+
+
+def _write_encrypted(folder: Path, keys: Path, filekey: str | None, algorithm: str) -> Path:
+    """A binlog of 200 rows into e.w, encrypted with the binlog key of ``keys``."""
+    cipher = "ctr" if algorithm == "AES_CTR" else "cbc"
+    encryption = BinlogEncryption.from_key_file(keys, filekey=filekey, algorithm=cipher)
+    with BinlogWriter.create(folder, "w-bin", encryption=encryption) as writer:
+        table = TableMapEvent.build(
+            writer.header(EventType.TABLE_MAP),
+            90,
+            "e",
+            "w",
+            W_COLUMNS,
+            optional_fields=[
+                (OptionalMetadataType.DEFAULT_CHARSET, (45, ())),
+                (OptionalMetadataType.COLUMN_NAME, ("id", "name")),
+            ],
+            server_version=writer.current.fmt.server_version,
+        )
+        rows = [{"id": i, "name": f"n{i}" if i % 3 else None} for i in range(1, 201)]
+        for n in range(2):
+            with writer.transaction(MariaGtid(0, 7, n + 1), xid=n + 1) as tx:
+                part = rows[n * 100 : (n + 1) * 100]
+                tx.rows(table, "insert", [RowChange(None, row) for row in part])
+    return folder / "w-bin.000001"
+
+
+def test_mariadb_10_2_encrypted_binlog_as_the_server_reads_it(
+    mariadb_factory: Callable[..., MariaDBSandbox], corpus_dir: Path
+) -> None:
+    """The corpus' 10.2 encrypted binlog (mtr's binlog_mdev_20574_old_binlog), put into a
+    server started with its test's key file: SHOW BINLOG EVENTS and mariadb-binlog -R
+    say what binlogkit says."""
+    keys = corpus_dir / OLD_KEYS
+    server = mariadb_factory(
+        "old-encrypted",
+        plugin_load_add="file_key_management",
+        file_key_management_filename=str(keys),
+        encrypt_binlog="ON",
+    )
+    last = server.flush_binlogs()[-1]
+    server.stop()
+    target = server.binlog_dir / f"mysql-bin.{int(last.name.split('.')[1]) + 1:06d}"
+    old = bytearray((corpus_dir / OLD_MARIADB).read_bytes())
+    old[len(MAGIC) + FLAGS_OFFSET] &= ~EventFlag.BINLOG_IN_USE  # crashed: no recovery from it
+    target.write_bytes(old)
+    with (server.binlog_dir / "mysql-bin.index").open("a") as index:
+        index.write(f"{target}\n")
+    server.start()
+    listed = server.query(f"SHOW BINLOG EVENTS IN '{target.name}'")
+    with binlogkit.open(str(target), key_file=keys) as events:
+        ours = [
+            (r.log_name, str(r.pos), r.event_type, str(r.server_id), str(r.end_log_pos))
+            for r in list_events(events)
+        ]
+    assert [row[:5] for row in listed] == ours and len(ours) == 16
+    remote = _remote(server, "--base64-output=decode-rows", "-vv", target.name)
+    assert remote.returncode == 0, remote.stderr
+    with local_time_zone("UTC"):
+        dump = our_run("-vv", "--base64-output=decode-rows", "--key-file", str(keys), str(target))
+    want = remote_sections(remote.stdout.decode("utf-8", "surrogateescape"))
+    assert [events for _, events in per_file(dump.decode("utf-8", "surrogateescape"))] == want
