@@ -49,6 +49,7 @@ from binlogkit.protocol.binlog_sender import (
     DumpSender,
     Outgoing,
     ReplicaSettings,
+    UntilReached,
 )
 from binlogkit.protocol.constants import Command, ErrorCode
 from binlogkit.protocol.packets import NEED_DATA
@@ -473,6 +474,7 @@ class BinlogServer:
             settings,
             server_id=self.server_id,
             flavor=self.flavor,
+            binlog_state=self.directory.gtid_state,
         )
         after = settings.connect_state
         gtids = "" if after is None else f" after MariaDB GTIDs '{after}'"
@@ -527,6 +529,11 @@ class BinlogServer:
             await self._flush(channel, batch)
             if isinstance(packet, DumpRefused):
                 await self._refuse(channel, conn, session, packet)
+                return
+            if isinstance(packet, UntilReached):
+                log.info("replica %s reached its UNTIL position", session.peer)
+                channel.write(conn.send_eof())
+                await channel.drain()
                 return
             name, offset = sender.read_at
             try:
