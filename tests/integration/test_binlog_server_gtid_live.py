@@ -1,0 +1,73 @@
+"""A real MariaDB replica's GTID starts and stops against binlogkit's binlog server.
+
+The binlogs of a MariaDB primary (the sandbox workload) are served from a
+folder. A replica asking to start after a GTID the binlogs do not hold gets
+MariaDB's error 1236 ("not in the master's binlog") and stops its I/O
+thread; ``START SLAVE UNTIL master_gtid_pos`` stops both threads right after
+that transaction, because the server ends the dump with a GTID_LIST flagged
+UNTIL_REACHED, as a MariaDB primary does.
+"""
+
+from __future__ import annotations
+
+import shutil
+import time
+from pathlib import Path
+
+import binlogkit
+from binlogkit.binlog.constants import EventType
+from binlogkit.io.binlog_index import write_index
+from binlogkit.protocol.auth.base import Secret
+from binlogkit.sandbox import MariaDBSandbox
+from binlogkit.sandbox.workload import run_workload
+from binlogkit.services.binlog_server import BinlogServer, BinlogServerThread, User
+
+PASSWORD = "gtid-secret"
+
+
+def wait_for(replica: MariaDBSandbox, done: object, timeout: float = 60) -> dict[str, str]:
+    """SHOW SLAVE STATUS once ``done(status)`` holds."""
+    deadline = time.monotonic() + timeout
+    while not done(status := replica.replica_status()):  # type: ignore[operator]
+        assert time.monotonic() < deadline, status
+        time.sleep(0.1)
+    return status
+
+
+def test_gtid_start_refused_and_until_gtid(mariadb_factory: object, tmp_path: Path) -> None:
+    primary = mariadb_factory("gtid-primary")  # type: ignore[operator]
+    replica = mariadb_factory("gtid-replica", server_id=4)  # type: ignore[operator]
+    run_workload(primary)
+    files = primary.flush_binlogs()
+    folder = tmp_path / "served"
+    folder.mkdir()
+    for path in files:
+        shutil.copyfile(path, folder / path.name)
+    write_index(folder / "mysql-bin.index", [p.name for p in files])
+    with binlogkit.open([str(f) for f in files]) as events:
+        gtids = [e.gtid for e in events if e.header.type_code == EventType.MARIADB_GTID]  # type: ignore[attr-defined]
+    last, middle = gtids[-1], gtids[len(gtids) // 2]
+    server = BinlogServer(folder, [User("repl", Secret(PASSWORD))], server_id=77)
+    with BinlogServerThread(server):
+        replica.execute(
+            f"CHANGE MASTER TO MASTER_HOST = '127.0.0.1', MASTER_PORT = {server.port}, "
+            f"MASTER_USER = 'repl', MASTER_PASSWORD = '{PASSWORD}', "
+            "MASTER_USE_GTID = slave_pos, MASTER_CONNECT_RETRY = 1; "
+            f"SET GLOBAL gtid_slave_pos = '{last.domain_id}-{last.server_id}-{last.seq_no + 5}'; "
+            "START SLAVE"
+        )
+        status = wait_for(replica, lambda s: s.get("Last_IO_Errno") == "1236")
+        assert (
+            f"Error: connecting slave requested to start from GTID {last.domain_id}-"
+            f"{last.server_id}-{last.seq_no + 5}, which is not in the master's binlog"
+        ) in status["Last_IO_Error"]
+        replica.execute(
+            "STOP SLAVE; SET GLOBAL gtid_slave_pos = ''; "
+            f"START SLAVE UNTIL master_gtid_pos = '{middle}'"
+        )
+        wait_for(
+            replica,
+            lambda s: s.get("Slave_IO_Running") == "No" and s.get("Slave_SQL_Running") == "No",
+        )
+        assert replica.query("SELECT @@gtid_slave_pos") == [(str(middle),)]
+        replica.execute("STOP SLAVE")
