@@ -31,6 +31,7 @@ from binlogkit.protocol.binlog_sender import (
     BinlogStart,
     DumpRefused,
     DumpSender,
+    EventRun,
     Outgoing,
     ReplicaSettings,
     _ends_transaction,
@@ -91,6 +92,9 @@ def run(
     names = list(files)
     while refused is None:
         packet = sender.next_packet()
+        if isinstance(packet, EventRun):
+            out += packet.packets()
+            continue
         if isinstance(packet, Outgoing):
             out.append(packet)
             continue
@@ -315,8 +319,10 @@ def test_until_gtid_ends_the_dump_after_its_group(corpus_dir: Path) -> None:
     )
     assert sender.start() is None
     out: list[Outgoing] = []
-    while isinstance(packet := sender.next_packet(), Outgoing | NeedData):
-        if isinstance(packet, Outgoing):
+    while isinstance(packet := sender.next_packet(), Outgoing | EventRun | NeedData):
+        if isinstance(packet, EventRun):
+            out += packet.packets()
+        elif isinstance(packet, Outgoing):
             out.append(packet)
         else:
             name, offset = sender.read_at

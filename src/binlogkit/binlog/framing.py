@@ -248,6 +248,35 @@ class EventFramer:
                         return header, raw
         return None
 
+    def take_run(self, limit: int) -> tuple[bytes, int]:
+        """The bytes of the plain events (see :attr:`fast`) whole in the buffer now, up to
+        about ``limit`` bytes, and the input offset they start at; b"" when the next event
+        is not plain or not whole (:meth:`next_frame` answers). Checksums are not verified:
+        for a framer made with ``verify_checksum=False`` (a binlog server's, which passes
+        events on as they are)."""
+        fast = self.fast
+        if fast is None or fast.fmt is not self.fmt or fast.verify:
+            return b"", self._offset
+        buf = self._buf
+        start = self._start
+        end = len(buf)
+        stop = min(end, start + limit)
+        pos = start
+        size_at = _U32.unpack_from
+        slow = SLOW_PATH_TYPES
+        smallest = fast.min_size
+        while pos + V4_HEADER_LENGTH <= end and pos < stop:
+            size = size_at(buf, pos + EVENT_SIZE_OFFSET)[0]
+            if buf[pos + TYPE_CODE_OFFSET] in slow or not smallest <= size <= end - pos:
+                break
+            pos += size
+        if pos == start:
+            return b"", self._offset
+        offset = self._offset
+        self._start = pos
+        self._offset = offset + pos - start
+        return bytes(buf[start:pos]), offset
+
     def next_frame(self) -> Frame | Signal:
         """The next whole event, or NEED_DATA / END."""
         plain = self.next_plain()

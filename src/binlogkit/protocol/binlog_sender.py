@@ -66,6 +66,7 @@ __all__ = [
     "BinlogStart",
     "DumpRefused",
     "DumpSender",
+    "EventRun",
     "Flavor",
     "Outgoing",
     "ReplicaSettings",
@@ -99,6 +100,11 @@ _MARIADB_GROUP_PARTS = frozenset(
 _MARIA_STATES = frozenset({int(EventType.MARIADB_GTID), int(EventType.MARIADB_GTID_LIST)})
 _CAPABILITY_TOLERATE_HOLES = 2
 _ACK_TYPES = frozenset({int(EventType.XID)})
+_RUN_BYTES = 1 << 18
+"""Bytes of plain events handed out as one :class:`EventRun` at most."""
+_EVENT_SIZE = struct.Struct("<I")
+_SYNC_HEADS = (bytes((0, SEMI_SYNC_MAGIC, 0)), bytes((0, SEMI_SYNC_MAGIC, 1)))
+"""The payload head of an event for a semi-sync replica: no ACK wanted, ACK wanted."""
 _QUERY_EVENT_MIN = V4_HEADER.size + 13
 """LOG_EVENT_HEADER_LEN + QUERY_HEADER_LEN: the smallest query event MariaDB looks into."""
 _UNTIL_REACHED_FLAG = 1 << 28
@@ -191,6 +197,38 @@ class Outgoing:
     def event(self) -> bytes:
         """The event's bytes (header, body, checksum)."""
         return self.payload[self.event_at :]
+
+
+@frozen_dataclass
+class EventRun:
+    """Events of the current file that go out as they are, in one piece: ``data`` (their
+    bytes, from ``offset`` of ``file``), ``spans`` (the start and end in ``data`` of each
+    event sent, one after the other) and ``heads`` (the payload head of every event:
+    ``0x00``, or one per event with the semi-sync header)."""
+
+    data: bytes
+    file: str
+    offset: int
+    spans: list[int]
+    heads: bytes | list[bytes]
+
+    def packets(self) -> list[Outgoing]:
+        """The run as one packet per event."""
+        spans, heads = self.spans, self.heads
+        out = []
+        for i in range(0, len(spans), 2):
+            start, end = spans[i], spans[i + 1]
+            head = heads if isinstance(heads, bytes) else heads[i // 2]
+            out.append(
+                Outgoing(
+                    head + self.data[start:end],
+                    self.file,
+                    self.offset + start,
+                    self.data[start + 4],
+                    len(head),
+                )
+            )
+        return out
 
 
 @frozen_dataclass
@@ -565,9 +603,12 @@ class DumpSender:
 
     # -- output ------------------------------------------------------------------------
 
-    def next_packet(self) -> Outgoing | DumpRefused | UntilReached | NeedData:
-        """The next packet to send, a refusal that ends the dump, UNTIL_REACHED, or NEED_DATA."""
+    def next_packet(self) -> Outgoing | EventRun | DumpRefused | UntilReached | NeedData:
+        """The next packet (or run of events sent as they are) to send, a refusal that ends
+        the dump, UNTIL_REACHED, or NEED_DATA."""
         if not self._queue:
+            if self._plain() and (run := self._run()) is not None:
+                return run
             self._fill()
         if self._queue:
             return self._queue.popleft()
@@ -603,8 +644,45 @@ class DumpSender:
             )
         return Outgoing(b"\0" + raw, self.file, offset, type_code)
 
+    def _plain(self) -> bool:
+        """Whether the next events go out as they are, without a look at each (no GTID to
+        skip or watch, no UNTIL position)."""
+        maria = self._maria
+        return (
+            self._fde_sent
+            and self._exclude is None
+            and self._failed is None
+            and not self._until_reached
+            and (maria is None or not (maria.watching or maria.skip or maria.send_list))
+        )
+
+    def _run(self) -> EventRun | None:
+        """The plain events whole in the buffer now, as one run (ANNOTATE_ROWS left out
+        where MariaDB leaves them out), or None."""
+        data, offset = self._framer.take_run(_RUN_BYTES)
+        if not data:
+            return None
+        annotate = EventType.MARIADB_ANNOTATE_ROWS
+        drop = annotate if self._drops_annotate(annotate) else -1
+        semi = self.replica.semi_sync
+        spans: list[int] = []
+        heads: list[bytes] = []
+        size_at = _EVENT_SIZE.unpack_from
+        pos, n = 0, len(data)
+        while pos < n:
+            end = pos + size_at(data, pos + 9)[0]
+            code = data[pos + 4]
+            if code != drop:
+                spans.append(pos)
+                spans.append(end)
+                if semi:
+                    heads.append(_SYNC_HEADS[code in _ACK_TYPES])
+            pos = end
+        self.position = offset + n
+        return EventRun(data, self.file, offset, spans, heads if semi else b"\0")
+
     def _drain(self) -> list[Outgoing]:
-        """Packets for the whole events buffered now."""
+        """Packets for the whole events buffered now (up to where plain runs can go on)."""
         out: list[Outgoing] = []
         while not isinstance(frame := self._framer.next_frame(), Signal):
             code = frame.header.type_code
@@ -614,12 +692,14 @@ class DumpSender:
                 maria = self._maria
                 if maria is not None and maria.until is not None and not maria.until:
                     maria.stop_after = "standalone"  # reached before the start: stop soon
-                continue
-            if code == EventType.MARIADB_START_ENCRYPTION:
+            elif code == EventType.MARIADB_START_ENCRYPTION:
                 raise _Refusal(f"{self.file} is encrypted: encrypted binlogs cannot be served")
-            out += self._event(frame, code)
-            if self._until_reached:
-                return out
+            else:
+                out += self._event(frame, code)
+                if self._until_reached:
+                    return out
+            if self._plain():
+                break
         if self._skipped_to:
             out.append(self._heartbeat_at(self._skipped_to))
             self._skipped_to = 0

@@ -16,6 +16,7 @@ Answers made by the machine itself (auth exchange) wait in
 from __future__ import annotations
 
 import logging
+import struct
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import field
 from enum import Enum
@@ -33,6 +34,7 @@ from binlogkit.protocol.auth.base import (
     server_auth,
 )
 from binlogkit.protocol.constants import (
+    MAX_PACKET_PAYLOAD,
     SCRAMBLE_LENGTH,
     UTF8MB4_GENERAL_CI,
     Capability,
@@ -55,6 +57,9 @@ from binlogkit.protocol.messages import (
     raw,
 )
 from binlogkit.protocol.packets import NEED_DATA, NeedData, Packet, PacketReader, write_packets
+
+_PACKET_HEADER = struct.Struct("<I")
+"""A packet header as one number: the 3-byte length, and the sequence in the high byte."""
 
 log = logging.getLogger(__name__)
 
@@ -434,6 +439,31 @@ class ServerConnection:
         """One raw packet of the current answer (e.g. a binlog event); the command goes on."""
         self._replying("send_packet()")
         return self._frame(payload)
+
+    def send_packets(
+        self, data: bytes, spans: Sequence[int], heads: bytes | Sequence[bytes]
+    ) -> bytearray:
+        """Raw packets of the current answer, one per span of ``data`` (start and end, one
+        after the other), each after its head (``heads``: one for all, or one per span)."""
+        self._replying("send_packets()")
+        view = memoryview(data)
+        out = bytearray()
+        seq = self._seq
+        pack = _PACKET_HEADER.pack
+        spans_at = iter(spans)
+        for i, (start, end) in enumerate(zip(spans_at, spans_at, strict=True)):
+            head = heads if isinstance(heads, bytes) else heads[i]
+            size = end - start + len(head)
+            if size >= MAX_PACKET_PAYLOAD:
+                framed, seq = write_packets(head + data[start:end], seq)
+                out += framed
+                continue
+            out += pack(size | seq << 24)
+            out += head
+            out += view[start:end]
+            seq = (seq + 1) & 0xFF
+        self._seq = seq
+        return out
 
     def send_eof(self) -> bytes:
         """End a stream of raw packets with EOF (an 0xFE OK under DEPRECATE_EOF)."""

@@ -47,6 +47,7 @@ from binlogkit.protocol.binlog_sender import (
     ER_SOURCE_FATAL_ERROR_READING_BINLOG,
     DumpRefused,
     DumpSender,
+    EventRun,
     Outgoing,
     ReplicaSettings,
     UntilReached,
@@ -510,16 +511,22 @@ class BinlogServer:
         following: str | None = None
         last_sent = time.monotonic()
         batch = bytearray()
+        each_event = bool(self.observers) or type(self).send_event is not BinlogServer.send_event
         while True:
             packet = sender.next_packet()
-            if isinstance(packet, Outgoing):
+            if isinstance(packet, EventRun) and not each_event:
+                batch += conn.send_packets(packet.data, packet.spans, packet.heads)
+            elif isinstance(packet, Outgoing | EventRun):
+                packets = packet.packets() if isinstance(packet, EventRun) else (packet,)
                 try:
-                    for each in self._observed(session, sender, packet):
-                        batch += self.send_event(conn, session, each)
+                    for one in packets:
+                        for each in self._observed(session, sender, one):
+                            batch += self.send_event(conn, session, each)
                 except DropConnection as drop:
                     channel.write(bytes(batch + drop.data))
                     await channel.drain()
                     raise _Dropped(str(drop)) from None
+            if isinstance(packet, Outgoing | EventRun):
                 session.file, session.position = sender.file, sender.position
                 session.waiting = False
                 if len(batch) >= _BATCH:
@@ -596,7 +603,8 @@ class BinlogServer:
         self, conn: ServerConnection, session: ReplicaSession, packet: Outgoing
     ) -> bytes:
         """The bytes that send one event packet: the place to observe or alter what a replica
-        gets (raise :class:`DropConnection` to end the connection)."""
+        gets (raise :class:`DropConnection` to end the connection). Without observers and
+        this override, runs of events are sent whole, without a call per event."""
         return conn.send_packet(packet.payload)
 
     async def _refuse(
