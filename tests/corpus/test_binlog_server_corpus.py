@@ -327,3 +327,23 @@ def test_directory_without_index_and_its_gtid_states(corpus_dir: Path, tmp_path:
     assert directory.next_name(first) == second and directory.next_name(second) is None
     with pytest.raises(BinlogError, match="is not a binlog of"):
         directory.file("notes.txt")
+
+
+def test_idle_clients_time_out_but_waiting_dumps_do_not(
+    served: BinlogServer, corpus_dir: Path, folder: Path
+) -> None:
+    """A logged-in client silent for longer than the idle timeout is closed; a stream whose
+    dump waits (idle by nature) for as long still gets the file that appears after."""
+    served.idle_timeout = 0.5
+    expected = file_keys([corpus_dir / f for f in FILES])
+    got: list[Event] = []
+    reading = threading.Thread(target=lambda: got.extend(read_all(served, len(expected))))
+    with MySQLConnection.connect(ConnectionSpec.from_url(url(served))) as idle:
+        reading.start()
+        time.sleep(1.5)
+        with pytest.raises(ConnectionLost):
+            idle.query("SELECT 1")
+    assert reading.is_alive()  # waiting for more at the end of the first file
+    add_second(corpus_dir, folder)
+    reading.join(30)
+    assert keyed(got) == expected

@@ -102,7 +102,7 @@ _CAPABILITY_TOLERATE_HOLES = 2
 _ACK_TYPES = frozenset({int(EventType.XID)})
 _RUN_BYTES = 1 << 18
 """Bytes of plain events handed out as one :class:`EventRun` at most."""
-_EVENT_SIZE = struct.Struct("<I")
+_ANNOTATE = frozenset({int(EventType.MARIADB_ANNOTATE_ROWS)})
 _SYNC_HEADS = (bytes((0, SEMI_SYNC_MAGIC, 0)), bytes((0, SEMI_SYNC_MAGIC, 1)))
 """The payload head of an event for a semi-sync replica: no ACK wanted, ACK wanted."""
 _QUERY_EVENT_MIN = V4_HEADER.size + 13
@@ -659,27 +659,16 @@ class DumpSender:
     def _run(self) -> EventRun | None:
         """The plain events whole in the buffer now, as one run (ANNOTATE_ROWS left out
         where MariaDB leaves them out), or None."""
-        data, offset = self._framer.take_run(_RUN_BYTES)
+        annotate = EventType.MARIADB_ANNOTATE_ROWS
+        leave_out = _ANNOTATE if self._drops_annotate(annotate) else frozenset()
+        data, offset, spans = self._framer.take_run(_RUN_BYTES, leave_out)
         if not data:
             return None
-        annotate = EventType.MARIADB_ANNOTATE_ROWS
-        drop = annotate if self._drops_annotate(annotate) else -1
-        semi = self.replica.semi_sync
-        spans: list[int] = []
-        heads: list[bytes] = []
-        size_at = _EVENT_SIZE.unpack_from
-        pos, n = 0, len(data)
-        while pos < n:
-            end = pos + size_at(data, pos + 9)[0]
-            code = data[pos + 4]
-            if code != drop:
-                spans.append(pos)
-                spans.append(end)
-                if semi:
-                    heads.append(_SYNC_HEADS[code in _ACK_TYPES])
-            pos = end
-        self.position = offset + n
-        return EventRun(data, self.file, offset, spans, heads if semi else b"\0")
+        self.position = offset + len(data)
+        if not self.replica.semi_sync:
+            return EventRun(data, self.file, offset, spans, b"\0")
+        heads = [_SYNC_HEADS[data[spans[i] + 4] in _ACK_TYPES] for i in range(0, len(spans), 2)]
+        return EventRun(data, self.file, offset, spans, heads)
 
     def _drain(self) -> list[Outgoing]:
         """Packets for the whole events buffered now (up to where plain runs can go on)."""

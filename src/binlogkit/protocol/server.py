@@ -15,6 +15,7 @@ Answers made by the machine itself (auth exchange) wait in
 
 from __future__ import annotations
 
+import functools
 import logging
 import struct
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -58,8 +59,13 @@ from binlogkit.protocol.messages import (
 )
 from binlogkit.protocol.packets import NEED_DATA, NeedData, Packet, PacketReader, write_packets
 
-_PACKET_HEADER = struct.Struct("<I")
-"""A packet header as one number: the 3-byte length, and the sequence in the high byte."""
+
+@functools.cache
+def _packet_header(head_length: int) -> struct.Struct:
+    """A packet header (the 3-byte length and the sequence, as one number) and the payload's
+    first ``head_length`` bytes."""
+    return struct.Struct(f"<I{head_length}s")
+
 
 log = logging.getLogger(__name__)
 
@@ -449,17 +455,20 @@ class ServerConnection:
         view = memoryview(data)
         out = bytearray()
         seq = self._seq
-        pack = _PACKET_HEADER.pack
+        each: Sequence[bytes] = () if isinstance(heads, bytes) else heads
+        head = heads if isinstance(heads, bytes) else b""
+        pack = _packet_header(len(head)).pack
         spans_at = iter(spans)
         for i, (start, end) in enumerate(zip(spans_at, spans_at, strict=True)):
-            head = heads if isinstance(heads, bytes) else heads[i]
+            if each:
+                head = each[i]
+                pack = _packet_header(len(head)).pack
             size = end - start + len(head)
             if size >= MAX_PACKET_PAYLOAD:
                 framed, seq = write_packets(head + data[start:end], seq)
                 out += framed
                 continue
-            out += pack(size | seq << 24)
-            out += head
+            out += pack(size | seq << 24, head)
             out += view[start:end]
             seq = (seq + 1) & 0xFF
         self._seq = seq

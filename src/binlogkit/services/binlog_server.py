@@ -18,7 +18,10 @@ connection.
 
 Each connection is a task: many replicas are served at once, each at its
 own place; a client not yet logged in has :data:`LOGIN_TIMEOUT` per step and
-small packets only, a logged-in one packets of :data:`MAX_PACKET` at most.
+small packets only, a logged-in one packets of :data:`MAX_PACKET` at most and
+:data:`IDLE_TIMEOUT` between commands (MariaDB's ``wait_timeout``; a replica in
+its dump is idle by nature and is not timed out, but a dump whose replica takes
+no bytes for :data:`WRITE_TIMEOUT` ends, as ``net_write_timeout`` ends it).
 :class:`BinlogServerThread` runs a server in a thread of its own for
 synchronous programs. Passwords are kept as
 :class:`~binlogkit.protocol.auth.base.Secret` and stored as the plugins'
@@ -97,6 +100,10 @@ LOGIN_TIMEOUT = 10.0
 """Seconds a client has for each packet until it is logged in."""
 LOGIN_PACKET_MAX = 1 << 16
 """The largest packet taken before login (a handshake response is far smaller)."""
+IDLE_TIMEOUT = 28800.0
+"""Seconds a logged-in client may stay silent between commands (MariaDB's wait_timeout)."""
+WRITE_TIMEOUT = 60.0
+"""Seconds a dump waits for its replica to take bytes (MariaDB's net_write_timeout)."""
 MAX_PACKET = 1 << 20
 """The largest packet a logged-in client may send (replicas send queries and ACKs)."""
 POLL = 0.05
@@ -175,7 +182,8 @@ class BinlogServer:
     greeting (default: the binlogs' own, with MariaDB's ``5.5.5-`` prefix).
     ``tls``: a server-side SSL context, offered to clients that ask for TLS.
     ``semi_sync``: offer semi-sync. ``observers``: :class:`DumpObserver` objects that see
-    (and may alter, drop or add to) the events each replica is sent.
+    (and may alter, drop or add to) the events each replica is sent. ``idle_timeout``:
+    seconds a logged-in client may stay silent between commands.
     """
 
     def __init__(
@@ -190,6 +198,7 @@ class BinlogServer:
         tls: ssl.SSLContext | None = None,
         semi_sync: bool = False,
         observers: Sequence[DumpObserver] = (),
+        idle_timeout: float = IDLE_TIMEOUT,
     ) -> None:
         self.directory = (
             directory if isinstance(directory, BinlogDirectory) else BinlogDirectory(directory)
@@ -210,6 +219,10 @@ class BinlogServer:
         self.observers = list(observers)
         self.login_timeout = LOGIN_TIMEOUT
         """Seconds a client has for each step until it is logged in."""
+        self.idle_timeout = idle_timeout
+        """Seconds a logged-in client may stay silent between commands."""
+        self.write_timeout = WRITE_TIMEOUT
+        """Seconds a dump waits for its replica to take what was written."""
         self.sessions: dict[int, ReplicaSession] = {}
         """The connections open now, by number."""
         self.connections = 0
@@ -283,6 +296,7 @@ class BinlogServer:
         self.session_started(session)
         try:
             channel = ServerChannel(reader, writer)
+            channel.write_timeout = self.write_timeout
             channel.write(conn.greeting())
             await self._converse(channel, conn, session)
         except (
@@ -321,7 +335,17 @@ class BinlogServer:
             elif event is NEED_DATA and session.user is None:
                 conn.receive_data(await asyncio.wait_for(channel.read(), self.login_timeout))
             elif event is NEED_DATA:
-                conn.receive_data(await channel.read())
+                try:
+                    data = await asyncio.wait_for(channel.read(), self.idle_timeout)
+                except TimeoutError:
+                    log.info(
+                        "connection %d from %s closed: no command for %g s",
+                        session.number,
+                        session.peer,
+                        self.idle_timeout,
+                    )
+                    return
+                conn.receive_data(data)
             elif isinstance(event, StartTls):
                 assert self.tls is not None
                 await asyncio.wait_for(channel.start_tls(self.tls), self.login_timeout)
