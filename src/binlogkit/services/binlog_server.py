@@ -51,6 +51,7 @@ from binlogkit.protocol.binlog_sender import (
     DumpRefused,
     DumpSender,
     EventRun,
+    Flavor,
     Outgoing,
     ReplicaSettings,
     UntilReached,
@@ -209,11 +210,14 @@ class BinlogServer:
         self.host = host
         self.port = port
         self.server_id = server_id
-        self.flavor = self.directory.flavor()
-        binlog_version = self.directory.server_version()
-        if version is None:
-            version = f"5.5.5-{binlog_version}" if self.flavor == "mariadb" else binlog_version
-        self.version = version
+        self.flavor: Flavor = "mariadb"
+        """The binlogs' server flavour (read from the first binlog once there is one)."""
+        self.version = version or ""
+        """The version in the greeting (read from the first binlog once there is one)."""
+        self._version_given = version
+        self._known = False
+        if self.directory.names():
+            self._learn()
         self.tls = tls
         self.semi_sync = semi_sync
         self.observers = list(observers)
@@ -232,6 +236,30 @@ class BinlogServer:
         self._running: dict[int, asyncio.Task[None]] = {}
         """The task serving each connection, by number."""
 
+    def _learn(self) -> None:
+        """Take the flavour and version from the first binlog (BinlogError while it has no
+        format description yet)."""
+        flavor = self.directory.flavor()
+        binlog_version = self.directory.server_version()
+        if self._version_given is None:
+            self.version = f"5.5.5-{binlog_version}" if flavor == "mariadb" else binlog_version
+        self.flavor = flavor
+        self._known = True
+
+    async def _first_binlog(self, session: ReplicaSession) -> None:
+        """Wait until the folder has a binlog to tell what server this one stands for (a
+        folder a relay has not written to yet): the client waits for the greeting, as for a
+        primary that is starting."""
+        log.info(
+            "connection %d waits for the first binlog in %s", session.number, self.directory.path
+        )
+        while not self._known:
+            with contextlib.suppress(BinlogError, OSError):
+                if self.directory.names():
+                    self._learn()
+                    break
+            await asyncio.sleep(POLL)
+
     # -- life ----------------------------------------------------------------------------
 
     async def start(self) -> None:
@@ -243,7 +271,7 @@ class BinlogServer:
             self.directory.path,
             self.host,
             self.port,
-            self.version,
+            self.version if self._known else "the server of its first binlog (none yet)",
             self.server_id,
         )
 
@@ -283,18 +311,20 @@ class BinlogServer:
         host = peer[0] if isinstance(peer, tuple) else "localhost"
         number = next(self._numbers)
         session = ReplicaSession(number, f"{host}:{peer[1]}" if isinstance(peer, tuple) else host)
-        conn = ServerConnection(
-            self._accounts,
-            server_version=self.version,
-            connection_id=number,
-            tls_available=self.tls is not None,
-            client_host=host,
-            max_packet=MAX_PACKET,
-        )
         self.sessions[number] = session
         self._running[number] = asyncio.current_task()  # type: ignore[assignment]
         self.session_started(session)
         try:
+            if not self._known:
+                await self._first_binlog(session)
+            conn = ServerConnection(
+                self._accounts,
+                server_version=self.version,
+                connection_id=number,
+                tls_available=self.tls is not None,
+                client_host=host,
+                max_packet=MAX_PACKET,
+            )
             channel = ServerChannel(reader, writer)
             channel.write_timeout = self.write_timeout
             channel.write(conn.greeting())

@@ -1,11 +1,12 @@
-"""A real MariaDB replica's GTID starts and stops against binlogkit's binlog server.
+"""Real MariaDB replicas against binlogkit's binlog server (in a thread of the test).
 
 The binlogs of a MariaDB primary (the sandbox workload) are served from a
 folder. A replica asking to start after a GTID the binlogs do not hold gets
 MariaDB's error 1236 ("not in the master's binlog") and stops its I/O
 thread; ``START SLAVE UNTIL master_gtid_pos`` stops both threads right after
 that transaction, because the server ends the dump with a GTID_LIST flagged
-UNTIL_REACHED, as a MariaDB primary does.
+UNTIL_REACHED, as a MariaDB primary does. A replica of a folder with no
+binlog yet waits, and replicates everything once the binlogs arrive.
 """
 
 from __future__ import annotations
@@ -13,6 +14,8 @@ from __future__ import annotations
 import shutil
 import time
 from pathlib import Path
+
+from workload_tables import snapshot
 
 import binlogkit
 from binlogkit.binlog.constants import EventType
@@ -71,3 +74,37 @@ def test_gtid_start_refused_and_until_gtid(mariadb_factory: object, tmp_path: Pa
         )
         assert replica.query("SELECT @@gtid_slave_pos") == [(str(middle),)]
         replica.execute("STOP SLAVE")
+
+
+def test_a_replica_of_an_empty_folder_waits_for_the_first_binlog(
+    mariadb_factory: object, tmp_path: Path
+) -> None:
+    primary = mariadb_factory("empty-primary")  # type: ignore[operator]
+    replica = mariadb_factory("empty-replica", server_id=5)  # type: ignore[operator]
+    workload = run_workload(primary)
+    files = primary.flush_binlogs()
+    folder = tmp_path / "served"
+    folder.mkdir()
+    server = BinlogServer(folder, [User("repl", Secret(PASSWORD))], server_id=77)
+    with BinlogServerThread(server):
+        replica.execute(
+            f"CHANGE MASTER TO MASTER_HOST = '127.0.0.1', MASTER_PORT = {server.port}, "
+            f"MASTER_USER = 'repl', MASTER_PASSWORD = '{PASSWORD}', "
+            "MASTER_USE_GTID = slave_pos, MASTER_CONNECT_RETRY = 1; START SLAVE"
+        )
+        time.sleep(2)
+        assert replica.replica_status()["Last_IO_Error"] == ""
+        staged = tmp_path / "staged"
+        staged.mkdir()
+        for path in files:  # each file whole when it appears, as the relay's are
+            shutil.copyfile(path, staged / path.name)
+            (staged / path.name).rename(folder / path.name)
+        write_index(folder / "mysql-bin.index", [p.name for p in files])
+        at_end = primary.gtid_binlog_pos
+        wait_for(replica, lambda s: s.get("Gtid_IO_Pos") == at_end)
+        deadline = time.monotonic() + 60
+        while replica.query("SELECT @@gtid_slave_pos")[0][0] != at_end:
+            assert time.monotonic() < deadline, replica.replica_status()
+            time.sleep(0.1)
+        replica.execute("STOP SLAVE")
+    assert snapshot(replica, workload) == snapshot(primary, workload)
