@@ -102,7 +102,8 @@ def run(
             return out, packet
         name, offset = sender.read_at
         if offset < len(files[name]):
-            sender.receive_data(files[name][offset : offset + rng.randint(1, 700)])
+            chunk = files[name][offset : offset + rng.randint(1, 700)]
+            sender.receive_data(chunk, at_end=offset + len(chunk) == len(files[name]))
         elif names.index(name) + 1 < len(names):
             sender.file_complete(names[names.index(name) + 1])
         else:
@@ -234,12 +235,27 @@ def test_replica_without_checksum_support_is_refused(corpus_dir: Path) -> None:
     )
 
 
-def test_semi_sync_asks_acks_for_commits(corpus_dir: Path) -> None:
-    files = load(corpus_dir, ANNOTATED)
+def test_semi_sync_asks_an_ack_at_the_tail(corpus_dir: Path) -> None:
+    """The last event of what the file holds when it is read asks for an ACK: the first XID
+    while the file ends there, then the file's last event once the rest is there."""
+    ((name, data),) = load(corpus_dir, ANNOTATED).items()
     replica = ReplicaSettings("CRC32", semi_sync=True, mariadb_capability=4)
-    out, _ = run(BinlogDump("", 4, 2, DumpFlag.SEND_ANNOTATE_ROWS), files, replica)
+    sender = DumpSender(
+        BinlogDump("", 4, 2, DumpFlag.SEND_ANNOTATE_ROWS),
+        [BinlogStart(name, len(data))],
+        replica,
+        server_id=77,
+        flavor="mariadb",
+    )
+    assert sender.start() is None
+    first_xid_end = 671 + V4_HEADER.unpack_from(data, 671)[3]
+    out: list[Outgoing] = []
+    for part in (data[:first_xid_end], data[first_xid_end:]):
+        sender.receive_data(part, at_end=True)
+        while isinstance(packet := sender.next_packet(), Outgoing | EventRun):
+            out += packet.packets() if isinstance(packet, EventRun) else [packet]
     assert all(p.payload[:2] == b"\x00\xef" for p in out)
-    assert [p.offset for p in out if p.payload[2]] == [671, 1043]  # the XIDs
+    assert [p.offset for p in out if p.ack] == [671, out[-1].offset] != [671, 671]
 
 
 GAP = [f"{CHAIN}07", f"{CHAIN}09"]

@@ -6,7 +6,10 @@ MariaDB's error 1236 ("not in the master's binlog") and stops its I/O
 thread; ``START SLAVE UNTIL master_gtid_pos`` stops both threads right after
 that transaction, because the server ends the dump with a GTID_LIST flagged
 UNTIL_REACHED, as a MariaDB primary does. A replica of a folder with no
-binlog yet waits, and replicates everything once the binlogs arrive.
+binlog yet waits, and replicates everything once the binlogs arrive. A
+semi-sync replica (``rpl_semi_sync_slave_enabled``) acknowledges the tail of
+what is served: a wait for that place ends with True, and observers see the
+ACKs; a wait for a place not served yet times out.
 """
 
 from __future__ import annotations
@@ -21,9 +24,16 @@ import binlogkit
 from binlogkit.binlog.constants import EventType
 from binlogkit.io.binlog_index import write_index
 from binlogkit.protocol.auth.base import Secret
+from binlogkit.protocol.replication import SemiSyncAck
 from binlogkit.sandbox import MariaDBSandbox
 from binlogkit.sandbox.workload import run_workload
-from binlogkit.services.binlog_server import BinlogServer, BinlogServerThread, User
+from binlogkit.services.binlog_server import (
+    BinlogServer,
+    BinlogServerThread,
+    ReplicaSession,
+    User,
+)
+from binlogkit.services.dump_observers import DumpObserver
 
 PASSWORD = "gtid-secret"
 
@@ -108,3 +118,44 @@ def test_a_replica_of_an_empty_folder_waits_for_the_first_binlog(
             time.sleep(0.1)
         replica.execute("STOP SLAVE")
     assert snapshot(replica, workload) == snapshot(primary, workload)
+
+
+class AckLog(DumpObserver):
+    def __init__(self) -> None:
+        self.acks: list[tuple[str, int]] = []
+
+    def acknowledged(self, session: ReplicaSession, ack: SemiSyncAck) -> None:
+        self.acks.append((ack.file, ack.position))
+
+
+def test_semi_sync_replica_acknowledges_what_is_served(
+    mariadb_factory: object, tmp_path: Path
+) -> None:
+    primary = mariadb_factory("semi-primary")  # type: ignore[operator]
+    replica = mariadb_factory(  # type: ignore[operator]
+        "semi-replica", server_id=6, rpl_semi_sync_slave_enabled="ON"
+    )
+    run_workload(primary)
+    files = primary.flush_binlogs()
+    folder = tmp_path / "served"
+    folder.mkdir()
+    for path in files:
+        shutil.copyfile(path, folder / path.name)
+    write_index(folder / "mysql-bin.index", [p.name for p in files])
+    acks = AckLog()
+    users = [User("repl", Secret(PASSWORD))]
+    server = BinlogServer(folder, users, server_id=77, semi_sync=True, observers=[acks])
+    last, size = files[-1].name, files[-1].stat().st_size
+    with BinlogServerThread(server) as running:
+        replica.execute(
+            f"CHANGE MASTER TO MASTER_HOST = '127.0.0.1', MASTER_PORT = {server.port}, "
+            f"MASTER_USER = 'repl', MASTER_PASSWORD = '{PASSWORD}', "
+            "MASTER_USE_GTID = slave_pos; START SLAVE"
+        )
+        assert running.wait_for_ack(last, size, timeout=60)
+        # an ACK says the replica has the events (in its relay log), not that it applied them
+        assert replica.replica_status()["Gtid_IO_Pos"] == primary.gtid_binlog_pos
+        assert not running.wait_for_ack(last, size + 1, timeout=0.5)  # not served yet
+        replica.execute("STOP SLAVE")
+    assert (last, size) in acks.acks
+    assert acks.acks == sorted(acks.acks)

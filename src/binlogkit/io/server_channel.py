@@ -81,10 +81,8 @@ class ServerChannel:
 
     async def drain(self) -> None:
         """Wait until the transport's buffer is low (TimeoutError after :attr:`write_timeout`)."""
-        if self.write_timeout is None:
+        async with asyncio.timeout(self.write_timeout):  # not wait_for: it can swallow a cancel
             await self.writer.drain()
-        else:
-            await asyncio.wait_for(self.writer.drain(), self.write_timeout)
 
     async def start_tls(self, context: ssl.SSLContext) -> None:
         """The TLS handshake, server side (the client's first bytes may be buffered already)."""

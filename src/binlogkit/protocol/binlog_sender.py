@@ -6,7 +6,11 @@ way a primary's dump thread does (MySQL 8.x's ``Binlog_sender``, MariaDB's
 0, naming the file and the start position), the file's format description
 with BINLOG_IN_USE cleared (its log_pos and create time zeroed when the dump
 starts past the file's first events), then the file's events from the
-requested point, with the semi-sync header when the replica asked for it.
+requested point, with the semi-sync header when the replica asked for it. A
+primary asks a semi-sync replica for an ACK where a committing transaction
+waits; a binlog server has no committers, so it asks at the tail: for the last
+event of what the served file holds now (fed with ``at_end``), which is where
+live transactions end as a relay appends them.
 
 GTID starts: MySQL's set (COM_BINLOG_DUMP_GTID) starts in the last file whose
 PREVIOUS_GTIDS the replica has and leaves out the transactions it has (a
@@ -99,7 +103,6 @@ _MARIADB_GROUP_PARTS = frozenset(
 """MariaDB's ``Log_event::is_part_of_group``: a standalone group ends at the first other event."""
 _MARIA_STATES = frozenset({int(EventType.MARIADB_GTID), int(EventType.MARIADB_GTID_LIST)})
 _CAPABILITY_TOLERATE_HOLES = 2
-_ACK_TYPES = frozenset({int(EventType.XID)})
 _RUN_BYTES = 1 << 18
 """Bytes of plain events handed out as one :class:`EventRun` at most."""
 _ANNOTATE = frozenset({int(EventType.MARIADB_ANNOTATE_ROWS)})
@@ -197,6 +200,11 @@ class Outgoing:
     def event(self) -> bytes:
         """The event's bytes (header, body, checksum)."""
         return self.payload[self.event_at :]
+
+    @property
+    def ack(self) -> bool:
+        """Whether the packet asks a semi-sync replica for an ACK."""
+        return self.event_at == 3 and self.payload[2] == 1
 
 
 @frozen_dataclass
@@ -432,6 +440,7 @@ class DumpSender:
         self._binlog_state = binlog_state
         self._maria: _MariaGtids | None = None
         self._until_reached = False
+        self._at_end = False
         self._queue: deque[Outgoing] = deque()
         self._failed: DumpRefused | None = None
         self.read_at_start = ("", 0)
@@ -567,10 +576,12 @@ class DumpSender:
         """The file and offset the next bytes fed must start at."""
         return self.file, self._read_offset
 
-    def receive_data(self, data: bytes) -> None:
-        """Bytes of :attr:`file` from :attr:`read_at` on."""
+    def receive_data(self, data: bytes, *, at_end: bool = False) -> None:
+        """Bytes of :attr:`file` from :attr:`read_at` on; ``at_end``: they reach the end the
+        file has now (its last event there asks a semi-sync replica for an ACK)."""
         self._framer.receive_data(data)
         self._read_offset += len(data)
+        self._at_end = at_end
 
     def file_complete(self, next_file: str) -> None:
         """Every byte of :attr:`file` has been fed and ``next_file`` follows it."""
@@ -631,11 +642,14 @@ class DumpSender:
         """A heartbeat naming the current file and the position reached in it."""
         return self._heartbeat_at(self.position)
 
-    def wrap(self, raw: bytes, offset: int) -> Outgoing:
+    def wrap(self, raw: bytes, offset: int, *, ack: bool = False) -> Outgoing:
         """The packet of an event of the current file (at ``offset``; -1: artificial) that an
-        observer made: a commit asks for a semi-sync ACK."""
-        code = raw[4]
-        return self._packet(raw, offset, code, ack=code in _ACK_TYPES)
+        observer made (``ack``: it asks a semi-sync replica for an ACK)."""
+        return self._packet(raw, offset, raw[4], ack=ack)
+
+    def _at_tail(self, end: int) -> bool:
+        """Whether an event ending at ``end`` is the last of what the file holds now."""
+        return self._at_end and end == self._read_offset
 
     def _packet(self, raw: bytes, offset: int, type_code: int, *, ack: bool) -> Outgoing:
         if self.replica.semi_sync:
@@ -667,7 +681,9 @@ class DumpSender:
         self.position = offset + len(data)
         if not self.replica.semi_sync:
             return EventRun(data, self.file, offset, spans, b"\0")
-        heads = [_SYNC_HEADS[data[spans[i] + 4] in _ACK_TYPES] for i in range(0, len(spans), 2)]
+        heads = [_SYNC_HEADS[0]] * (len(spans) // 2)
+        if heads and spans[-1] == len(data) and self._at_tail(self.position):
+            heads[-1] = _SYNC_HEADS[1]
         return EventRun(data, self.file, offset, spans, heads)
 
     def _drain(self) -> list[Outgoing]:
@@ -739,7 +755,7 @@ class DumpSender:
         maria = self._maria
         if maria is None:
             if not self._drops_annotate(code):
-                out.append(self._packet(frame.raw, header.offset, code, ack=code in _ACK_TYPES))
+                out.append(self._packet(frame.raw, header.offset, code, ack=self._at_tail(end)))
             return out
         if maria.watching and code in _MARIA_STATES:
             event = decode_frame(frame, DecodeContext(frame.fmt))
@@ -748,7 +764,7 @@ class DumpSender:
             else:
                 maria.on_gtid_list(event.gtids)  # type: ignore[attr-defined]
         if not maria.skips(code, frame) and not self._drops_annotate(code):
-            out.append(self._packet(frame.raw, header.offset, code, ack=code in _ACK_TYPES))
+            out.append(self._packet(frame.raw, header.offset, code, ack=self._at_tail(end)))
         if maria.send_list and not maria.skip:
             maria.send_list = False
             out.append(self._fake_gtid_list(maria.state, end, 0))

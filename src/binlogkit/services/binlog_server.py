@@ -10,7 +10,9 @@ COM_BINLOG_DUMP_GTID (and MariaDB's GTID starts) with
 :class:`~binlogkit.services.binlog_directory.BinlogDirectory`: bytes and
 files that appear in the folder are sent as they come, with heartbeats while
 there is nothing new, so ``binlogkit relay`` into a folder and this server on
-it make a relay tier. Semi-sync acknowledgements are read and recorded.
+it make a relay tier. Semi-sync replicas are asked for an ACK at the tail of
+what is served; their ACKs are recorded, shown to the observers, and let
+:meth:`BinlogServer.wait_for_ack` (a commit's wait, with a timeout) go on.
 Dump observers (:mod:`binlogkit.services.dump_observers`) may alter, drop or
 add to what each replica gets. ``SHOW PROCESSLIST`` and ``SHOW SLAVE HOSTS``
 show who is connected and where each dump is; ``KILL`` ends a user's own
@@ -105,10 +107,14 @@ IDLE_TIMEOUT = 28800.0
 """Seconds a logged-in client may stay silent between commands (MariaDB's wait_timeout)."""
 WRITE_TIMEOUT = 60.0
 """Seconds a dump waits for its replica to take bytes (MariaDB's net_write_timeout)."""
+SEMI_SYNC_TIMEOUT = 10.0
+"""Seconds :meth:`BinlogServer.wait_for_ack` waits by default (rpl_semi_sync_master_timeout)."""
 MAX_PACKET = 1 << 20
 """The largest packet a logged-in client may send (replicas send queries and ACKs)."""
 POLL = 0.05
 """Seconds between looks at the folder while a dump waits for new bytes."""
+_READ = 1 << 20
+"""Bytes of a binlog read at once."""
 _BATCH = 1 << 18
 """Bytes of event packets written at once (one system call, not one per event)."""
 
@@ -227,6 +233,11 @@ class BinlogServer:
         """Seconds a logged-in client may stay silent between commands."""
         self.write_timeout = WRITE_TIMEOUT
         """Seconds a dump waits for its replica to take what was written."""
+        self.semi_sync_timeout = SEMI_SYNC_TIMEOUT
+        """Seconds :meth:`wait_for_ack` waits by default."""
+        self.acked: tuple[str, int] | None = None
+        """The furthest place (file, position) a semi-sync replica acknowledged."""
+        self._ack_waiters: list[tuple[tuple[str, int], asyncio.Future[bool]]] = []
         self.sessions: dict[int, ReplicaSession] = {}
         """The connections open now, by number."""
         self.connections = 0
@@ -366,7 +377,8 @@ class BinlogServer:
                 conn.receive_data(await asyncio.wait_for(channel.read(), self.login_timeout))
             elif event is NEED_DATA:
                 try:
-                    data = await asyncio.wait_for(channel.read(), self.idle_timeout)
+                    async with asyncio.timeout(self.idle_timeout):  # wait_for may eat a cancel
+                        data = await channel.read()
                 except TimeoutError:
                     log.info(
                         "connection %d from %s closed: no command for %g s",
@@ -598,8 +610,8 @@ class BinlogServer:
                 return
             name, offset = sender.read_at
             try:
-                if data := directory.read(name, offset):
-                    sender.receive_data(data)
+                if data := directory.read(name, offset, _READ):
+                    sender.receive_data(data, at_end=len(data) < _READ)
                     continue
                 following = directory.next_name(name)
                 if following is not None and directory.size(name) == offset:
@@ -641,7 +653,11 @@ class BinlogServer:
             raws = changed
         if raws == [packet.event]:
             return (packet,)
-        return [sender.wrap(raw, packet.offset) for raw in raws]
+        last = len(raws) - 1
+        return [
+            sender.wrap(raw, packet.offset, ack=packet.ack and i == last)
+            for i, raw in enumerate(raws)
+        ]
 
     @staticmethod
     async def _flush(channel: ServerChannel, batch: bytearray) -> None:
@@ -685,7 +701,7 @@ class BinlogServer:
                     return
 
     def acknowledged(self, session: ReplicaSession, ack: SemiSyncAck) -> None:
-        """A semi-sync ACK arrived (override to observe them)."""
+        """A semi-sync ACK arrived: the observers see it and the waiters it covers go on."""
         if session.acked is None:
             log.info(
                 "replica %s acknowledges semi-sync, first at %s:%d",
@@ -694,6 +710,34 @@ class BinlogServer:
                 ack.position,
             )
         session.acked = ack
+        for observer in self.observers:
+            observer.acknowledged(session, ack)
+        reached = (ack.file, ack.position)
+        if self.acked is None or reached > self.acked:
+            self.acked = reached  # the replies of all replicas, the furthest (as MariaDB's)
+        for place, waiter in list(self._ack_waiters):
+            if place <= self.acked and not waiter.done():
+                waiter.set_result(True)
+
+    async def wait_for_ack(self, file: str, position: int, timeout: float | None = None) -> bool:
+        """Wait until a semi-sync replica acknowledged ``file`` up to ``position`` (True), or
+        ``timeout`` seconds (default :attr:`semi_sync_timeout`, MariaDB's
+        rpl_semi_sync_master_timeout) passed (False): what a committing transaction does
+        on a semi-sync primary. Places compare by file name, then position."""
+        place = (file, position)
+        if self.acked is not None and place <= self.acked:
+            return True
+        waiter: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
+        entry = (place, waiter)
+        self._ack_waiters.append(entry)
+        try:
+            async with asyncio.timeout(self.semi_sync_timeout if timeout is None else timeout):
+                return await waiter
+        except TimeoutError:
+            log.warning("no semi-sync ACK for %s:%d in time", file, position)
+            return False
+        finally:
+            self._ack_waiters.remove(entry)
 
 
 class BinlogServerThread:
@@ -733,6 +777,11 @@ class BinlogServerThread:
         if self._error is not None:
             raise self._error
         return self
+
+    def wait_for_ack(self, file: str, position: int, timeout: float | None = None) -> bool:
+        """:meth:`BinlogServer.wait_for_ack` from another thread."""
+        waiting = self.server.wait_for_ack(file, position, timeout)
+        return asyncio.run_coroutine_threadsafe(waiting, self._loop).result()
 
     def __exit__(
         self,

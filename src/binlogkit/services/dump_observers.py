@@ -1,7 +1,8 @@
 """Dump observers: what a binlog server sends each replica, altered, dropped or added to.
 
 The ReplicationInterface's binlog dump observer (``Repl_dump_observer``) is
-told when a dump starts and stops and sees every event before it is sent
+told when a dump starts and stops (and here when a semi-sync replica
+acknowledges) and sees every event before it is sent
 (``send_event``), which it may change, leave out, or send with others before
 or after it. :class:`DumpObserver` is that interface for
 :class:`~binlogkit.services.binlog_server.BinlogServer`: an observer's
@@ -34,6 +35,7 @@ from binlogkit.pipeline.filters import ReplicationFilter
 from binlogkit.pipeline.gate import TableGate
 
 if TYPE_CHECKING:
+    from binlogkit.protocol.replication import SemiSyncAck
     from binlogkit.services.binlog_server import ReplicaSession
 
 __all__ = ["DumpEvent", "DumpObserver", "ReplicaFilter"]
@@ -61,6 +63,9 @@ class DumpObserver:
     def send_event(self, session: ReplicaSession, event: DumpEvent) -> Sequence[bytes] | None:
         """None: send ``event`` as it is; else the events to send in its place."""
         return None
+
+    def acknowledged(self, session: ReplicaSession, ack: SemiSyncAck) -> None:
+        """A semi-sync replica acknowledged what it got, up to ``ack.file``:``ack.position``."""
 
     def stop(self, session: ReplicaSession) -> None:
         """The dump ended (the replica left, was refused, or the server stops)."""
