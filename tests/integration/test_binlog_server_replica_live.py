@@ -47,25 +47,37 @@ def wait_for(replica: MariaDBSandbox, done: object, timeout: float = 60) -> dict
     return status
 
 
+def served_copy(files: list[Path], folder: Path) -> Path:
+    """``folder`` with a copy of ``files`` and their index."""
+    folder.mkdir()
+    for path in files:
+        shutil.copyfile(path, folder / path.name)
+    write_index(folder / "mysql-bin.index", [p.name for p in files])
+    return folder
+
+
+def change_master(port: int) -> str:
+    """CHANGE MASTER TO binlogkit's server on ``port``, by GTID, retrying every second."""
+    return (
+        f"CHANGE MASTER TO MASTER_HOST = '127.0.0.1', MASTER_PORT = {port}, "
+        f"MASTER_USER = 'repl', MASTER_PASSWORD = '{PASSWORD}', "
+        "MASTER_USE_GTID = slave_pos, MASTER_CONNECT_RETRY = 1"
+    )
+
+
 def test_gtid_start_refused_and_until_gtid(mariadb_factory: object, tmp_path: Path) -> None:
     primary = mariadb_factory("gtid-primary")  # type: ignore[operator]
     replica = mariadb_factory("gtid-replica", server_id=4)  # type: ignore[operator]
     run_workload(primary)
     files = primary.flush_binlogs()
-    folder = tmp_path / "served"
-    folder.mkdir()
-    for path in files:
-        shutil.copyfile(path, folder / path.name)
-    write_index(folder / "mysql-bin.index", [p.name for p in files])
+    folder = served_copy(files, tmp_path / "served")
     with binlogkit.open([str(f) for f in files]) as events:
         gtids = [e.gtid for e in events if e.header.type_code == EventType.MARIADB_GTID]  # type: ignore[attr-defined]
     last, middle = gtids[-1], gtids[len(gtids) // 2]
     server = BinlogServer(folder, [User("repl", Secret(PASSWORD))], server_id=77)
     with BinlogServerThread(server):
         replica.execute(
-            f"CHANGE MASTER TO MASTER_HOST = '127.0.0.1', MASTER_PORT = {server.port}, "
-            f"MASTER_USER = 'repl', MASTER_PASSWORD = '{PASSWORD}', "
-            "MASTER_USE_GTID = slave_pos, MASTER_CONNECT_RETRY = 1; "
+            f"{change_master(server.port)}; "
             f"SET GLOBAL gtid_slave_pos = '{last.domain_id}-{last.server_id}-{last.seq_no + 5}'; "
             "START SLAVE"
         )
@@ -97,11 +109,7 @@ def test_a_replica_of_an_empty_folder_waits_for_the_first_binlog(
     folder.mkdir()
     server = BinlogServer(folder, [User("repl", Secret(PASSWORD))], server_id=77)
     with BinlogServerThread(server):
-        replica.execute(
-            f"CHANGE MASTER TO MASTER_HOST = '127.0.0.1', MASTER_PORT = {server.port}, "
-            f"MASTER_USER = 'repl', MASTER_PASSWORD = '{PASSWORD}', "
-            "MASTER_USE_GTID = slave_pos, MASTER_CONNECT_RETRY = 1; START SLAVE"
-        )
+        replica.execute(f"{change_master(server.port)}; START SLAVE")
         time.sleep(2)
         assert replica.replica_status()["Last_IO_Error"] == ""
         staged = tmp_path / "staged"
@@ -137,21 +145,13 @@ def test_semi_sync_replica_acknowledges_what_is_served(
     )
     run_workload(primary)
     files = primary.flush_binlogs()
-    folder = tmp_path / "served"
-    folder.mkdir()
-    for path in files:
-        shutil.copyfile(path, folder / path.name)
-    write_index(folder / "mysql-bin.index", [p.name for p in files])
+    folder = served_copy(files, tmp_path / "served")
     acks = AckLog()
     users = [User("repl", Secret(PASSWORD))]
     server = BinlogServer(folder, users, server_id=77, semi_sync=True, observers=[acks])
     last, size = files[-1].name, files[-1].stat().st_size
     with BinlogServerThread(server) as running:
-        replica.execute(
-            f"CHANGE MASTER TO MASTER_HOST = '127.0.0.1', MASTER_PORT = {server.port}, "
-            f"MASTER_USER = 'repl', MASTER_PASSWORD = '{PASSWORD}', "
-            "MASTER_USE_GTID = slave_pos; START SLAVE"
-        )
+        replica.execute(f"{change_master(server.port)}; START SLAVE")
         assert running.wait_for_ack(last, size, timeout=60)
         # an ACK says the replica has the events (in its relay log), not that it applied them
         assert replica.replica_status()["Gtid_IO_Pos"] == primary.gtid_binlog_pos

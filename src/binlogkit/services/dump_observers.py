@@ -9,8 +9,11 @@ or after it. :class:`DumpObserver` is that interface for
 :meth:`~DumpObserver.send_event` returns None to let the event go as it is,
 or the events (whole, checksum included) to send instead: none to drop it,
 itself among others to add some. Observers get each replica's session, so
-what they do may differ per replica. The semi-sync header the interface's
-``reserve_header``/``write_header`` hooks make is the server's own business.
+what they do may differ per replica. The interface's ``reserve_header``/
+``write_header`` hooks are left out: a real replica reads exactly ``0x00``, the
+semi-sync header (when it asked for semi-sync) and the event, so other bytes
+there break it; semi-sync's header, their one use, is the server's own. An
+observer adds events to tell a replica more.
 
 :class:`ReplicaFilter` is the replication filters
 (:class:`~binlogkit.pipeline.filters.ReplicationFilter`) as a dump observer:
