@@ -347,3 +347,25 @@ def test_idle_clients_time_out_but_waiting_dumps_do_not(
     add_second(corpus_dir, folder)
     reading.join(30)
     assert keyed(got) == expected
+
+
+def test_a_dump_whose_replica_takes_nothing_ends(corpus_dir: Path, tmp_path: Path) -> None:
+    """net_write_timeout: a dump client that stops reading (or a half-open one) is closed
+    once the socket buffers are full and nothing moves for the write timeout."""
+    big = (corpus_dir / Path(CHAIN).parent / "mariadb-repl-bin.000002").read_bytes()
+    names = [f"big-bin.00000{i}" for i in range(1, 5)]
+    for name in names:
+        (tmp_path / name).write_bytes(big)
+    write_index(tmp_path / "big-bin.index", names)
+    server = BinlogServer(tmp_path, USERS)
+    server.write_timeout = 0.5
+    with BinlogServerThread(server), time_limit(30):
+        with MySQLConnection.connect(ConnectionSpec.from_url(url(server))) as stalled:
+            stalled.execute("SET @master_binlog_checksum = 'CRC32'")
+            stalled.send_command(BinlogDump(names[0], 4, 47).encode())
+            deadline = time.monotonic() + 20
+            while stalled.connection_id in server.sessions:
+                assert time.monotonic() < deadline, server.sessions
+                time.sleep(0.1)
+            with MySQLConnection.connect(ConnectionSpec.from_url(url(server))) as other:
+                assert other.query("SELECT 1").rows == [("1",)]
