@@ -359,17 +359,14 @@ def test_a_dump_whose_replica_takes_nothing_ends(corpus_dir: Path, tmp_path: Pat
     write_index(tmp_path / "big-bin.index", names)
     server = BinlogServer(tmp_path, USERS)
     server.write_timeout = 0.5
-    spec = ConnectionSpec.from_url(url(server))
-    with (
-        BinlogServerThread(server),
-        time_limit(30),
-        MySQLConnection.connect(spec) as stalled,
-    ):
-        stalled.execute("SET @master_binlog_checksum = 'CRC32'")
-        stalled.send_command(BinlogDump(names[0], 4, 47).encode())
-        deadline = time.monotonic() + 20
-        while stalled.connection_id in server.sessions:
-            assert time.monotonic() < deadline, server.sessions
-            time.sleep(0.1)
-        with MySQLConnection.connect(spec) as other:
-            assert other.query("SELECT 1").rows == [("1",)]
+    with BinlogServerThread(server), time_limit(30):
+        spec = ConnectionSpec.from_url(url(server))
+        with MySQLConnection.connect(spec) as stalled:
+            stalled.execute("SET @master_binlog_checksum = 'CRC32'")
+            stalled.send_command(BinlogDump(names[0], 4, 47).encode())
+            deadline = time.monotonic() + 20
+            while stalled.connection_id in server.sessions:
+                assert time.monotonic() < deadline, server.sessions
+                time.sleep(0.1)
+            with MySQLConnection.connect(spec) as other:
+                assert other.query("SELECT 1").rows == [("1",)]
