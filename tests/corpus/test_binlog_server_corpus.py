@@ -370,3 +370,27 @@ def test_a_dump_whose_replica_takes_nothing_ends(corpus_dir: Path, tmp_path: Pat
                 time.sleep(0.1)
             with MySQLConnection.connect(spec) as other:
                 assert other.query("SELECT 1").rows == [("1",)]
+
+
+@pytest.mark.parametrize(
+    ("variable", "what"),
+    [
+        ("slave_connect_state", "start position from GTID state"),
+        ("slave_until_gtid", "UNTIL position sent from slave"),
+    ],
+)
+def test_a_malformed_gtid_position_is_mariadbs_error(
+    served: BinlogServer, variable: str, what: str
+) -> None:
+    with MySQLConnection.connect(ConnectionSpec.from_url(url(served))) as conn:
+        conn.execute(
+            "SET @master_binlog_checksum = 'CRC32', @slave_connect_state = '0-10-262300', "
+            f"@{variable} = '0-10-x'"
+        )
+        conn.send_command(BinlogDump("", 4, 48).encode())
+        with pytest.raises(ServerError) as info:
+            conn.read_packet()
+    assert (info.value.code, info.value.server_message) == (
+        1105,
+        f"Out of memory or malformed slave request when obtaining {what}",
+    )

@@ -150,7 +150,8 @@ class ReplicaSettings:
     def from_variables(
         cls, variables: Mapping[str, str | None], *, semi_sync_offered: bool = False
     ) -> ReplicaSettings:
-        """Read the settings from the session's user variables (names in lower case)."""
+        """Read the settings from the session's user variables (names in lower case); a
+        malformed GTID position is a ValueError with MariaDB's words."""
 
         def first(*names: str) -> str | None:
             return next((v for n in names if (v := variables.get(n)) is not None), None)
@@ -165,16 +166,29 @@ class ReplicaSettings:
             heartbeat_period=_number(period) / 1e9,
             semi_sync=semi_sync_offered and _number(semi) != 0,
             mariadb_capability=int(_number(variables.get("mariadb_slave_capability"))),
-            connect_state=None if state is None else MariaGtidList.parse(state),
+            connect_state=None
+            if state is None
+            else _gtids(state, "start position from GTID state"),
             gtid_strict_mode=gtids and _number(variables.get("slave_gtid_strict_mode")) != 0,
             gtid_ignore_duplicates=gtids
             and _number(variables.get("slave_gtid_ignore_duplicates")) != 0,
-            until_gtid=MariaGtidList.parse(until) if gtids and until is not None else None,
+            until_gtid=_gtids(until, "UNTIL position sent from slave")
+            if gtids and until is not None
+            else None,
         )
 
 
 class _Refusal(Exception):
     """The dump cannot go on: the message is the server error's."""
+
+
+def _gtids(text: str, what: str) -> MariaGtidList:
+    try:
+        return MariaGtidList.parse(text)
+    except ValueError:
+        raise ValueError(
+            f"Out of memory or malformed slave request when obtaining {what}"
+        ) from None
 
 
 def _number(text: str | None) -> float:

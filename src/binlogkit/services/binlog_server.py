@@ -532,9 +532,13 @@ class BinlogServer:
         session: ReplicaSession,
         request: BinlogDump | BinlogDumpGtid,
     ) -> None:
-        settings = ReplicaSettings.from_variables(
-            session.variables, semi_sync_offered=self.semi_sync
-        )
+        try:
+            settings = ReplicaSettings.from_variables(
+                session.variables, semi_sync_offered=self.semi_sync
+            )
+        except ValueError as err:  # a malformed GTID position: MariaDB's ER_UNKNOWN_ERROR
+            await self._refuse(channel, conn, session, DumpRefused(ER_UNKNOWN_ERROR, str(err)))
+            return
         sender = DumpSender(
             request,
             self.directory.starts(),
@@ -611,7 +615,8 @@ class BinlogServer:
             name, offset = sender.read_at
             try:
                 if data := directory.read(name, offset, _READ):
-                    sender.receive_data(data, at_end=len(data) < _READ)
+                    at_end = offset + len(data) >= directory.size(name)
+                    sender.receive_data(data, at_end=at_end)
                     continue
                 following = directory.next_name(name)
                 if following is not None and directory.size(name) == offset:
