@@ -11,6 +11,7 @@ refusals are MariaDB's.
 
 from __future__ import annotations
 
+import dataclasses
 import random
 import struct
 import zlib
@@ -20,17 +21,23 @@ import pytest
 
 import binlogkit
 from binlogkit.binlog.constants import EventFlag, EventType
-from binlogkit.binlog.framing import EventFramer
+from binlogkit.binlog.context import DecodeContext
+from binlogkit.binlog.decoder import decode_frame, encode_event
+from binlogkit.binlog.framing import EventFramer, Signal
 from binlogkit.binlog.header import V4_HEADER
 from binlogkit.gtid import MariaGtidList
 from binlogkit.protocol.binlog_sender import (
+    UNTIL_REACHED,
     BinlogStart,
     DumpRefused,
     DumpSender,
+    EventRun,
     Outgoing,
     ReplicaSettings,
+    _ends_transaction,
     start_state,
 )
+from binlogkit.protocol.packets import NeedData
 from binlogkit.protocol.replication import BinlogDump, DumpFlag
 
 pytestmark = pytest.mark.corpus
@@ -57,17 +64,37 @@ def starts(files: dict[str, bytes]) -> list[BinlogStart]:
     return out
 
 
+def binlog_state(files: dict[str, bytes]) -> MariaGtidList:
+    """The binlog state of the files: the last one's GTID_LIST and the GTIDs after it."""
+    name, data = list(files.items())[-1]
+    framer = EventFramer(file=name)
+    framer.receive_data(data)
+    state = MariaGtidList()
+    while not isinstance(frame := framer.next_frame(), Signal):
+        if frame.header.type_code == EventType.MARIADB_GTID_LIST:
+            state = decode_frame(frame, DecodeContext(frame.fmt)).gtids  # type: ignore[attr-defined]
+        elif frame.header.type_code == EventType.MARIADB_GTID:
+            state = state.add(decode_frame(frame, DecodeContext(frame.fmt)).gtid)  # type: ignore[attr-defined]
+    return state
+
+
 def run(
     request: BinlogDump, files: dict[str, bytes], replica: ReplicaSettings, seed: int = 1
 ) -> tuple[list[Outgoing], DumpRefused | None]:
     """Drive a sender as the server does, to the end of the last file (chunks of 1-700 bytes)."""
     rng = random.Random(seed)
-    sender = DumpSender(request, starts(files), replica, server_id=77, flavor="mariadb")
+    state = binlog_state(files)
+    sender = DumpSender(
+        request, starts(files), replica, server_id=77, flavor="mariadb", binlog_state=lambda: state
+    )
     out: list[Outgoing] = []
     refused = sender.start()
     names = list(files)
     while refused is None:
         packet = sender.next_packet()
+        if isinstance(packet, EventRun):
+            out += packet.packets()
+            continue
         if isinstance(packet, Outgoing):
             out.append(packet)
             continue
@@ -75,7 +102,8 @@ def run(
             return out, packet
         name, offset = sender.read_at
         if offset < len(files[name]):
-            sender.receive_data(files[name][offset : offset + rng.randint(1, 700)])
+            chunk = files[name][offset : offset + rng.randint(1, 700)]
+            sender.receive_data(chunk, at_end=offset + len(chunk) == len(files[name]))
         elif names.index(name) + 1 < len(names):
             sender.file_complete(names[names.index(name) + 1])
         else:
@@ -207,9 +235,148 @@ def test_replica_without_checksum_support_is_refused(corpus_dir: Path) -> None:
     )
 
 
-def test_semi_sync_asks_acks_for_commits(corpus_dir: Path) -> None:
-    files = load(corpus_dir, ANNOTATED)
+def test_semi_sync_asks_an_ack_at_the_tail(corpus_dir: Path) -> None:
+    """The last event of what the file holds when it is read asks for an ACK: the first XID
+    while the file ends there, then the file's last event once the rest is there."""
+    ((name, data),) = load(corpus_dir, ANNOTATED).items()
     replica = ReplicaSettings("CRC32", semi_sync=True, mariadb_capability=4)
-    out, _ = run(BinlogDump("", 4, 2, DumpFlag.SEND_ANNOTATE_ROWS), files, replica)
+    sender = DumpSender(
+        BinlogDump("", 4, 2, DumpFlag.SEND_ANNOTATE_ROWS),
+        [BinlogStart(name, len(data))],
+        replica,
+        server_id=77,
+        flavor="mariadb",
+    )
+    assert sender.start() is None
+    first_xid_end = 671 + V4_HEADER.unpack_from(data, 671)[3]
+    out: list[Outgoing] = []
+    for part in (data[:first_xid_end], data[first_xid_end:]):
+        sender.receive_data(part, at_end=True)
+        while isinstance(packet := sender.next_packet(), Outgoing | EventRun):
+            out += packet.packets() if isinstance(packet, EventRun) else [packet]
     assert all(p.payload[:2] == b"\x00\xef" for p in out)
-    assert [p.offset for p in out if p.payload[2]] == [671, 1043]  # the XIDs
+    assert [p.offset for p in out if p.ack] == [671, out[-1].offset] != [671, 671]
+
+
+GAP = [f"{CHAIN}07", f"{CHAIN}09"]
+"""Two files with 000008 left out: GTIDs 0-10-262797 to 0-10-292193 are missing."""
+
+
+@pytest.mark.parametrize(
+    ("start", "message"),
+    [
+        (
+            "0-10-999999",
+            "Error: connecting slave requested to start from GTID 0-10-999999, which is not in"
+            " the master's binlog",
+        ),
+        (
+            "0-99-5",
+            "Error: connecting slave requested to start from GTID 0-99-5, which is not in the"
+            " master's binlog. Since the master's binlog contains GTIDs with higher sequence"
+            " numbers, it probably means that the slave has diverged due to executing extra"
+            " erroneous transactions",
+        ),
+    ],
+)
+def test_a_start_the_binlogs_do_not_hold_is_refused(
+    corpus_dir: Path, start: str, message: str
+) -> None:
+    files = load(corpus_dir, TRANSACTIONS)
+    replica = ReplicaSettings(
+        "CRC32", mariadb_capability=4, connect_state=MariaGtidList.parse(start)
+    )
+    out, refused = run(BinlogDump("", 4, 2), files, replica)
+    assert out == [] and refused == DumpRefused(1236, message)
+
+
+@pytest.mark.parametrize("strict", [False, True])
+def test_strict_mode_refuses_a_start_in_a_hole(corpus_dir: Path, strict: bool) -> None:
+    files = load(corpus_dir, GAP)
+    replica = ReplicaSettings(
+        "CRC32",
+        mariadb_capability=4,
+        connect_state=MariaGtidList.parse("0-10-262800"),
+        gtid_strict_mode=strict,
+    )
+    out, refused = run(BinlogDump("", 4, 2), files, replica)
+    assert out[0].payload.endswith(Path(GAP[0]).name.encode() + out[0].payload[-4:])  # from 000007
+    if strict:
+        assert refused == DumpRefused(
+            1236,
+            "The binlog on the master is missing the GTID 0-10-262800 requested by the slave"
+            " (even though both a prior and a subsequent sequence number does exist), and GTID"
+            " strict mode is enabled",
+        )
+    else:
+        assert refused is None
+        gtids = [p for p in out if p.type_code == EventType.MARIADB_GTID]
+        assert struct.unpack_from("<Q", gtids[0].payload, 1 + 19)[0] == 292194
+
+
+def test_until_gtid_ends_the_dump_after_its_group(corpus_dir: Path) -> None:
+    files = load(corpus_dir, TRANSACTIONS)
+    events = file_events(corpus_dir, TRANSACTIONS)
+    gtids = [e for e in events if e[2] == EventType.MARIADB_GTID]
+    start, until = gtids[420][3], gtids[430][3]
+    replica = ReplicaSettings(
+        "CRC32",
+        mariadb_capability=4,
+        connect_state=MariaGtidList((start,)),  # type: ignore[arg-type]
+        until_gtid=MariaGtidList((until,)),  # type: ignore[arg-type]
+    )
+    sender = DumpSender(
+        BinlogDump("", 4, 2),
+        starts(files),
+        replica,
+        server_id=77,
+        flavor="mariadb",
+        binlog_state=lambda: binlog_state(files),
+    )
+    assert sender.start() is None
+    out: list[Outgoing] = []
+    while isinstance(packet := sender.next_packet(), Outgoing | EventRun | NeedData):
+        if isinstance(packet, EventRun):
+            out += packet.packets()
+        elif isinstance(packet, Outgoing):
+            out.append(packet)
+        else:
+            name, offset = sender.read_at
+            sender.receive_data(files[name][offset : offset + 5000])
+    assert packet is UNTIL_REACHED
+    sent = [
+        struct.unpack_from("<Q", p.payload, 1 + 19)[0]
+        for p in out
+        if p.type_code == EventType.MARIADB_GTID
+    ]
+    assert sent == [g.seq_no for _, _, _, g in gtids[421:431]]  # type: ignore[attr-defined]
+    # the last group's XID, then the fake GTID_LIST flagged UNTIL_REACHED (1 << 28)
+    assert out[-2].type_code == EventType.XID
+    last = out[-1].payload[1:]
+    assert fields(out[-1])[1] == EventType.MARIADB_GTID_LIST and fields(out[-1])[4] == out[
+        -2
+    ].offset + len(out[-2].event)
+    assert struct.unpack_from("<IIIQ", last, 19) == (1 | 1 << 28, 0, 10, until.seq_no)  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize(
+    ("query", "ends"),
+    [
+        (b"COMMIT", True),
+        (b"ROLLBACK", True),
+        (b"commit", False),
+        (b" COMMIT", False),
+        (b"COMMIT ", False),
+        (b"ROLLBACK TO s", False),
+    ],
+)
+def test_transaction_end_is_mariadbs_exact_rule(corpus_dir: Path, query: bytes, ends: bool) -> None:
+    """Query_log_event::peek_is_commit_rollback: the query is exactly COMMIT or ROLLBACK."""
+    data = (corpus_dir / STANDALONE[0]).read_bytes()
+    framer = EventFramer()
+    framer.receive_data(data)
+    while (frame := framer.next_frame()).header.type_code != EventType.QUERY:  # type: ignore[union-attr]
+        pass
+    event = decode_frame(frame, DecodeContext(frame.fmt))  # type: ignore[arg-type]
+    raw = encode_event(dataclasses.replace(event, query=query), frame.fmt)  # type: ignore[union-attr]
+    assert _ends_transaction(raw, 4) is ends

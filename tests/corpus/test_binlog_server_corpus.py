@@ -327,3 +327,70 @@ def test_directory_without_index_and_its_gtid_states(corpus_dir: Path, tmp_path:
     assert directory.next_name(first) == second and directory.next_name(second) is None
     with pytest.raises(BinlogError, match="is not a binlog of"):
         directory.file("notes.txt")
+
+
+def test_idle_clients_time_out_but_waiting_dumps_do_not(
+    served: BinlogServer, corpus_dir: Path, folder: Path
+) -> None:
+    """A logged-in client silent for longer than the idle timeout is closed; a stream whose
+    dump waits (idle by nature) for as long still gets the file that appears after."""
+    served.idle_timeout = 0.5
+    expected = file_keys([corpus_dir / f for f in FILES])
+    got: list[Event] = []
+    reading = threading.Thread(target=lambda: got.extend(read_all(served, len(expected))))
+    with MySQLConnection.connect(ConnectionSpec.from_url(url(served))) as idle:
+        reading.start()
+        time.sleep(1.5)
+        with pytest.raises(ConnectionLost):
+            idle.query("SELECT 1")
+    assert reading.is_alive()  # waiting for more at the end of the first file
+    add_second(corpus_dir, folder)
+    reading.join(30)
+    assert keyed(got) == expected
+
+
+def test_a_dump_whose_replica_takes_nothing_ends(corpus_dir: Path, tmp_path: Path) -> None:
+    """net_write_timeout: a dump client that stops reading (or a half-open one) is closed
+    once the socket buffers are full and nothing moves for the write timeout."""
+    big = (corpus_dir / Path(CHAIN).parent / "mariadb-repl-bin.000002").read_bytes()
+    names = [f"big-bin.00000{i}" for i in range(1, 5)]
+    for name in names:
+        (tmp_path / name).write_bytes(big)
+    write_index(tmp_path / "big-bin.index", names)
+    server = BinlogServer(tmp_path, USERS)
+    server.write_timeout = 0.5
+    with BinlogServerThread(server), time_limit(30):
+        spec = ConnectionSpec.from_url(url(server))
+        with MySQLConnection.connect(spec) as stalled:
+            stalled.execute("SET @master_binlog_checksum = 'CRC32'")
+            stalled.send_command(BinlogDump(names[0], 4, 47).encode())
+            deadline = time.monotonic() + 20
+            while stalled.connection_id in server.sessions:
+                assert time.monotonic() < deadline, server.sessions
+                time.sleep(0.1)
+            with MySQLConnection.connect(spec) as other:
+                assert other.query("SELECT 1").rows == [("1",)]
+
+
+@pytest.mark.parametrize(
+    ("variable", "what"),
+    [
+        ("slave_connect_state", "start position from GTID state"),
+        ("slave_until_gtid", "UNTIL position sent from slave"),
+    ],
+)
+def test_a_malformed_gtid_position_is_mariadbs_error(
+    served: BinlogServer, variable: str, what: str
+) -> None:
+    with MySQLConnection.connect(ConnectionSpec.from_url(url(served))) as conn:
+        conn.execute(
+            "SET @master_binlog_checksum = 'CRC32', @slave_connect_state = '0-10-262300', "
+            f"@{variable} = '0-10-x'"
+        )
+        conn.send_command(BinlogDump("", 4, 48).encode())
+        with pytest.raises(ServerError) as info:
+            conn.read_packet()
+    assert (info.value.code, info.value.server_message) == (
+        1105,
+        f"Out of memory or malformed slave request when obtaining {what}",
+    )

@@ -56,9 +56,3 @@ def test_bad_settings_are_usage_errors(
     assert result.exit_code == 2, result.output
     assert message in result.output
     assert ":pw" not in result.output.replace("--user :pw", "")
-
-
-def test_an_empty_folder_is_an_error(tmp_path: Path) -> None:
-    result = CliRunner().invoke(cli, ["serve", str(tmp_path), "--user", "repl:pw"])
-    assert result.exit_code == 1
-    assert result.output.strip() == f"Error: no binlogs in {tmp_path.resolve()}"

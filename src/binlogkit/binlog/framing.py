@@ -251,6 +251,43 @@ class EventFramer:
                         return header, raw
         return None
 
+    def take_run(
+        self, limit: int, leave_out: frozenset[int] = frozenset()
+    ) -> tuple[bytes, int, list[int]]:
+        """The plain events (see :attr:`fast`) whole in the buffer now, up to about
+        ``limit`` bytes: their bytes, the input offset they start at, and where each event
+        whose type is not in ``leave_out`` starts and ends in those bytes (one after the
+        other). b"" when the next event is not plain or not whole (:meth:`next_frame`
+        answers). Checksums are not verified: for a framer made with
+        ``verify_checksum=False`` (a binlog server's, which passes events on as they are)."""
+        fast = self.fast
+        spans: list[int] = []
+        if fast is None or fast.fmt is not self.fmt or fast.verify:
+            return b"", self._offset, spans
+        buf = self._buf
+        start = self._start
+        end = len(buf)
+        stop = min(end, start + limit)
+        pos = start
+        size_at = _U32.unpack_from
+        slow = SLOW_PATH_TYPES
+        smallest = fast.min_size
+        while pos + V4_HEADER_LENGTH <= end and pos < stop:
+            size = size_at(buf, pos + EVENT_SIZE_OFFSET)[0]
+            code = buf[pos + TYPE_CODE_OFFSET]
+            if code in slow or not smallest <= size <= end - pos:
+                break
+            if code not in leave_out:
+                spans.append(pos - start)
+                spans.append(pos - start + size)
+            pos += size
+        offset = self._offset
+        if pos == start:
+            return b"", offset, spans
+        self._start = pos
+        self._offset = offset + pos - start
+        return bytes(buf[start:pos]), offset, spans
+
     def next_frame(self) -> Frame | Signal:
         """The next whole event, or NEED_DATA / END."""
         plain = self.next_plain()

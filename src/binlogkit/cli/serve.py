@@ -159,6 +159,14 @@ async def _serve(server: BinlogServer) -> None:
     "--require-tls", is_flag=True, help="Refuse users on connections without TLS (REQUIRE SSL)."
 )
 @click.option("--semi-sync", is_flag=True, help="Offer semi-sync replication (ACKs are read).")
+@click.option(
+    "--idle-timeout",
+    type=click.FloatRange(min=0, min_open=True),
+    default=28800.0,
+    show_default=True,
+    help="Seconds a logged-in client may stay silent between commands (MariaDB's "
+    "wait_timeout); replicas in their dump are not timed out.",
+)
 @replication_filter
 @credential_options
 def serve_command(
@@ -173,6 +181,7 @@ def serve_command(
     tls_key: str | None,
     require_tls: bool,
     semi_sync: bool,
+    idle_timeout: float,
     password: str | None,
     password_file: str | None,
     defaults_extra_file: str | None,
@@ -203,6 +212,7 @@ def serve_command(
             version=version,
             tls=_tls(tls_cert, tls_key),
             semi_sync=semi_sync,
+            idle_timeout=idle_timeout,
             observers=[] if rules.is_empty else [ReplicaFilter(lambda _: rules)],
         )
         try:

@@ -6,11 +6,16 @@ packet, so those bytes may already sit in the stream's buffer when the
 server decides to upgrade. :class:`ServerChannel` therefore runs TLS itself
 over memory BIOs (:meth:`ssl.SSLContext.wrap_bio`) on top of the raw
 stream: whatever was buffered goes into the handshake.
+
+A peer that vanished without closing (a half-open connection) is found by TCP
+keepalive probes (after :data:`KEEPALIVE_IDLE` seconds of silence), and a
+peer that stops taking bytes by :attr:`ServerChannel.write_timeout`.
 """
 
 from __future__ import annotations
 
 import asyncio
+import socket
 import ssl
 
 __all__ = ["ServerChannel"]
@@ -19,6 +24,9 @@ _READ = 1 << 16
 _WRITE_BUFFER = 1 << 20
 """Bytes the transport may hold before a writer waits (asyncio's default, 64 KiB, makes a
 fast dump wait on the socket every few events)."""
+KEEPALIVE_IDLE = 60
+"""Seconds of silence before TCP keepalive probes ask whether the peer is still there."""
+_KEEPALIVE_PROBES = (("TCP_KEEPIDLE", KEEPALIVE_IDLE), ("TCP_KEEPINTVL", 10), ("TCP_KEEPCNT", 6))
 
 
 class ServerChannel:
@@ -28,6 +36,14 @@ class ServerChannel:
         self.reader = reader
         self.writer = writer
         writer.transport.set_write_buffer_limits(high=_WRITE_BUFFER)
+        self.write_timeout: float | None = None
+        """Seconds :meth:`drain` waits for the peer to take the bytes written (None: forever)."""
+        sock = writer.get_extra_info("socket")
+        if sock is not None and sock.family in (socket.AF_INET, socket.AF_INET6):
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1)
+            for name, value in _KEEPALIVE_PROBES:
+                if hasattr(socket, name):
+                    sock.setsockopt(socket.IPPROTO_TCP, getattr(socket, name), value)
         self._tls: ssl.SSLObject | None = None
         self._incoming = ssl.MemoryBIO()
         self._outgoing = ssl.MemoryBIO()
@@ -64,7 +80,9 @@ class ServerChannel:
         self._send_pending()
 
     async def drain(self) -> None:
-        await self.writer.drain()
+        """Wait until the transport's buffer is low (TimeoutError after :attr:`write_timeout`)."""
+        async with asyncio.timeout(self.write_timeout):  # not wait_for: it can swallow a cancel
+            await self.writer.drain()
 
     async def start_tls(self, context: ssl.SSLContext) -> None:
         """The TLS handshake, server side (the client's first bytes may be buffered already)."""

@@ -6,14 +6,24 @@ way a primary's dump thread does (MySQL 8.x's ``Binlog_sender``, MariaDB's
 0, naming the file and the start position), the file's format description
 with BINLOG_IN_USE cleared (its log_pos and create time zeroed when the dump
 starts past the file's first events), then the file's events from the
-requested point, with the semi-sync header when the replica asked for it.
+requested point, with the semi-sync header when the replica asked for it. A
+primary asks a semi-sync replica for an ACK where a committing transaction
+waits; a binlog server has no committers, so it asks at the tail: for the last
+event of what the served file holds now (fed with ``at_end``), which is where
+live transactions end as a relay appends them.
 
 GTID starts: MySQL's set (COM_BINLOG_DUMP_GTID) starts in the last file whose
 PREVIOUS_GTIDS the replica has and leaves out the transactions it has (a
 heartbeat then gives the position after them); MariaDB's
 ``@slave_connect_state`` starts in the last file whose GTID_LIST the
 position covers and skips each domain's groups up to the replica's GTID, then
-sends a fake GTID_LIST (MariaDB's rules, group ends included).
+sends a fake GTID_LIST (MariaDB's rules, group ends included). As
+MariaDB's ``check_slave_start_position`` does, a requested GTID the served
+binlogs do not hold is refused ("not in the master's binlog"), at once, or,
+in a domain the binlogs have nothing of yet, when that domain's first GTID
+comes; ``@slave_gtid_strict_mode`` refuses a start in a hole, and
+``@slave_until_gtid`` (START SLAVE UNTIL master_gtid_pos) ends the dump after
+the group that reaches it, with a fake GTID_LIST flagged UNTIL_REACHED.
 
 The caller owns the files. It asks :attr:`DumpSender.read_at` where the next
 bytes come from (a file and offset: the sender seeks past a file's first
@@ -22,7 +32,8 @@ says :meth:`~DumpSender.file_complete` when the file has ended and the next one
 exists, and pulls :meth:`~DumpSender.next_packet` until it gives NEED_DATA; then
 it waits for more bytes, sending :meth:`~DumpSender.heartbeat` every heartbeat
 period, or ends a non-blocking dump with EOF. Refusals come as
-:class:`DumpRefused` with the error a primary gives (1236).
+:class:`DumpRefused` with the error a primary gives (1236); a dump whose UNTIL
+position is reached gives :data:`UNTIL_REACHED` (the caller sends EOF).
 """
 
 from __future__ import annotations
@@ -30,7 +41,7 @@ from __future__ import annotations
 import struct
 import zlib
 from collections import deque
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -55,12 +66,15 @@ from binlogkit.protocol.replication import (
 
 __all__ = [
     "ER_SOURCE_FATAL_ERROR_READING_BINLOG",
+    "UNTIL_REACHED",
     "BinlogStart",
     "DumpRefused",
     "DumpSender",
+    "EventRun",
     "Flavor",
     "Outgoing",
     "ReplicaSettings",
+    "UntilReached",
     "artificial_event",
 ]
 
@@ -87,8 +101,17 @@ _MARIADB_GROUP_PARTS = frozenset(
     )
 ) | frozenset(ROW_CODES)
 """MariaDB's ``Log_event::is_part_of_group``: a standalone group ends at the first other event."""
+_MARIA_STATES = frozenset({int(EventType.MARIADB_GTID), int(EventType.MARIADB_GTID_LIST)})
 _CAPABILITY_TOLERATE_HOLES = 2
-_ACK_TYPES = frozenset({int(EventType.XID)})
+_RUN_BYTES = 1 << 18
+"""Bytes of plain events handed out as one :class:`EventRun` at most."""
+_ANNOTATE = frozenset({int(EventType.MARIADB_ANNOTATE_ROWS)})
+_SYNC_HEADS = (bytes((0, SEMI_SYNC_MAGIC, 0)), bytes((0, SEMI_SYNC_MAGIC, 1)))
+"""The payload head of an event for a semi-sync replica: no ACK wanted, ACK wanted."""
+_QUERY_EVENT_MIN = V4_HEADER.size + 13
+"""LOG_EVENT_HEADER_LEN + QUERY_HEADER_LEN: the smallest query event MariaDB looks into."""
+_UNTIL_REACHED_FLAG = 1 << 28
+"""Gtid_list_log_event::FLAG_UNTIL_REACHED, in the high bits of the GTID count."""
 
 
 @frozen_dataclass
@@ -116,12 +139,19 @@ class ReplicaSettings:
     mariadb_capability: int = 0
     connect_state: MariaGtidList | None = None
     """MariaDB's ``@slave_connect_state``: the replica starts after these GTIDs."""
+    gtid_strict_mode: bool = False
+    """``@slave_gtid_strict_mode``: a start GTID missing between two present ones is refused."""
+    gtid_ignore_duplicates: bool = False
+    """``@slave_gtid_ignore_duplicates``: a start GTID ahead of the binlogs is accepted."""
+    until_gtid: MariaGtidList | None = None
+    """``@slave_until_gtid`` (START SLAVE UNTIL master_gtid_pos): the dump ends there."""
 
     @classmethod
     def from_variables(
         cls, variables: Mapping[str, str | None], *, semi_sync_offered: bool = False
     ) -> ReplicaSettings:
-        """Read the settings from the session's user variables (names in lower case)."""
+        """Read the settings from the session's user variables (names in lower case); a
+        malformed GTID position is a ValueError with MariaDB's words."""
 
         def first(*names: str) -> str | None:
             return next((v for n in names if (v := variables.get(n)) is not None), None)
@@ -129,17 +159,36 @@ class ReplicaSettings:
         period = first("master_heartbeat_period", "source_heartbeat_period")
         semi = first("rpl_semi_sync_slave", "rpl_semi_sync_replica")
         state = variables.get("slave_connect_state")
+        until = variables.get("slave_until_gtid")
+        gtids = state is not None  # MariaDB reads the GTID options of GTID starts only
         return cls(
             checksum=first("master_binlog_checksum", "source_binlog_checksum"),
             heartbeat_period=_number(period) / 1e9,
             semi_sync=semi_sync_offered and _number(semi) != 0,
             mariadb_capability=int(_number(variables.get("mariadb_slave_capability"))),
-            connect_state=None if state is None else MariaGtidList.parse(state),
+            connect_state=None
+            if state is None
+            else _gtids(state, "start position from GTID state"),
+            gtid_strict_mode=gtids and _number(variables.get("slave_gtid_strict_mode")) != 0,
+            gtid_ignore_duplicates=gtids
+            and _number(variables.get("slave_gtid_ignore_duplicates")) != 0,
+            until_gtid=_gtids(until, "UNTIL position sent from slave")
+            if gtids and until is not None
+            else None,
         )
 
 
 class _Refusal(Exception):
     """The dump cannot go on: the message is the server error's."""
+
+
+def _gtids(text: str, what: str) -> MariaGtidList:
+    try:
+        return MariaGtidList.parse(text)
+    except ValueError:
+        raise ValueError(
+            f"Out of memory or malformed slave request when obtaining {what}"
+        ) from None
 
 
 def _number(text: str | None) -> float:
@@ -166,6 +215,51 @@ class Outgoing:
         """The event's bytes (header, body, checksum)."""
         return self.payload[self.event_at :]
 
+    @property
+    def ack(self) -> bool:
+        """Whether the packet asks a semi-sync replica for an ACK."""
+        return self.event_at == 3 and self.payload[2] == 1
+
+
+@frozen_dataclass
+class EventRun:
+    """Events of the current file that go out as they are, in one piece: ``data`` (their
+    bytes, from ``offset`` of ``file``), ``spans`` (the start and end in ``data`` of each
+    event sent, one after the other) and ``heads`` (the payload head of every event:
+    ``0x00``, or one per event with the semi-sync header)."""
+
+    data: bytes
+    file: str
+    offset: int
+    spans: list[int]
+    heads: bytes | list[bytes]
+
+    def packets(self) -> list[Outgoing]:
+        """The run as one packet per event."""
+        spans, heads = self.spans, self.heads
+        out = []
+        for i in range(0, len(spans), 2):
+            start, end = spans[i], spans[i + 1]
+            head = heads if isinstance(heads, bytes) else heads[i // 2]
+            out.append(
+                Outgoing(
+                    head + self.data[start:end],
+                    self.file,
+                    self.offset + start,
+                    self.data[start + 4],
+                    len(head),
+                )
+            )
+        return out
+
+
+@frozen_dataclass
+class UntilReached:
+    """The replica's UNTIL position has been sent: the dump ends (with EOF)."""
+
+
+UNTIL_REACHED = UntilReached()
+
 
 @frozen_dataclass
 class DumpRefused:
@@ -191,51 +285,144 @@ def _resum(raw: bytearray, checksum: bool) -> bytes:
     return bytes(raw)
 
 
+Group = Literal["", "standalone", "transaction"]
+
+
 @dataclass(slots=True)
-class _MariaSkip:
-    """MariaDB's skipping up to the replica's GTID position, domain by domain."""
+class _MariaGtids:
+    """A MariaDB GTID dump (sql_repl.cc's ``binlog_send_info``): the groups left out up to
+    the replica's position, domain by domain, and the stop at its UNTIL position."""
 
     pending: dict[int, MariaGtid]
+    """The replica's position in the domains not reached yet (``gtid_state``)."""
+    empty_domains: set[int]
+    """Domains the binlogs had nothing of at the start (START_ON_EMPTY_DOMAIN)."""
+    until: dict[int, MariaGtid] | None
+    """The UNTIL position in the domains that have not reached it (``until_gtid_state``)."""
+    strict: bool
+    binlog_state: Callable[[], MariaGtidList]
     state: MariaGtidList = field(default_factory=MariaGtidList)
-    """The binlog state of the GTIDs seen by this dump: the fake GTID_LIST's content."""
-    group: Literal["", "standalone", "transaction"] = ""
+    """The binlog state of this dump (``until_binlog_state``): the fake GTID_LISTs' content."""
+    skip: Group = ""
+    stop_after: Group = ""
     send_list: bool = False
 
+    @property
+    def watching(self) -> bool:
+        """Whether GTIDs still matter (MariaDB looks at them while this holds)."""
+        return bool(self.pending) or self.until is not None
+
+    def on_gtid_list(self, gtids: MariaGtidList) -> None:
+        if self.until is not None:
+            self.state = gtids
+
     def on_gtid(self, gtid: MariaGtid, flags: int) -> None:
+        """A GTID event: start skipping, reach the position or the UNTIL point, or refuse."""
         self.state = self.state.add(gtid)
-        want = self.pending.get(gtid.domain_id)
-        if want is None:
-            return
-        if gtid.server_id != want.server_id or gtid.seq_no <= want.seq_no:
-            self.group = "standalone" if flags & MariaGtidFlag.STANDALONE else "transaction"
-        if gtid.server_id == want.server_id and gtid.seq_no >= want.seq_no:
-            self.send_list = True
-            del self.pending[gtid.domain_id]
+        group: Group = "standalone" if flags & MariaGtidFlag.STANDALONE else "transaction"
+        domain = gtid.domain_id
+        want = self.pending.get(domain)
+        if want is not None:
+            if domain in self.empty_domains:
+                have = _in_state(self.binlog_state(), domain, want.server_id)
+                if have is None or have.seq_no < want.seq_no:
+                    raise _Refusal(_missing_start(want, self.binlog_state()))
+                self.empty_domains.discard(domain)
+            if gtid.server_id != want.server_id or gtid.seq_no <= want.seq_no:
+                self.skip = group
+            if gtid.server_id == want.server_id and gtid.seq_no >= want.seq_no:
+                if self.strict and gtid.seq_no > want.seq_no:
+                    raise _Refusal(
+                        f"The binlog on the master is missing the GTID {want} requested by the"
+                        " slave (even though both a prior and a subsequent sequence number does"
+                        " exist), and GTID strict mode is enabled"
+                    )
+                self.send_list = True
+                del self.pending[domain]
+        if self.until is not None:
+            stop = self.until.get(domain)
+            if stop is None:
+                self.skip = group  # this domain reached its UNTIL position already
+            elif gtid.server_id == stop.server_id and gtid.seq_no >= stop.seq_no:
+                del self.until[domain]
+                if not self.until:
+                    self.stop_after = group
+                if gtid.seq_no > stop.seq_no:
+                    self.skip = group  # past a missing UNTIL GTID: this group is not sent
 
     def skips(self, type_code: int, frame: Frame) -> bool:
         """Whether the event is left out (and ends the skipped group when it is its last)."""
-        if self.group == "standalone":
-            if type_code not in _MARIADB_GROUP_PARTS:
-                self.group = ""
+        if self.skip and _ends_group(self.skip, type_code, frame):
+            self.skip = ""
             return True
-        if self.group == "transaction":
-            if type_code in END_CODES or (
-                type_code == EventType.QUERY and _ends_transaction(frame)
-            ):
-                self.group = ""
-            return True
+        return bool(self.skip)
+
+    def until_reached(self, type_code: int, frame: Frame) -> bool:
+        """Whether the dump stops after this event (MariaDB's ``is_until_reached``)."""
+        return bool(self.stop_after) and _ends_group(self.stop_after, type_code, frame)
+
+
+def _ends_group(group: Group, type_code: int, frame: Frame) -> bool:
+    if group == "standalone":
+        return type_code not in _MARIADB_GROUP_PARTS
+    return type_code in END_CODES or (
+        type_code == EventType.QUERY and _ends_transaction(frame.raw, frame.checksum_length)
+    )
+
+
+def _ends_transaction(raw: bytes, checksum_length: int) -> bool:
+    """MariaDB's ``Query_log_event::peek_is_commit_rollback``: the event (without its
+    checksum) ends with the database name's NUL and ``COMMIT`` or ``ROLLBACK``, exactly
+    (no other case, no spaces), and is at least a header and a query post-header long."""
+    end = len(raw) - checksum_length
+    if end < _QUERY_EVENT_MIN:
         return False
+    return raw.endswith(b"\0COMMIT", 0, end) or raw.endswith(b"\0ROLLBACK", 0, end)
 
 
-def _ends_transaction(frame: Frame) -> bool:
-    query = decode_frame(frame, DecodeContext(frame.fmt)).query  # type: ignore[attr-defined]
-    return bytes(query).strip().upper() in (b"COMMIT", b"ROLLBACK")
+def _in_state(state: MariaGtidList, domain: int, server_id: int) -> MariaGtid | None:
+    """The binlog state's GTID of ``domain`` and ``server_id`` (find_in_binlog_state)."""
+    return next((g for g in state if g.domain_id == domain and g.server_id == server_id), None)
+
+
+def _missing_start(want: MariaGtid, state: MariaGtidList) -> str:
+    """MariaDB's refusal of a start GTID the binlogs do not hold (give_error_start_pos_...)."""
+    latest = state.get(want.domain_id)
+    text = (
+        f"Error: connecting slave requested to start from GTID {want}, which is not in the"
+        " master's binlog"
+    )
+    if latest is not None and latest.seq_no >= want.seq_no:
+        text += (
+            ". Since the master's binlog contains GTIDs with higher sequence numbers, it"
+            " probably means that the slave has diverged due to executing extra erroneous"
+            " transactions"
+        )
+    return text
+
+
+def _contains_all(position: dict[int, MariaGtid], start: MariaGtidList) -> bool:
+    """MariaDB's ``contains_all_slave_gtid``: every GTID the replica needs is in this file
+    (whose GTID_LIST is ``start``) or a later one."""
+    gtids = start.gtids
+    for i, listed in enumerate(gtids):
+        want = position.get(listed.domain_id)
+        if want is None:
+            return False  # the replica needs the domain from its beginning
+        if want.server_id == listed.server_id and want.seq_no <= listed.seq_no:
+            if want.seq_no < listed.seq_no:
+                return False
+            if any(g.domain_id == listed.domain_id for g in gtids[i + 1 :]):
+                return False  # not the last GTID of its domain before this file
+    return True
 
 
 class DumpSender:
     """One dump: the packets for ``request`` out of ``files`` (the served binlogs, in order).
 
     Call :meth:`start` first: it chooses the first file (or refuses the dump).
+    ``binlog_state``: the served binlogs' MariaDB binlog state now (their last GTID_LIST
+    and the GTIDs after it), for the checks of MariaDB GTID starts.
     """
 
     def __init__(
@@ -246,6 +433,7 @@ class DumpSender:
         *,
         server_id: int,
         flavor: Flavor,
+        binlog_state: Callable[[], GtidSet | MariaGtidList | None] = lambda: None,
     ) -> None:
         self.request = request
         self.files = list(files)
@@ -263,7 +451,10 @@ class DumpSender:
         self._exclude = request.gtids if isinstance(request, BinlogDumpGtid) else None
         self._in_excluded = False
         self._skipped_to = 0
-        self._maria: _MariaSkip | None = None
+        self._binlog_state = binlog_state
+        self._maria: _MariaGtids | None = None
+        self._until_reached = False
+        self._at_end = False
         self._queue: deque[Outgoing] = deque()
         self._failed: DumpRefused | None = None
         self.read_at_start = ("", 0)
@@ -328,19 +519,66 @@ class DumpSender:
         return index, BINLOG_HEADER_SIZE
 
     def _mariadb_gtid_start(self, position: MariaGtidList) -> tuple[int, int] | DumpRefused:
-        def covered(start: GtidSet | MariaGtidList | None) -> bool:
-            return not isinstance(start, MariaGtidList) or all(
-                position.includes(g) for g in start.position()
-            )
-
-        found = [i for i, f in enumerate(self.files) if covered(f.gtids)]
-        if not found:
+        """MariaDB's ``check_slave_start_position`` and ``gtid_find_binlog_file``."""
+        pending = {g.domain_id: g for g in position.position()}
+        replica = self.replica
+        until = (
+            None
+            if replica.until_gtid is None
+            else {g.domain_id: g for g in replica.until_gtid.position()}
+        )
+        state = self._maria_state()
+        empty = set()
+        for domain, want in pending.items():
+            have = _in_state(state, domain, want.server_id)
+            latest = state.get(domain)
+            if have is not None and have.seq_no >= want.seq_no:
+                continue
+            if latest is None:
+                empty.add(domain)  # checked when the domain's first GTID comes
+                continue
+            if replica.gtid_ignore_duplicates and latest.seq_no < want.seq_no:
+                continue
+            if until is not None:
+                stop = until.get(domain)
+                reached = stop is not None and (
+                    (held := _in_state(state, domain, stop.server_id)) is not None
+                    and held.seq_no >= stop.seq_no
+                )
+                if stop is None or reached:
+                    until.pop(domain, None)  # the stop comes before the start
+                    continue
+            return self._refuse(_missing_start(want, state))
+        for index in reversed(range(len(self.files))):
+            start = self.files[index].gtids
+            if not isinstance(start, MariaGtidList):
+                break
+            if _contains_all(pending, start):
+                for listed in start:
+                    if pending.get(listed.domain_id) == listed:
+                        del pending[listed.domain_id]  # starts at the domain's first GTID here
+                    stop = None if until is None else until.get(listed.domain_id)
+                    if (
+                        until is not None
+                        and stop is not None
+                        and stop.server_id == listed.server_id
+                        and stop.seq_no <= listed.seq_no
+                    ):
+                        del until[listed.domain_id]  # reached before the start
+                break
+        else:
             return self._refuse(
                 "Could not find GTID state requested by slave in any binlog files. Probably the"
                 " slave state is too old and required binlog files have been purged."
             )
-        self._maria = _MariaSkip({g.domain_id: g for g in position.position()})
-        return found[-1], BINLOG_HEADER_SIZE
+        self._maria = _MariaGtids(
+            pending, empty, until, replica.gtid_strict_mode, self._maria_state
+        )
+        return index, BINLOG_HEADER_SIZE
+
+    def _maria_state(self) -> MariaGtidList:
+        state = self._binlog_state()
+        return state if isinstance(state, MariaGtidList) else MariaGtidList()
 
     def _refuse(self, message: str) -> DumpRefused:
         return DumpRefused(ER_SOURCE_FATAL_ERROR_READING_BINLOG, message)
@@ -352,10 +590,12 @@ class DumpSender:
         """The file and offset the next bytes fed must start at."""
         return self.file, self._read_offset
 
-    def receive_data(self, data: bytes) -> None:
-        """Bytes of :attr:`file` from :attr:`read_at` on."""
+    def receive_data(self, data: bytes, *, at_end: bool = False) -> None:
+        """Bytes of :attr:`file` from :attr:`read_at` on; ``at_end``: they reach the end the
+        file has now (its last event there asks a semi-sync replica for an ACK)."""
         self._framer.receive_data(data)
         self._read_offset += len(data)
+        self._at_end = at_end
 
     def file_complete(self, next_file: str) -> None:
         """Every byte of :attr:`file` has been fed and ``next_file`` follows it."""
@@ -388,17 +628,22 @@ class DumpSender:
 
     # -- output ------------------------------------------------------------------------
 
-    def next_packet(self) -> Outgoing | DumpRefused | NeedData:
-        """The next packet to send, a refusal that ends the dump, or NEED_DATA."""
+    def next_packet(self) -> Outgoing | EventRun | DumpRefused | UntilReached | NeedData:
+        """The next packet (or run of events sent as they are) to send, a refusal that ends
+        the dump, UNTIL_REACHED, or NEED_DATA."""
         if not self._queue:
+            if self._plain() and (run := self._run()) is not None:
+                return run
             self._fill()
         if self._queue:
             return self._queue.popleft()
-        return NEED_DATA if self._failed is None else self._failed
+        if self._failed is not None:
+            return self._failed
+        return UNTIL_REACHED if self._until_reached else NEED_DATA
 
     def _fill(self) -> None:
         """Queue the packets of the whole events buffered now (or note why the dump ends)."""
-        if self._failed is not None:
+        if self._failed is not None or self._until_reached:
             return
         try:
             self._queue += self._drain()
@@ -411,11 +656,14 @@ class DumpSender:
         """A heartbeat naming the current file and the position reached in it."""
         return self._heartbeat_at(self.position)
 
-    def wrap(self, raw: bytes, offset: int) -> Outgoing:
+    def wrap(self, raw: bytes, offset: int, *, ack: bool = False) -> Outgoing:
         """The packet of an event of the current file (at ``offset``; -1: artificial) that an
-        observer made: a commit asks for a semi-sync ACK."""
-        code = raw[4]
-        return self._packet(raw, offset, code, ack=code in _ACK_TYPES)
+        observer made (``ack``: it asks a semi-sync replica for an ACK)."""
+        return self._packet(raw, offset, raw[4], ack=ack)
+
+    def _at_tail(self, end: int) -> bool:
+        """Whether an event ending at ``end`` is the last of what the file holds now."""
+        return self._at_end and end == self._read_offset
 
     def _packet(self, raw: bytes, offset: int, type_code: int, *, ack: bool) -> Outgoing:
         if self.replica.semi_sync:
@@ -424,18 +672,53 @@ class DumpSender:
             )
         return Outgoing(b"\0" + raw, self.file, offset, type_code)
 
+    def _plain(self) -> bool:
+        """Whether the next events go out as they are, without a look at each (no GTID to
+        skip or watch, no UNTIL position)."""
+        maria = self._maria
+        return (
+            self._fde_sent
+            and self._exclude is None
+            and self._failed is None
+            and not self._until_reached
+            and (maria is None or not (maria.watching or maria.skip or maria.send_list))
+        )
+
+    def _run(self) -> EventRun | None:
+        """The plain events whole in the buffer now, as one run (ANNOTATE_ROWS left out
+        where MariaDB leaves them out), or None."""
+        annotate = EventType.MARIADB_ANNOTATE_ROWS
+        leave_out = _ANNOTATE if self._drops_annotate(annotate) else frozenset()
+        data, offset, spans = self._framer.take_run(_RUN_BYTES, leave_out)
+        if not data:
+            return None
+        self.position = offset + len(data)
+        if not self.replica.semi_sync:
+            return EventRun(data, self.file, offset, spans, b"\0")
+        heads = [_SYNC_HEADS[0]] * (len(spans) // 2)
+        if heads and spans[-1] == len(data) and self._at_tail(self.position):
+            heads[-1] = _SYNC_HEADS[1]
+        return EventRun(data, self.file, offset, spans, heads)
+
     def _drain(self) -> list[Outgoing]:
-        """Packets for the whole events buffered now."""
+        """Packets for the whole events buffered now (up to where plain runs can go on)."""
         out: list[Outgoing] = []
         while not isinstance(frame := self._framer.next_frame(), Signal):
             code = frame.header.type_code
             if not self._fde_sent:
                 self._check_format(frame)
                 out.append(self._send_fde(frame))
-                continue
-            if code == EventType.MARIADB_START_ENCRYPTION:
+                maria = self._maria
+                if maria is not None and maria.until is not None and not maria.until:
+                    maria.stop_after = "standalone"  # reached before the start: stop soon
+            elif code == EventType.MARIADB_START_ENCRYPTION:
                 raise _Refusal(f"{self.file} is encrypted: encrypted binlogs cannot be served")
-            out += self._event(frame, code)
+            else:
+                out += self._event(frame, code)
+                if self._until_reached:
+                    return out
+            if self._plain():
+                break
         if self._skipped_to:
             out.append(self._heartbeat_at(self._skipped_to))
             self._skipped_to = 0
@@ -484,23 +767,35 @@ class DumpSender:
             out.append(self._heartbeat_at(self._skipped_to))
             self._skipped_to = 0
         maria = self._maria
-        if maria is not None:
+        if maria is None:
+            if not self._drops_annotate(code):
+                out.append(self._packet(frame.raw, header.offset, code, ack=self._at_tail(end)))
+            return out
+        if maria.watching and code in _MARIA_STATES:
+            event = decode_frame(frame, DecodeContext(frame.fmt))
             if code == EventType.MARIADB_GTID:
-                event = decode_frame(frame, DecodeContext(frame.fmt))
                 maria.on_gtid(event.gtid, event.flags)  # type: ignore[attr-defined]
-            if maria.skips(code, frame):
-                return self._fake_gtid_list(maria, end)
-        if (
+            else:
+                maria.on_gtid_list(event.gtids)  # type: ignore[attr-defined]
+        if not maria.skips(code, frame) and not self._drops_annotate(code):
+            out.append(self._packet(frame.raw, header.offset, code, ack=self._at_tail(end)))
+        if maria.send_list and not maria.skip:
+            maria.send_list = False
+            out.append(self._fake_gtid_list(maria.state, end, 0))
+        if maria.until_reached(code, frame):
+            out.append(self._fake_gtid_list(maria.state, end, _UNTIL_REACHED_FLAG))
+            self._until_reached = True
+        return out
+
+    def _drops_annotate(self, code: int) -> bool:
+        """MariaDB leaves ANNOTATE_ROWS out for a replica that did not ask for them and
+        tolerates holes."""
+        return (
             self.flavor == "mariadb"
             and code == EventType.MARIADB_ANNOTATE_ROWS
             and not self.request.flags & DumpFlag.SEND_ANNOTATE_ROWS
             and self.replica.mariadb_capability >= _CAPABILITY_TOLERATE_HOLES
-        ):
-            return out
-        out.append(self._packet(frame.raw, header.offset, code, ack=code in _ACK_TYPES))
-        if maria is not None:
-            out += self._fake_gtid_list(maria, end)
-        return out
+        )
 
     def _heartbeat_at(self, position: int) -> Outgoing:
         raw = artificial_event(
@@ -519,12 +814,9 @@ class DumpSender:
             self._in_excluded = False
         return self._in_excluded
 
-    def _fake_gtid_list(self, maria: _MariaSkip, end: int) -> list[Outgoing]:
-        if not maria.send_list or maria.group:
-            return []
-        maria.send_list = False
-        gtids = maria.state.gtids
-        body = struct.pack("<I", len(gtids)) + b"".join(
+    def _fake_gtid_list(self, state: MariaGtidList, end: int, flags: int) -> Outgoing:
+        gtids = state.gtids
+        body = struct.pack("<I", len(gtids) | flags) + b"".join(
             struct.pack("<IIQ", g.domain_id, g.server_id, g.seq_no) for g in gtids
         )
         raw = artificial_event(
@@ -535,7 +827,7 @@ class DumpSender:
             checksum=self._crc,
             flags=EventFlag.ARTIFICIAL,
         )
-        return [self._packet(raw, -1, EventType.MARIADB_GTID_LIST, ack=False)]
+        return self._packet(raw, -1, EventType.MARIADB_GTID_LIST, ack=False)
 
 
 def start_state(frames: Sequence[Frame]) -> GtidSet | MariaGtidList | None:

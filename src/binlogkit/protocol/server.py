@@ -15,7 +15,9 @@ Answers made by the machine itself (auth exchange) wait in
 
 from __future__ import annotations
 
+import functools
 import logging
+import struct
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import field
 from enum import Enum
@@ -33,6 +35,7 @@ from binlogkit.protocol.auth.base import (
     server_auth,
 )
 from binlogkit.protocol.constants import (
+    MAX_PACKET_PAYLOAD,
     SCRAMBLE_LENGTH,
     UTF8MB4_GENERAL_CI,
     Capability,
@@ -55,6 +58,14 @@ from binlogkit.protocol.messages import (
     raw,
 )
 from binlogkit.protocol.packets import NEED_DATA, NeedData, Packet, PacketReader, write_packets
+
+
+@functools.cache
+def _packet_header(head_length: int) -> struct.Struct:
+    """A packet header (the 3-byte length and the sequence, as one number) and the payload's
+    first ``head_length`` bytes."""
+    return struct.Struct(f"<I{head_length}s")
+
 
 log = logging.getLogger(__name__)
 
@@ -434,6 +445,34 @@ class ServerConnection:
         """One raw packet of the current answer (e.g. a binlog event); the command goes on."""
         self._replying("send_packet()")
         return self._frame(payload)
+
+    def send_packets(
+        self, data: bytes, spans: Sequence[int], heads: bytes | Sequence[bytes]
+    ) -> bytearray:
+        """Raw packets of the current answer, one per span of ``data`` (start and end, one
+        after the other), each after its head (``heads``: one for all, or one per span)."""
+        self._replying("send_packets()")
+        view = memoryview(data)
+        out = bytearray()
+        seq = self._seq
+        each: Sequence[bytes] = () if isinstance(heads, bytes) else heads
+        head = heads if isinstance(heads, bytes) else b""
+        pack = _packet_header(len(head)).pack
+        spans_at = iter(spans)
+        for i, (start, end) in enumerate(zip(spans_at, spans_at, strict=True)):
+            if each:
+                head = each[i]
+                pack = _packet_header(len(head)).pack
+            size = end - start + len(head)
+            if size >= MAX_PACKET_PAYLOAD:
+                framed, seq = write_packets(head + data[start:end], seq)
+                out += framed
+                continue
+            out += pack(size | seq << 24, head)
+            out += view[start:end]
+            seq = (seq + 1) & 0xFF
+        self._seq = seq
+        return out
 
     def send_eof(self) -> bytes:
         """End a stream of raw packets with EOF (an 0xFE OK under DEPRECATE_EOF)."""

@@ -10,7 +10,9 @@ COM_BINLOG_DUMP_GTID (and MariaDB's GTID starts) with
 :class:`~binlogkit.services.binlog_directory.BinlogDirectory`: bytes and
 files that appear in the folder are sent as they come, with heartbeats while
 there is nothing new, so ``binlogkit relay`` into a folder and this server on
-it make a relay tier. Semi-sync acknowledgements are read and recorded.
+it make a relay tier. Semi-sync replicas are asked for an ACK at the tail of
+what is served; their ACKs are recorded, shown to the observers, and let
+:meth:`BinlogServer.wait_for_ack` (a commit's wait, with a timeout) go on.
 Dump observers (:mod:`binlogkit.services.dump_observers`) may alter, drop or
 add to what each replica gets. ``SHOW PROCESSLIST`` and ``SHOW SLAVE HOSTS``
 show who is connected and where each dump is; ``KILL`` ends a user's own
@@ -18,7 +20,10 @@ connection.
 
 Each connection is a task: many replicas are served at once, each at its
 own place; a client not yet logged in has :data:`LOGIN_TIMEOUT` per step and
-small packets only, a logged-in one packets of :data:`MAX_PACKET` at most.
+small packets only, a logged-in one packets of :data:`MAX_PACKET` at most and
+:data:`IDLE_TIMEOUT` between commands (MariaDB's ``wait_timeout``; a replica in
+its dump is idle by nature and is not timed out, but a dump whose replica takes
+no bytes for :data:`WRITE_TIMEOUT` ends, as ``net_write_timeout`` ends it).
 :class:`BinlogServerThread` runs a server in a thread of its own for
 synchronous programs. Passwords are kept as
 :class:`~binlogkit.protocol.auth.base.Secret` and stored as the plugins'
@@ -47,8 +52,11 @@ from binlogkit.protocol.binlog_sender import (
     ER_SOURCE_FATAL_ERROR_READING_BINLOG,
     DumpRefused,
     DumpSender,
+    EventRun,
+    Flavor,
     Outgoing,
     ReplicaSettings,
+    UntilReached,
 )
 from binlogkit.protocol.constants import Command, ErrorCode
 from binlogkit.protocol.packets import NEED_DATA
@@ -95,10 +103,18 @@ LOGIN_TIMEOUT = 10.0
 """Seconds a client has for each packet until it is logged in."""
 LOGIN_PACKET_MAX = 1 << 16
 """The largest packet taken before login (a handshake response is far smaller)."""
+IDLE_TIMEOUT = 28800.0
+"""Seconds a logged-in client may stay silent between commands (MariaDB's wait_timeout)."""
+WRITE_TIMEOUT = 60.0
+"""Seconds a dump waits for its replica to take bytes (MariaDB's net_write_timeout)."""
+SEMI_SYNC_TIMEOUT = 10.0
+"""Seconds :meth:`BinlogServer.wait_for_ack` waits by default (rpl_semi_sync_master_timeout)."""
 MAX_PACKET = 1 << 20
 """The largest packet a logged-in client may send (replicas send queries and ACKs)."""
 POLL = 0.05
 """Seconds between looks at the folder while a dump waits for new bytes."""
+_READ = 1 << 20
+"""Bytes of a binlog read at once."""
 _BATCH = 1 << 18
 """Bytes of event packets written at once (one system call, not one per event)."""
 
@@ -173,7 +189,8 @@ class BinlogServer:
     greeting (default: the binlogs' own, with MariaDB's ``5.5.5-`` prefix).
     ``tls``: a server-side SSL context, offered to clients that ask for TLS.
     ``semi_sync``: offer semi-sync. ``observers``: :class:`DumpObserver` objects that see
-    (and may alter, drop or add to) the events each replica is sent.
+    (and may alter, drop or add to) the events each replica is sent. ``idle_timeout``:
+    seconds a logged-in client may stay silent between commands.
     """
 
     def __init__(
@@ -188,6 +205,7 @@ class BinlogServer:
         tls: ssl.SSLContext | None = None,
         semi_sync: bool = False,
         observers: Sequence[DumpObserver] = (),
+        idle_timeout: float = IDLE_TIMEOUT,
     ) -> None:
         self.directory = (
             directory if isinstance(directory, BinlogDirectory) else BinlogDirectory(directory)
@@ -198,16 +216,28 @@ class BinlogServer:
         self.host = host
         self.port = port
         self.server_id = server_id
-        self.flavor = self.directory.flavor()
-        binlog_version = self.directory.server_version()
-        if version is None:
-            version = f"5.5.5-{binlog_version}" if self.flavor == "mariadb" else binlog_version
-        self.version = version
+        self.flavor: Flavor = "mariadb"
+        """The binlogs' server flavour (read from the first binlog once there is one)."""
+        self.version = version or ""
+        """The version in the greeting (read from the first binlog once there is one)."""
+        self._version_given = version
+        self._known = False
+        if self.directory.names():
+            self._learn()
         self.tls = tls
         self.semi_sync = semi_sync
         self.observers = list(observers)
         self.login_timeout = LOGIN_TIMEOUT
         """Seconds a client has for each step until it is logged in."""
+        self.idle_timeout = idle_timeout
+        """Seconds a logged-in client may stay silent between commands."""
+        self.write_timeout = WRITE_TIMEOUT
+        """Seconds a dump waits for its replica to take what was written."""
+        self.semi_sync_timeout = SEMI_SYNC_TIMEOUT
+        """Seconds :meth:`wait_for_ack` waits by default."""
+        self.acked: tuple[str, int] | None = None
+        """The furthest place (file, position) a semi-sync replica acknowledged."""
+        self._ack_waiters: list[tuple[tuple[str, int], asyncio.Future[bool]]] = []
         self.sessions: dict[int, ReplicaSession] = {}
         """The connections open now, by number."""
         self.connections = 0
@@ -216,6 +246,30 @@ class BinlogServer:
         self._server: asyncio.base_events.Server | None = None
         self._running: dict[int, asyncio.Task[None]] = {}
         """The task serving each connection, by number."""
+
+    def _learn(self) -> None:
+        """Take the flavour and version from the first binlog (BinlogError while it has no
+        format description yet)."""
+        flavor = self.directory.flavor()
+        binlog_version = self.directory.server_version()
+        if self._version_given is None:
+            self.version = f"5.5.5-{binlog_version}" if flavor == "mariadb" else binlog_version
+        self.flavor = flavor
+        self._known = True
+
+    async def _first_binlog(self, session: ReplicaSession) -> None:
+        """Wait until the folder has a binlog to tell what server this one stands for (a
+        folder a relay has not written to yet): the client waits for the greeting, as for a
+        primary that is starting."""
+        log.info(
+            "connection %d waits for the first binlog in %s", session.number, self.directory.path
+        )
+        while not self._known:
+            with contextlib.suppress(BinlogError, OSError):
+                if self.directory.names():
+                    self._learn()
+                    break
+            await asyncio.sleep(POLL)
 
     # -- life ----------------------------------------------------------------------------
 
@@ -228,7 +282,7 @@ class BinlogServer:
             self.directory.path,
             self.host,
             self.port,
-            self.version,
+            self.version if self._known else "the server of its first binlog (none yet)",
             self.server_id,
         )
 
@@ -268,19 +322,22 @@ class BinlogServer:
         host = peer[0] if isinstance(peer, tuple) else "localhost"
         number = next(self._numbers)
         session = ReplicaSession(number, f"{host}:{peer[1]}" if isinstance(peer, tuple) else host)
-        conn = ServerConnection(
-            self._accounts,
-            server_version=self.version,
-            connection_id=number,
-            tls_available=self.tls is not None,
-            client_host=host,
-            max_packet=MAX_PACKET,
-        )
         self.sessions[number] = session
         self._running[number] = asyncio.current_task()  # type: ignore[assignment]
         self.session_started(session)
         try:
+            if not self._known:
+                await self._first_binlog(session)
+            conn = ServerConnection(
+                self._accounts,
+                server_version=self.version,
+                connection_id=number,
+                tls_available=self.tls is not None,
+                client_host=host,
+                max_packet=MAX_PACKET,
+            )
             channel = ServerChannel(reader, writer)
+            channel.write_timeout = self.write_timeout
             channel.write(conn.greeting())
             await self._converse(channel, conn, session)
         except (
@@ -319,7 +376,18 @@ class BinlogServer:
             elif event is NEED_DATA and session.user is None:
                 conn.receive_data(await asyncio.wait_for(channel.read(), self.login_timeout))
             elif event is NEED_DATA:
-                conn.receive_data(await channel.read())
+                try:
+                    async with asyncio.timeout(self.idle_timeout):  # wait_for may eat a cancel
+                        data = await channel.read()
+                except TimeoutError:
+                    log.info(
+                        "connection %d from %s closed: no command for %g s",
+                        session.number,
+                        session.peer,
+                        self.idle_timeout,
+                    )
+                    return
+                conn.receive_data(data)
             elif isinstance(event, StartTls):
                 assert self.tls is not None
                 await asyncio.wait_for(channel.start_tls(self.tls), self.login_timeout)
@@ -464,15 +532,20 @@ class BinlogServer:
         session: ReplicaSession,
         request: BinlogDump | BinlogDumpGtid,
     ) -> None:
-        settings = ReplicaSettings.from_variables(
-            session.variables, semi_sync_offered=self.semi_sync
-        )
+        try:
+            settings = ReplicaSettings.from_variables(
+                session.variables, semi_sync_offered=self.semi_sync
+            )
+        except ValueError as err:  # a malformed GTID position: MariaDB's ER_UNKNOWN_ERROR
+            await self._refuse(channel, conn, session, DumpRefused(ER_UNKNOWN_ERROR, str(err)))
+            return
         sender = DumpSender(
             request,
             self.directory.starts(),
             settings,
             server_id=self.server_id,
             flavor=self.flavor,
+            binlog_state=self.directory.gtid_state,
         )
         after = settings.connect_state
         gtids = "" if after is None else f" after MariaDB GTIDs '{after}'"
@@ -508,16 +581,22 @@ class BinlogServer:
         following: str | None = None
         last_sent = time.monotonic()
         batch = bytearray()
+        each_event = bool(self.observers) or type(self).send_event is not BinlogServer.send_event
         while True:
             packet = sender.next_packet()
-            if isinstance(packet, Outgoing):
+            if isinstance(packet, EventRun) and not each_event:
+                batch += conn.send_packets(packet.data, packet.spans, packet.heads)
+            elif isinstance(packet, Outgoing | EventRun):
+                packets = packet.packets() if isinstance(packet, EventRun) else (packet,)
                 try:
-                    for each in self._observed(session, sender, packet):
-                        batch += self.send_event(conn, session, each)
+                    for one in packets:
+                        for each in self._observed(session, sender, one):
+                            batch += self.send_event(conn, session, each)
                 except DropConnection as drop:
                     channel.write(bytes(batch + drop.data))
                     await channel.drain()
                     raise _Dropped(str(drop)) from None
+            if isinstance(packet, Outgoing | EventRun):
                 session.file, session.position = sender.file, sender.position
                 session.waiting = False
                 if len(batch) >= _BATCH:
@@ -528,10 +607,16 @@ class BinlogServer:
             if isinstance(packet, DumpRefused):
                 await self._refuse(channel, conn, session, packet)
                 return
+            if isinstance(packet, UntilReached):
+                log.info("replica %s reached its UNTIL position", session.peer)
+                channel.write(conn.send_eof())
+                await channel.drain()
+                return
             name, offset = sender.read_at
             try:
-                if data := directory.read(name, offset):
-                    sender.receive_data(data)
+                if data := directory.read(name, offset, _READ):
+                    at_end = offset + len(data) >= directory.size(name)
+                    sender.receive_data(data, at_end=at_end)
                     continue
                 following = directory.next_name(name)
                 if following is not None and directory.size(name) == offset:
@@ -573,7 +658,11 @@ class BinlogServer:
             raws = changed
         if raws == [packet.event]:
             return (packet,)
-        return [sender.wrap(raw, packet.offset) for raw in raws]
+        last = len(raws) - 1
+        return [
+            sender.wrap(raw, packet.offset, ack=packet.ack and i == last)
+            for i, raw in enumerate(raws)
+        ]
 
     @staticmethod
     async def _flush(channel: ServerChannel, batch: bytearray) -> None:
@@ -589,7 +678,8 @@ class BinlogServer:
         self, conn: ServerConnection, session: ReplicaSession, packet: Outgoing
     ) -> bytes:
         """The bytes that send one event packet: the place to observe or alter what a replica
-        gets (raise :class:`DropConnection` to end the connection)."""
+        gets (raise :class:`DropConnection` to end the connection). Without observers and
+        this override, runs of events are sent whole, without a call per event."""
         return conn.send_packet(packet.payload)
 
     async def _refuse(
@@ -616,7 +706,7 @@ class BinlogServer:
                     return
 
     def acknowledged(self, session: ReplicaSession, ack: SemiSyncAck) -> None:
-        """A semi-sync ACK arrived (override to observe them)."""
+        """A semi-sync ACK arrived: the observers see it and the waiters it covers go on."""
         if session.acked is None:
             log.info(
                 "replica %s acknowledges semi-sync, first at %s:%d",
@@ -625,6 +715,34 @@ class BinlogServer:
                 ack.position,
             )
         session.acked = ack
+        for observer in self.observers:
+            observer.acknowledged(session, ack)
+        reached = (ack.file, ack.position)
+        if self.acked is None or reached > self.acked:
+            self.acked = reached  # the replies of all replicas, the furthest (as MariaDB's)
+        for place, waiter in list(self._ack_waiters):
+            if place <= self.acked and not waiter.done():
+                waiter.set_result(True)
+
+    async def wait_for_ack(self, file: str, position: int, timeout: float | None = None) -> bool:
+        """Wait until a semi-sync replica acknowledged ``file`` up to ``position`` (True), or
+        ``timeout`` seconds (default :attr:`semi_sync_timeout`, MariaDB's
+        rpl_semi_sync_master_timeout) passed (False): what a committing transaction does
+        on a semi-sync primary. Places compare by file name, then position."""
+        place = (file, position)
+        if self.acked is not None and place <= self.acked:
+            return True
+        waiter: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
+        entry = (place, waiter)
+        self._ack_waiters.append(entry)
+        try:
+            async with asyncio.timeout(self.semi_sync_timeout if timeout is None else timeout):
+                return await waiter
+        except TimeoutError:
+            log.warning("no semi-sync ACK for %s:%d in time", file, position)
+            return False
+        finally:
+            self._ack_waiters.remove(entry)
 
 
 class BinlogServerThread:
@@ -664,6 +782,11 @@ class BinlogServerThread:
         if self._error is not None:
             raise self._error
         return self
+
+    def wait_for_ack(self, file: str, position: int, timeout: float | None = None) -> bool:
+        """:meth:`BinlogServer.wait_for_ack` from another thread."""
+        waiting = self.server.wait_for_ack(file, position, timeout)
+        return asyncio.run_coroutine_threadsafe(waiting, self._loop).result()
 
     def __exit__(
         self,

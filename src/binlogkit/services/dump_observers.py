@@ -1,15 +1,19 @@
 """Dump observers: what a binlog server sends each replica, altered, dropped or added to.
 
 The ReplicationInterface's binlog dump observer (``Repl_dump_observer``) is
-told when a dump starts and stops and sees every event before it is sent
+told when a dump starts and stops (and here when a semi-sync replica
+acknowledges) and sees every event before it is sent
 (``send_event``), which it may change, leave out, or send with others before
 or after it. :class:`DumpObserver` is that interface for
 :class:`~binlogkit.services.binlog_server.BinlogServer`: an observer's
 :meth:`~DumpObserver.send_event` returns None to let the event go as it is,
 or the events (whole, checksum included) to send instead: none to drop it,
 itself among others to add some. Observers get each replica's session, so
-what they do may differ per replica. The semi-sync header the interface's
-``reserve_header``/``write_header`` hooks make is the server's own business.
+what they do may differ per replica. The interface's ``reserve_header``/
+``write_header`` hooks are left out: a real replica reads exactly ``0x00``, the
+semi-sync header (when it asked for semi-sync) and the event, so other bytes
+there break it; semi-sync's header, their one use, is the server's own. An
+observer adds events to tell a replica more.
 
 :class:`ReplicaFilter` is the replication filters
 (:class:`~binlogkit.pipeline.filters.ReplicationFilter`) as a dump observer:
@@ -34,6 +38,7 @@ from binlogkit.pipeline.filters import ReplicationFilter
 from binlogkit.pipeline.gate import TableGate
 
 if TYPE_CHECKING:
+    from binlogkit.protocol.replication import SemiSyncAck
     from binlogkit.services.binlog_server import ReplicaSession
 
 __all__ = ["DumpEvent", "DumpObserver", "ReplicaFilter"]
@@ -61,6 +66,9 @@ class DumpObserver:
     def send_event(self, session: ReplicaSession, event: DumpEvent) -> Sequence[bytes] | None:
         """None: send ``event`` as it is; else the events to send in its place."""
         return None
+
+    def acknowledged(self, session: ReplicaSession, ack: SemiSyncAck) -> None:
+        """A semi-sync replica acknowledged what it got, up to ``ack.file``:``ack.position``."""
 
     def stop(self, session: ReplicaSession) -> None:
         """The dump ended (the replica left, was refused, or the server stops)."""
