@@ -14,6 +14,7 @@ from binlogkit.binlog.constants import MAGIC, EventType, Flavor
 from binlogkit.binlog.context import DecodeContext
 from binlogkit.binlog.decoder import decode_frame
 from binlogkit.binlog.events import Event, FormatDescriptionEvent, RotateEvent, StopEvent
+from binlogkit.binlog.events.table_map import TableMapEvent
 from binlogkit.binlog.header import EventHeader
 from binlogkit.errors import BinlogError
 from binlogkit.gtid import Gtid, MariaGtid
@@ -26,9 +27,11 @@ from binlogkit.io.binlog_index import (
     read_index,
 )
 from binlogkit.io.streams.cache import MEMORY_SIZE
+from binlogkit.schema.model import TableDef
 from binlogkit.writer.binlog_file import ENDING_TYPES as _ENDING_TYPES
 from binlogkit.writer.binlog_file import BinlogFileWriter
 from binlogkit.writer.format import format_description
+from binlogkit.writer.table_maps import table_map_for
 from binlogkit.writer.transaction import Transaction
 
 __all__ = ["BinlogWriter", "default_base_name"]
@@ -177,6 +180,13 @@ class BinlogWriter:
             self.directory, name, self.current.format_description, self.clock, self.sync
         )
         return self.current.path
+
+    def table_map(self, definition: TableDef, table_id: int, *, full: bool = True) -> TableMapEvent:
+        """The TABLE_MAP of ``definition`` as this binlog's server logs it (see
+        :func:`~binlogkit.writer.table_maps.table_map_for`), for :meth:`Transaction.rows`."""
+        header = self.header(EventType.TABLE_MAP)
+        version = self.current.fmt.server_version
+        return table_map_for(definition, header, version, table_id=table_id, full=full)
 
     def transaction(
         self,
