@@ -194,10 +194,11 @@ class BinlogWriter:
         *,
         xid: int = 0,
         memory_size: int = MEMORY_SIZE,
+        compress: bool = False,
     ) -> Transaction:
         """A transaction to fill with row changes, written whole at its commit
         (see :class:`~binlogkit.writer.transaction.Transaction`)."""
-        return Transaction(self, gtid=gtid, xid=xid, memory_size=memory_size)
+        return Transaction(self, gtid=gtid, xid=xid, memory_size=memory_size, compress=compress)
 
     def next_sequence_number(self) -> int:
         """The logical clock of MySQL GTID events: 1, 2, ... in each file, one transaction
