@@ -19,7 +19,7 @@ import re
 import uuid
 from collections.abc import Callable
 from datetime import UTC, date, datetime, time, timedelta
-from decimal import Decimal, InvalidOperation
+from decimal import ROUND_DOWN, Context, Decimal, InvalidOperation
 from typing import Any
 
 from binlogkit.binlog.context import DecodeOptions
@@ -38,6 +38,10 @@ _DATETIME = re.compile(
     r"(Z|[+-]\d{2}:\d{2})?$"
 )
 _TIME = re.compile(r"^(-)?(?:(\d+) )?(\d+):(\d{2}):(\d{2})(?:\.(\d{1,6}))?$")
+
+
+_WIDE = Context(prec=200, rounding=ROUND_DOWN)
+"""Room for DECIMAL(65,30) and more digits than any column holds (the default has 28)."""
 
 
 def _refuse(value: Any, what: str) -> EncodeError:
@@ -66,7 +70,10 @@ def _decimal(value: Any, col: ColumnDef) -> Decimal:
     if not number.is_finite():
         raise _refuse(value, "a finite number")
     scale = col.scale or 0
-    exact = number.quantize(Decimal(1).scaleb(-scale), rounding="ROUND_DOWN")
+    try:
+        exact = number.quantize(Decimal(1).scaleb(-scale), context=_WIDE)
+    except InvalidOperation:
+        raise EncodeError(f"{value!r} has more digits than the column holds") from None
     if exact != number:
         raise EncodeError(f"{value!r} has more than the {scale} decimals of the column")
     return exact
