@@ -26,6 +26,7 @@ from binlogkit.binlog.context import DecodeOptions
 from binlogkit.binlog.rows.columns import COLUMN_CODECS, ColumnInfo, ValueEncoder
 from binlogkit.binlog.rows.types.values import Geometry, InvalidDate, InvalidDateTime
 from binlogkit.errors import EncodeError
+from binlogkit.schema.completion import GEOMETRY_TYPES
 from binlogkit.schema.model import ColumnDef
 
 __all__ = ["ColumnInput"]
@@ -277,19 +278,7 @@ _CONVERT: dict[str, Convert] = {
     "inet4": _address,
     "inet6": _address,
     "uuid": _uuid,
-    **dict.fromkeys(
-        (
-            "geometry",
-            "point",
-            "linestring",
-            "polygon",
-            "multipoint",
-            "multilinestring",
-            "multipolygon",
-            "geometrycollection",
-        ),
-        _geometry,
-    ),
+    **dict.fromkeys(GEOMETRY_TYPES, _geometry),
 }
 """information_schema's DATA_TYPE → how an outside value becomes the column's value."""
 
