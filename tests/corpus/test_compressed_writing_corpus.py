@@ -1,11 +1,12 @@
-"""MariaDB's compressed events written afresh are the bytes MariaDB wrote.
+"""Compressed events written afresh are the bytes the servers wrote.
 
 Every QUERY_COMPRESSED and compressed rows event of the corpus' MariaDB 10.11
 ``log_bin_compress`` binlogs is taken apart (statement or rows section
 uncompressed), then compressed again by binlogkit: the rows event by
 :func:`~binlogkit.writer.compression.mariadb_compressed` from its plain twin,
 the query without its stored bytes. The events encode to exactly the bytes of
-the file (same header byte, length width and zlib stream).
+the file (same header byte, length width and zlib stream). The same holds for
+MySQL's TRANSACTION_PAYLOAD events, compressed again from their inner events.
 """
 
 from __future__ import annotations
@@ -18,9 +19,10 @@ from corpus_walk import path
 import binlogkit
 from binlogkit.binlog.constants import EventType
 from binlogkit.binlog.decoder import encode_event
+from binlogkit.binlog.events.payload import TransactionPayloadEvent
 from binlogkit.binlog.events.query import QueryCompressedEvent
 from binlogkit.binlog.events.rows import RowsEvent
-from binlogkit.writer.compression import mariadb_compressed
+from binlogkit.writer.compression import ZstdPayload, mariadb_compressed
 
 pytestmark = pytest.mark.corpus
 
@@ -54,3 +56,26 @@ def test_compressed_events_written_again_are_identical(number: int) -> None:
             assert encode_event(again, fmt) == written, event.header.offset
             seen += 1
     assert seen >= {1: 7, 2: 78, 3: 3}[number]
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "blackbeam+rust_mysql_common/test-data/binlogs/transaction_compression.000001",
+        "osheroff+mysql-binlog-connector-java/src/test/resources/mysql-bin.compressed",
+    ],
+)
+def test_mysql_payloads_compressed_again_are_identical(name: str) -> None:
+    """MySQL 8.0.28/8.0.32 TRANSACTION_PAYLOADs: their inner events compressed again by
+    :class:`ZstdPayload` give the very event the server wrote."""
+    source = path(name)
+    data = source.read_bytes()
+    with binlogkit.open(str(source), schema=None) as reader:
+        payloads = [e for e in reader if isinstance(e, TransactionPayloadEvent)]
+        fmt = reader.decoder.fmt  # type: ignore[union-attr]
+    assert payloads
+    for event in payloads:
+        sink = ZstdPayload()
+        sink.write(event.uncompressed())
+        again = sink.event(event.header)
+        assert encode_event(again, fmt) == data[event.header.offset : event.header.end]

@@ -3,8 +3,9 @@
 - MySQL (``binlog_transaction_compression=ON``, 8.0.20+): the events of a
   transaction after its GTID event (BEGIN, table maps, rows events, XID) go
   into one TRANSACTION_PAYLOAD event, each encoded without its checksum and
-  with ``log_pos`` 0, compressed as one zstd frame. The GTID event's
-  ``transaction_length`` counts the GTID event and the payload event.
+  with ``log_pos`` 0, compressed as one zstd frame (level 3, flushed and then
+  ended as MySQL does, so the payload is byte for byte MySQL's). The GTID
+  event's ``transaction_length`` counts the GTID event and the payload event.
   :class:`ZstdPayload` compresses the events as they are handed to it, from a
   binlog cache too, so the uncompressed transaction is never held whole.
 - MariaDB (``log_bin_compress=ON``): each rows event whose rows section takes
@@ -85,6 +86,10 @@ class ZstdPayload(OutputStream):
 
     def event(self, header: EventHeader) -> TransactionPayloadEvent:
         """The payload event (under ``header``) of everything written; no more writes after."""
+        import zstandard
+
+        # As MySQL ends it (ZSTD_e_flush, then ZSTD_e_end: an empty last block): the same bytes.
+        self._out.append(self._compressor.flush(zstandard.COMPRESSOBJ_FLUSH_BLOCK))
         self._out.append(self._compressor.flush())
         header = replace(header, type_code=EventType.TRANSACTION_PAYLOAD)
         payload = b"".join(self._out)
