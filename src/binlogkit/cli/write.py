@@ -8,6 +8,8 @@ import click
 
 from binlogkit.cli.main import command
 
+_PROGRESS_EVERY = 100_000
+"""Rows between two progress lines on stderr."""
 _GTID_HELP = "MariaDB: the first transaction's GTID DOMAIN-SERVER-SEQ (default 0-SERVER_ID-1)."
 
 
@@ -115,5 +117,10 @@ def write_command(
         first_gtid=gtid,
         csv_null=csv_null,
     )
-    count = import_rows(Path(source), Path(target), definition, settings, input_format)  # type: ignore[arg-type]
+
+    def progress(rows: int) -> None:
+        if rows % _PROGRESS_EVERY < rows_per_transaction:
+            click.echo(f"{target}: {rows} rows so far", err=True)
+
+    count = import_rows(Path(source), Path(target), definition, settings, input_format, progress)
     click.echo(f"{target}: {count} rows inserted into {table}", err=True)

@@ -22,7 +22,7 @@ import csv
 import os
 import secrets
 import shutil
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, Literal
@@ -87,12 +87,19 @@ def import_rows(
     target: Path,
     definition: TableDef,
     settings: ImportSettings | None = None,
-    fmt: Format | None = None,
+    fmt: str | None = None,
+    progress: Callable[[int], None] | None = None,
 ) -> int:
     """Write the rows of ``source`` as inserts into ``definition``'s table, into the binlog
-    ``target`` (replaced whole at the end, or left as it was on an error); the row count."""
+    ``target`` (replaced whole at the end, or left as it was on an error); the row count.
+
+    ``fmt``: one of :data:`FORMATS`' values (default: from the name); ``progress`` hears
+    the number of rows written after each transaction."""
     settings = settings or ImportSettings()
-    records = _RECORDS[fmt or input_format(source)](source, settings)
+    kind = fmt or input_format(source)
+    if kind not in _RECORDS:
+        raise BinlogError(f"unknown input format {kind!r}", hint=f"use one of {sorted(_RECORDS)}")
+    records = _RECORDS[kind](source, settings)
     fde = format_description(
         settings.flavor,
         server_version=settings.server_version,
@@ -113,6 +120,8 @@ def import_rows(
                     _commit(writer, table, batch, gtid, settings)
                     count += len(batch)
                     batch = []
+                    if progress is not None:
+                        progress(count)
                     gtid = replace(gtid, seq_no=gtid.seq_no + 1)
             if batch:
                 _commit(writer, table, batch, gtid, settings)
@@ -234,4 +243,8 @@ def _parquet(path: Path, settings: ImportSettings) -> Iterator[tuple[str, dict[A
         raise BinlogError(f"{path} row {number + 1}: broken Parquet: {err}") from None
 
 
-_RECORDS = {"jsonl": _jsonl, "csv": _csv, "parquet": _parquet}
+_RECORDS: dict[str, Callable[[Path, ImportSettings], Iterator[tuple[str, dict[Any, Any]]]]] = {
+    "jsonl": _jsonl,
+    "csv": _csv,
+    "parquet": _parquet,
+}
