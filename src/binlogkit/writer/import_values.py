@@ -8,7 +8,9 @@ docs/values.md), then encodes it once to check that it fits: a value that does
 not (out of range, too many digits or characters, not a member) is an
 :class:`~binlogkit.errors.EncodeError` saying why. Text is read as the column's
 SQL literal would be: ``2024-01-02 03:04:05.5`` for DATETIME, ``-838:59:59``
-for TIME, ``a,b`` for SET, ``0000-00-00`` for the zero date, and so on.
+for TIME, ``a,b`` for SET, ``0000-00-00`` for the zero date, and so on;
+TIMESTAMP text without an offset is UTC, and text for a MySQL JSON column is
+the document's JSON text.
 """
 
 from __future__ import annotations
