@@ -6,7 +6,8 @@ tagged encoding, become a binlog with ``binlogkit write`` (once plain, once
 copy of the table. SELECT then shows exactly the values binlogkit reads back
 from the file (:mod:`live_replay`'s lossless comparison), and the text forms
 given in the input (UUID, INET6, DECIMAL, TIME, DATETIME, SET, JSON) come
-back from the server as written.
+back from the server as written. ``mariadb-binlog -vv`` reads each file as
+``binlogkit dump -vv`` does.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from dump_compare import assert_same_dump, our_dump, tool_dump
 from live_replay import compare, snapshot
 
 import binlogkit
@@ -105,3 +107,4 @@ def test_written_rows_apply_on_mariadb(
         "SELECT amount, d, at, span, s, ip, u, JSON_EXTRACT(doc, '$.k[1]') FROM w.t WHERE id > 2"
     )
     assert shown == [(*SHOWN, '"two"')]
+    assert_same_dump(tool_dump(target, "-vv"), our_dump(target, "-vv"), target.name)

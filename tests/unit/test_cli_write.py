@@ -121,6 +121,36 @@ def _line(**values: Any) -> str:
     return json.dumps(dict.fromkeys(HEADER) | {"id": 1} | values)
 
 
+def test_typed_parquet(tmp_path: Path) -> None:
+    """Parquet's own types (decimal, timestamp, date, binary) go in as they are."""
+    source = tmp_path / "rows.parquet"
+    table = pa.table(
+        {
+            "id": pa.array([7], pa.int64()),
+            "amount": pa.array([Decimal("-1.250")], pa.decimal128(8, 3)),
+            "at": pa.array([datetime(2024, 5, 6, 7, 8, 9, 123000)], pa.timestamp("us")),
+            "d": pa.array([datetime(1999, 12, 31).date()], pa.date32()),
+            "ip": pa.array([bytes(15) + b"\x01"], pa.binary(16)),
+        }
+    )
+    pq.write_table(table, source)
+    schema = (
+        "CREATE TABLE t (id INT PRIMARY KEY, amount DECIMAL(8,3), at DATETIME(3), d DATE, ip INET6)"
+    )
+    target = tmp_path / "out"
+    result = _write(source, target, schema=schema)
+    assert result.exit_code == 0, result.output
+    assert _rows(target) == [
+        {
+            "id": 7,
+            "amount": Decimal("-1.250"),
+            "at": datetime(2024, 5, 6, 7, 8, 9, 123000),
+            "d": datetime(1999, 12, 31).date(),
+            "ip": bytes(15) + b"\x01",
+        }
+    ]
+
+
 BAD = [
     (_line(n=256), "line 2, column n", "256"),
     (_line(amount="12345.6789"), "line 2, column amount", "more than the 3 decimals"),
