@@ -12,7 +12,9 @@
   at least ``log_bin_compress_min_len`` bytes (256 by default) is logged as its
   compressed type (WRITE_ROWS_COMPRESSED_V1 ...): the rows section behind
   MariaDB's header byte and length, as zlib data (``binlog_buf_compress`` in
-  sql/log_event_server.cc); :func:`mariadb_compressed` makes that event.
+  sql/log_event_server.cc); :func:`mariadb_compressed` makes that event. A
+  statement that long is logged as QUERY_COMPRESSED
+  (:func:`mariadb_compressed_query`).
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from typing import TYPE_CHECKING, TypeVar
 from binlogkit.binlog import mariadb_compression
 from binlogkit.binlog.constants import EventType
 from binlogkit.binlog.events.payload import CompressionType, TransactionPayloadEvent
+from binlogkit.binlog.events.query import QueryCompressedEvent, QueryEvent
 from binlogkit.binlog.events.rows import RowsEvent
 from binlogkit.binlog.header import EventHeader
 from binlogkit.io.streams import OutputStream
@@ -30,7 +33,13 @@ from binlogkit.io.streams import OutputStream
 if TYPE_CHECKING:
     import zstandard
 
-__all__ = ["MARIADB_COMPRESS_MIN_LEN", "ZSTD_LEVEL", "ZstdPayload", "mariadb_compressed"]
+__all__ = [
+    "MARIADB_COMPRESS_MIN_LEN",
+    "ZSTD_LEVEL",
+    "ZstdPayload",
+    "mariadb_compressed",
+    "mariadb_compressed_query",
+]
 
 MARIADB_COMPRESS_MIN_LEN = 256
 """MariaDB's default ``log_bin_compress_min_len``."""
@@ -58,6 +67,27 @@ def mariadb_compressed(event: R, min_len: int = MARIADB_COMPRESS_MIN_LEN) -> R:
         return event
     header = replace(event.header, type_code=code)
     return replace(event, header=header, data=mariadb_compression.compress(event.data))
+
+
+def mariadb_compressed_query(
+    event: QueryEvent, min_len: int = MARIADB_COMPRESS_MIN_LEN
+) -> QueryEvent:
+    """A QUERY as MariaDB logs it with ``log_bin_compress``: a QUERY_COMPRESSED when its
+    statement takes ``min_len`` bytes or more (else unchanged)."""
+    if type(event) is not QueryEvent or len(event.query) < min_len:
+        return event
+    header = replace(event.header, type_code=EventType.MARIADB_QUERY_COMPRESSED)
+    return QueryCompressedEvent(
+        header,
+        event.thread_id,
+        event.exec_time,
+        event.error_code,
+        event.status,
+        event.db,
+        event.query,
+        event.post_header_extra,
+        mariadb_compression.compress(event.query),
+    )
 
 
 class ZstdPayload(OutputStream):
