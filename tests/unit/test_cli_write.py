@@ -164,6 +164,7 @@ BAD = [
     (_line(nope=2), "line 2: 'nope' is not a column of db.t", None),
     ('{"id": 1, "n": 1', "line 2: not JSON", None),
     ("[1, 2]", "line 2: not a JSON object", None),
+    ('{"id": "\xff"}', "line 2: not JSON", "utf-8"),
 ]
 
 
@@ -173,7 +174,8 @@ def test_bad_input_names_line_and_column(
 ) -> None:
     good = _line(id=9)
     source = tmp_path / "rows.jsonl"
-    source.write_text(f"{good}\n{line}\n{good}\n")
+    text = f"{good}\n{line}\n{good}\n"
+    source.write_bytes(text.encode("latin-1" if "\xff" in line else "utf-8"))  # \xff: bad UTF-8
     target = tmp_path / "out-bin.000001"
     target.write_bytes(b"old")
     result = _write(source, target)

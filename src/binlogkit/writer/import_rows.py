@@ -17,6 +17,7 @@ writes it); Parquet (one row per record, read with pyarrow).
 
 from __future__ import annotations
 
+import codecs
 import contextlib
 import csv
 import os
@@ -191,8 +192,10 @@ def _reason(err: EncodeError) -> str:
 def _jsonl(path: Path, settings: ImportSettings) -> Iterator[tuple[str, dict[Any, Any]]]:
     from binlogkit import jsonenc
 
-    with open(path, encoding="utf-8") as lines:
+    with open(path, "rb") as lines:
         for number, line in enumerate(lines, 1):
+            if number == 1:
+                line = line.removeprefix(codecs.BOM_UTF8)
             if not line.strip():
                 continue
             try:
@@ -205,7 +208,7 @@ def _jsonl(path: Path, settings: ImportSettings) -> Iterator[tuple[str, dict[Any
 
 
 def _csv(path: Path, settings: ImportSettings) -> Iterator[tuple[str, dict[Any, Any]]]:
-    with open(path, encoding="utf-8", newline="") as text:
+    with open(path, encoding="utf-8-sig", newline="") as text:
         reader = csv.reader(text, strict=True)
         try:
             header = next(reader, None)
@@ -224,6 +227,10 @@ def _csv(path: Path, settings: ImportSettings) -> Iterator[tuple[str, dict[Any, 
                 )
         except csv.Error as err:
             raise BinlogError(f"{path} line {reader.line_num}: broken CSV: {err}") from None
+        except UnicodeDecodeError as err:  # text is decoded ahead of the line being read
+            raise BinlogError(
+                f"{path} near line {reader.line_num + 1}: not UTF-8 text: {err}"
+            ) from None
 
 
 def _parquet(path: Path, settings: ImportSettings) -> Iterator[tuple[str, dict[Any, Any]]]:
