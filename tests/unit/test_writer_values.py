@@ -34,7 +34,7 @@ from binlogkit.binlog.events.rows import WriteRowsEvent
 from binlogkit.binlog.events.table_map import MARIADB_RULES, TableMapEvent
 from binlogkit.binlog.header import EventHeader
 from binlogkit.binlog.rows.plan import RowChange
-from binlogkit.binlog.rows.types import ZERO_DATE, ZERO_DATETIME, Geometry
+from binlogkit.binlog.rows.types import JSON_NULL, ZERO_DATE, ZERO_DATETIME, Geometry
 from binlogkit.schema.ddl import apply_ddl
 from binlogkit.schema.model import Catalog, ColumnDef, TableDef
 from binlogkit.schema.session import Session
@@ -150,7 +150,7 @@ def _values(col: ColumnDef, flavor: Flavor) -> st.SearchStrategy[Any]:
     if kind == "set":
         return st.frozensets(st.sampled_from(col.values or ()))
     if kind == "json":  # MySQL's binary JSON
-        return _JSON.filter(lambda doc: doc is not None)
+        return st.just(JSON_NULL) | _JSON.filter(lambda doc: doc is not None)
     if kind in ("geometry", "point"):
         return st.builds(
             Geometry,
