@@ -58,7 +58,13 @@ _GTID_HELP = "MariaDB: the first transaction's GTID DOMAIN-SERVER-SEQ (default 0
     help="Compress transactions (MariaDB: zlib rows events; MySQL: zstd TRANSACTION_PAYLOAD).",
 )
 @click.option("--no-checksum", is_flag=True, help="Write events without CRC32.")
-@click.option("--rows-per-transaction", type=click.IntRange(min=1), default=1000, show_default=True)
+@click.option(
+    "--rows-per-transaction",
+    type=click.IntRange(min=1),
+    default=1000,
+    show_default=True,
+    help="Inserts in each transaction.",
+)
 @click.option("--csv-null", default="\\N", show_default=True, help="The CSV field that is NULL.")
 def write_command(
     source: str,
