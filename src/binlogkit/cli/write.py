@@ -92,6 +92,7 @@ def write_command(
     as it was.
     """
     from binlogkit.binlog.constants import ChecksumAlg, Flavor
+    from binlogkit.binlog.context import parse_version
     from binlogkit.gtid import MariaGtid
     from binlogkit.schema.create import table_from_create
     from binlogkit.schema.session import Session
@@ -103,7 +104,13 @@ def write_command(
     sql = Path(schema[1:]).read_text(encoding="utf-8") if schema.startswith("@") else schema
     chosen = Flavor[flavor.upper()]
     definition = table_from_create(
-        sql, db, Session(server_collation=collation_server, flavor=chosen)
+        sql,
+        db,
+        Session(
+            server_collation=collation_server,
+            flavor=chosen,
+            version=parse_version(server_version) if server_version else None,
+        ),
     )
     if definition.name != name or definition.db != db:
         raise click.BadParameter(
