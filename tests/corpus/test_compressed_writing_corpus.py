@@ -12,7 +12,7 @@ MySQL's TRANSACTION_PAYLOAD events, compressed again from their inner events.
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import fields, replace
 
 import pytest
 from corpus_walk import path
@@ -54,16 +54,9 @@ def test_compressed_events_written_again_are_identical(number: int) -> None:
                 )
                 again = mariadb_compressed(plain, min_len=0)
             elif isinstance(event, QueryCompressedEvent):
-                plain_query = QueryEvent(
-                    replace(event.header, type_code=EventType.QUERY),
-                    event.thread_id,
-                    event.exec_time,
-                    event.error_code,
-                    event.status,
-                    event.db,
-                    event.query,
-                    event.post_header_extra,
-                )
+                values = {f.name: getattr(event, f.name) for f in fields(QueryEvent)}
+                header = replace(event.header, type_code=EventType.QUERY)
+                plain_query = QueryEvent(**values | {"header": header})
                 again = mariadb_compressed_query(plain_query, min_len=0)
             else:
                 continue

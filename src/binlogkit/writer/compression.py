@@ -19,7 +19,7 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import fields, replace
 from typing import TYPE_CHECKING, TypeVar
 
 from binlogkit.binlog import mariadb_compression
@@ -77,17 +77,9 @@ def mariadb_compressed_query(
     if type(event) is not QueryEvent or len(event.query) < min_len:
         return event
     header = replace(event.header, type_code=EventType.MARIADB_QUERY_COMPRESSED)
-    return QueryCompressedEvent(
-        header,
-        event.thread_id,
-        event.exec_time,
-        event.error_code,
-        event.status,
-        event.db,
-        event.query,
-        event.post_header_extra,
-        mariadb_compression.compress(event.query),
-    )
+    values = {f.name: getattr(event, f.name) for f in fields(QueryEvent)}
+    compressed = mariadb_compression.compress(event.query)
+    return QueryCompressedEvent(**values | {"header": header}, compressed=compressed)
 
 
 class ZstdPayload(OutputStream):
