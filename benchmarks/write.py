@@ -1,13 +1,16 @@
 """Write throughput of the binlog writer, next to reading the same file and copying it.
 
-Builds a MariaDB binlog of ``200000 x --scale`` row inserts into one table
-(INT, VARCHAR(20), DECIMAL(10,2), DATETIME(6), BIGINT UNSIGNED) with
-:meth:`BinlogWriter.transaction`: 1000 rows per transaction, 100 per rows
-event, row values encoded from Python objects. Then, on the same file: writing
-it back event by event as the decoder gives the events (no row values
-touched), decoding every event and row value with ``binlogkit.open``, and a
-plain file copy. Building the Python row values is not timed. Each figure is
-the best of three runs; MB/s is of the binlog's size.
+Builds a binlog of ``200000 x --scale`` row inserts into one table (INT,
+VARCHAR(20), DECIMAL(10,2), DATETIME(6), BIGINT UNSIGNED; its table map from
+the CREATE TABLE text) with :meth:`BinlogWriter.transaction`: 1000 rows per
+transaction, 100 per rows event, row values encoded from Python objects. Three
+ways: MariaDB plain, MariaDB compressed (``log_bin_compress``: zlib rows
+events) and MySQL compressed (zstd TRANSACTION_PAYLOAD per transaction). Then,
+on the plain file: writing it back event by event as the decoder gives the
+events (no row values touched) and a plain file copy; and reading every row
+value of each file with ``binlogkit.open``. Building the Python row values is
+not timed. Each figure is the best of three runs; MB/s is of the plain binlog's
+size (the same rows in every line), the size column is each file's own.
 
     .venv/bin/python benchmarks/write.py [--scale 1.0]
 """
@@ -24,23 +27,24 @@ from decimal import Decimal
 from pathlib import Path
 
 import binlogkit
-from binlogkit.binlog.constants import ColumnType, EventType
+from binlogkit.binlog.constants import Flavor
 from binlogkit.binlog.events import FormatDescriptionEvent
-from binlogkit.binlog.events.table_map import OptionalMetadataType, TableMapEvent
-from binlogkit.binlog.rows.columns import ColumnInfo
 from binlogkit.binlog.rows.plan import RowChange
 from binlogkit.gtid import MariaGtid
-from binlogkit.writer import BinlogFileWriter, BinlogWriter
+from binlogkit.schema.create import table_from_create
+from binlogkit.writer import BinlogFileWriter, BinlogWriter, format_description
 
-CT = ColumnType
-COLUMNS = [
-    ColumnInfo(0, CT.LONG, CT.LONG, 0, False),
-    ColumnInfo(1, CT.VARCHAR, CT.VARCHAR, 80, True),
-    ColumnInfo(2, CT.NEWDECIMAL, CT.NEWDECIMAL, (10 << 8) | 2, True),
-    ColumnInfo(3, CT.DATETIME2, CT.DATETIME2, 6, True),
-    ColumnInfo(4, CT.LONGLONG, CT.LONGLONG, 0, True),
-]
+TABLE = table_from_create(
+    "CREATE TABLE t (id INT NOT NULL PRIMARY KEY, name VARCHAR(20) CHARACTER SET utf8mb4,"
+    " amount DECIMAL(10,2), at DATETIME(6), big BIGINT UNSIGNED)",
+    "bench",
+)
 ROWS_PER_TRANSACTION = 1000
+WAYS = {
+    "MariaDB": (Flavor.MARIADB, False),
+    "MariaDB zlib rows": (Flavor.MARIADB, True),
+    "MySQL zstd payload": (Flavor.MYSQL, True),
+}
 
 
 def make_rows(count: int) -> list[RowChange]:
@@ -60,24 +64,13 @@ def make_rows(count: int) -> list[RowChange]:
     ]
 
 
-def write_rows(folder: Path, rows: list[RowChange]) -> Path:
+def write_rows(folder: Path, rows: list[RowChange], flavor: Flavor, compress: bool) -> Path:
     """A binlog of ``rows``, in transactions of ROWS_PER_TRANSACTION rows."""
-    with BinlogWriter.create(folder, "bench-bin") as writer:
-        table = TableMapEvent.build(
-            writer.header(EventType.TABLE_MAP),
-            70,
-            "bench",
-            "t",
-            COLUMNS,
-            optional_fields=[
-                (OptionalMetadataType.SIGNEDNESS, (False, False, True)),
-                (OptionalMetadataType.DEFAULT_CHARSET, (45, ())),
-                (OptionalMetadataType.COLUMN_NAME, ("id", "name", "amount", "at", "big")),
-            ],
-            server_version=writer.current.fmt.server_version,
-        )
+    with BinlogWriter.create(folder, "bench-bin", fde=format_description(flavor)) as writer:
+        table = writer.table_map(TABLE, 70)
         for n, start in enumerate(range(0, len(rows), ROWS_PER_TRANSACTION), 1):
-            with writer.transaction(MariaGtid(0, 1, n), xid=n) as tx:
+            gtid = MariaGtid(0, 1, n) if flavor is Flavor.MARIADB else None
+            with writer.transaction(gtid, xid=n, compress=compress) as tx:
                 tx.rows(table, "insert", rows[start : start + ROWS_PER_TRANSACTION])
         return writer.file
 
@@ -120,28 +113,36 @@ def main() -> None:
     count = max(ROWS_PER_TRANSACTION, int(200_000 * args.scale))
     base = Path(tempfile.mkdtemp(prefix="bk-write-"))
     try:
-        made: list[Path] = []
         changes = make_rows(count)
+        results: list[tuple[str, float, Path]] = []
+        files: dict[str, Path] = {}
+        for n, (label, (flavor, compress)) in enumerate(WAYS.items()):
+            folder = base / f"w{n}"
+            folder.mkdir()
 
-        def build() -> None:
-            folder = base / f"w{len(made)}"
-            made.append(write_rows(folder, changes))
+            def build(f: Flavor = flavor, c: bool = compress, d: Path = folder) -> Path:
+                return write_rows(Path(tempfile.mkdtemp(dir=d)), changes, f, c)
 
-        write_s = best(3, build)
-        source = made[-1]
+            seconds = best(3, build)
+            files[label] = write_rows(folder / "kept", changes, flavor, compress)
+            assert read_rows(files[label]) == count
+            results.append((f"write, {label}", seconds, files[label]))
+        source = files["MariaDB"]
+        back = base / "back"
+        results.append(
+            ("write back, event by event", best(3, lambda: write_back(source, back)), back)
+        )
+        for label, path in files.items():
+            results.append((f"read every row, {label}", best(3, lambda p=path: read_rows(p)), path))
+        copy = base / "copy"
+        results.append(("plain file copy", best(3, lambda: shutil.copyfile(source, copy)), copy))
         mb = source.stat().st_size / 1e6
-        rows = read_rows(source)
-        assert rows == count, (rows, count)
-        results = [
-            ("write from row values", write_s),
-            ("write back, event by event", best(3, lambda: write_back(source, base / "back"))),
-            ("read every row value", best(3, lambda: read_rows(source))),
-            ("plain file copy", best(3, lambda: shutil.copyfile(source, base / "copy"))),
-        ]
-        print(f"binlog of {count} row inserts: {mb:.1f} MB")
-        print(f"{'':<28}{'s':>8}{'MB/s':>9}{'rows/s':>11}")
-        for label, seconds in results:
-            print(f"{label:<28}{seconds:>8.3f}{mb / seconds:>9.1f}{count / seconds:>11.0f}")
+        print(f"binlog of {count} row inserts: {mb:.1f} MB plain")
+        print(f"{'':<36}{'s':>8}{'MB/s':>9}{'rows/s':>11}{'file MB':>9}")
+        for label, seconds, path in results:
+            size = path.stat().st_size / 1e6
+            rate = f"{mb / seconds:>9.1f}{count / seconds:>11.0f}"
+            print(f"{label:<36}{seconds:>8.3f}{rate}{size:>9.1f}")
     finally:
         shutil.rmtree(base, ignore_errors=True)
 

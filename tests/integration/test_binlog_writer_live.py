@@ -1,7 +1,7 @@
 """Transactions written by binlogkit from Python values, applied by a real MariaDB.
 
-A binlog built with :meth:`BinlogWriter.transaction` (table map from column
-descriptions, rows events from row values; the first transaction larger than
+A binlog built with :meth:`BinlogWriter.transaction` (table map from the
+CREATE TABLE text, rows events from row values; the first transaction larger than
 its binlog cache's memory, so it spills to disk) is piped through
 ``mariadb-binlog FILE | mariadb`` into a server that holds the table: the table
 must then hold exactly the rows the transactions leave.
@@ -15,26 +15,15 @@ from datetime import datetime
 from decimal import Decimal
 from pathlib import Path
 
-from binlogkit.binlog.constants import ColumnType, EventType
-from binlogkit.binlog.events.table_map import OptionalMetadataType, TableMapEvent
-from binlogkit.binlog.rows.columns import ColumnInfo
 from binlogkit.binlog.rows.plan import RowChange
 from binlogkit.gtid import MariaGtid
 from binlogkit.sandbox import MariaDBSandbox
+from binlogkit.schema.create import table_from_create
 from binlogkit.writer import BinlogWriter
 
-CT = ColumnType
-COLUMNS = [
-    ColumnInfo(0, CT.LONG, CT.LONG, 0, False),
-    ColumnInfo(1, CT.VARCHAR, CT.VARCHAR, 80, True),  # VARCHAR(20), utf8mb4: 80 bytes
-    ColumnInfo(2, CT.NEWDECIMAL, CT.NEWDECIMAL, (10 << 8) | 2, True),  # DECIMAL(10,2)
-    ColumnInfo(3, CT.DATETIME2, CT.DATETIME2, 6, True),  # DATETIME(6)
-    ColumnInfo(4, CT.LONGLONG, CT.LONGLONG, 0, True),  # BIGINT UNSIGNED
-]
-CREATE = (
-    "CREATE DATABASE w; CREATE TABLE w.t (id INT NOT NULL PRIMARY KEY,"
-    " name VARCHAR(20) CHARACTER SET utf8mb4, amount DECIMAL(10,2), at DATETIME(6),"
-    " big BIGINT UNSIGNED) ENGINE=InnoDB"
+CREATE_TABLE = (
+    "CREATE TABLE t (id INT NOT NULL PRIMARY KEY, name VARCHAR(20) CHARACTER SET utf8mb4,"
+    " amount DECIMAL(10,2), at DATETIME(6), big BIGINT UNSIGNED) ENGINE=InnoDB"
 )
 
 
@@ -59,22 +48,10 @@ def test_written_transactions_apply_on_mariadb(
     mariadb_factory: Callable[..., MariaDBSandbox], tmp_path: Path
 ) -> None:
     server = mariadb_factory("writer")
-    server.execute(CREATE)
+    server.execute(f"CREATE DATABASE w; USE w; {CREATE_TABLE}")
     rows = [_row(i) for i in range(250)]
     with BinlogWriter.create(tmp_path, "w-bin") as writer:
-        table = TableMapEvent.build(
-            writer.header(EventType.TABLE_MAP),
-            70,
-            "w",
-            "t",
-            COLUMNS,
-            optional_fields=[
-                (OptionalMetadataType.SIGNEDNESS, (False, False, True)),
-                (OptionalMetadataType.DEFAULT_CHARSET, (45, ())),
-                (OptionalMetadataType.COLUMN_NAME, ("id", "name", "amount", "at", "big")),
-            ],
-            server_version=writer.current.fmt.server_version,
-        )
+        table = writer.table_map(table_from_create(CREATE_TABLE, "w"), 70)
         with writer.transaction(MariaGtid(9, 1, 1), xid=11, memory_size=1024) as tx:
             tx.rows(table, "insert", [RowChange(None, row) for row in rows])
             assert tx.cache.disk_writes > 0 and tx.cache.tmp_file_name is not None

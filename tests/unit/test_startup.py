@@ -66,6 +66,7 @@ QUICK = {
             ["rows", "--help"],
             ["dump", "--help"],
             ["tail", "--help"],
+            ["write", "--help"],
         )
     },
 }

@@ -14,6 +14,7 @@ from binlogkit.schema.model import Catalog, ColumnDef, DatabaseDef, TableDef, Ta
 from binlogkit.schema.result import Action, DdlResult, DdlWarning, TableChange
 
 if TYPE_CHECKING:
+    from binlogkit.schema.create import table_from_create
     from binlogkit.schema.ddl import apply_ddl
     from binlogkit.schema.script import ScriptResult, apply_script, split_statements
     from binlogkit.schema.session import Session
@@ -24,6 +25,7 @@ _PARSER_NAMES = {
     "apply_script": "script",
     "split_statements": "script",
     "Session": "session",
+    "table_from_create": "create",
 }
 """What the SQL parser (sqlglot) stands behind, imported on first use: reading binlogs with
 a schema history imports it only once a statement that may be DDL comes."""
@@ -51,4 +53,5 @@ __all__ = [
     "apply_ddl",
     "apply_script",
     "split_statements",
+    "table_from_create",
 ]

@@ -14,6 +14,7 @@ from binlogkit.binlog.constants import MAGIC, EventType, Flavor
 from binlogkit.binlog.context import DecodeContext
 from binlogkit.binlog.decoder import decode_frame
 from binlogkit.binlog.events import Event, FormatDescriptionEvent, RotateEvent, StopEvent
+from binlogkit.binlog.events.table_map import TableMapEvent
 from binlogkit.binlog.header import EventHeader
 from binlogkit.errors import BinlogError
 from binlogkit.gtid import Gtid, MariaGtid
@@ -26,9 +27,11 @@ from binlogkit.io.binlog_index import (
     read_index,
 )
 from binlogkit.io.streams.cache import MEMORY_SIZE
+from binlogkit.schema.model import TableDef
 from binlogkit.writer.binlog_file import ENDING_TYPES as _ENDING_TYPES
 from binlogkit.writer.binlog_file import BinlogFileWriter
 from binlogkit.writer.format import format_description
+from binlogkit.writer.table_maps import table_map_for
 from binlogkit.writer.transaction import Transaction
 
 if TYPE_CHECKING:
@@ -200,16 +203,24 @@ class BinlogWriter:
         )
         return self.current.path
 
+    def table_map(self, definition: TableDef, table_id: int, *, full: bool = True) -> TableMapEvent:
+        """The TABLE_MAP of ``definition`` as this binlog's server logs it (see
+        :func:`~binlogkit.writer.table_maps.table_map_for`), for :meth:`Transaction.rows`."""
+        header = self.header(EventType.TABLE_MAP)
+        version = self.current.fmt.server_version
+        return table_map_for(definition, header, version, table_id=table_id, full=full)
+
     def transaction(
         self,
         gtid: MariaGtid | Gtid | None = None,
         *,
         xid: int = 0,
         memory_size: int = MEMORY_SIZE,
+        compress: bool = False,
     ) -> Transaction:
         """A transaction to fill with row changes, written whole at its commit
         (see :class:`~binlogkit.writer.transaction.Transaction`)."""
-        return Transaction(self, gtid=gtid, xid=xid, memory_size=memory_size)
+        return Transaction(self, gtid=gtid, xid=xid, memory_size=memory_size, compress=compress)
 
     def next_sequence_number(self) -> int:
         """The logical clock of MySQL GTID events: 1, 2, ... in each file, one transaction

@@ -20,12 +20,14 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Literal
 
-from binlogkit.binlog.constants import EventFlag, EventType, Flavor
-from binlogkit.binlog.context import parse_version
+from binlogkit.binlog.constants import ChecksumAlg, EventFlag, EventType, Flavor
+from binlogkit.binlog.context import FormatContext, parse_version
+from binlogkit.binlog.decoder import encode_event
 from binlogkit.binlog.events import EVENT_CODECS, Event
 from binlogkit.binlog.events.control import XidEvent
 from binlogkit.binlog.events.gtid import AnonymousGtidEvent, GtidEvent
 from binlogkit.binlog.events.mariadb_gtid import MariaGtidEvent, MariaGtidFlag
+from binlogkit.binlog.events.payload import TransactionPayloadEvent
 from binlogkit.binlog.events.query import QueryEvent, QueryStatus
 from binlogkit.binlog.events.rows import RowsEvent, RowsFlag
 from binlogkit.binlog.events.table_map import TableMapEvent
@@ -36,6 +38,7 @@ from binlogkit.gtid import Gtid, MariaGtid
 from binlogkit.io.streams import BinlogCache
 from binlogkit.io.streams.cache import MEMORY_SIZE
 from binlogkit.writer.binlog_file import encode_at
+from binlogkit.writer.compression import MARIADB_COMPRESS_MIN_LEN, ZstdPayload, mariadb_compressed
 
 if TYPE_CHECKING:
     from binlogkit.writer.binlog import BinlogWriter
@@ -67,7 +70,10 @@ class Transaction:
     ``gtid``: a MariaDB ``MariaGtid`` (its server id goes into the GTID event's
     header) or a MySQL ``Gtid``; None: MySQL writes an anonymous GTID event,
     MariaDB refuses (its GTID event carries no anonymous form). ``xid``: the
-    XID event's transaction id.
+    XID event's transaction id. ``compress``: written as the flavour compresses
+    transactions (see :mod:`~binlogkit.writer.compression`): MySQL one
+    TRANSACTION_PAYLOAD after the GTID event, MariaDB each rows event of at least
+    ``compress_min_len`` bytes of rows as its compressed type.
     """
 
     def __init__(
@@ -78,6 +84,8 @@ class Transaction:
         xid: int = 0,
         memory_size: int = MEMORY_SIZE,
         directory: str | None = None,
+        compress: bool = False,
+        compress_min_len: int = MARIADB_COMPRESS_MIN_LEN,
     ) -> None:
         self.writer = writer
         self.flavor = writer.current.fmt.flavor
@@ -88,13 +96,22 @@ class Transaction:
         self.gtid = gtid
         self.xid = xid
         self.cache = BinlogCache(memory_size, directory)
+        self.compress = compress
+        self.compress_min_len = compress_min_len
+        self._inner_fmt: FormatContext | None = None
+        """MySQL compressed: the format of the events inside the payload (no checksums)."""
+        if compress and self.flavor is Flavor.MYSQL:
+            self._inner_fmt = replace(writer.current.fmt, checksum=ChecksumAlg.OFF)
         self._done = False
 
     def write(self, event: Event) -> None:
         """Add one event as it is (its position is set at commit)."""
         if self._done:
             raise BinlogError("the transaction is already committed or dropped")
-        self.cache.write(encode_at(event, self.writer.current.fmt, self.cache.position))
+        if self._inner_fmt is not None:
+            self.cache.write(encode_event(event, self._inner_fmt))
+        else:
+            self.cache.write(encode_at(event, self.writer.current.fmt, self.cache.position))
 
     def rows(
         self,
@@ -117,7 +134,10 @@ class Transaction:
             chunk = changes[start : start + rows_per_event]
             last = start + rows_per_event >= len(changes)
             flags = RowsFlag.STMT_END if last else 0
-            self.write(cls.from_rows(self.writer.header(code), chunk, table=plans, flags=flags))
+            event = cls.from_rows(self.writer.header(code), chunk, table=plans, flags=flags)
+            if self.compress and self.flavor is Flavor.MARIADB:
+                event = mariadb_compressed(event, self.compress_min_len)
+            self.write(event)
 
     def commit(self) -> None:
         """Write the transaction into the binlog (starting the next file if one ended); once
@@ -127,18 +147,32 @@ class Transaction:
         file = self.writer.writable()
         xid = XidEvent(self.writer.header(EventType.XID), self.xid)
         if isinstance(self.gtid, MariaGtid):
-            start: list[Event] = [self._maria_gtid(self.gtid)]
+            file.write(self._maria_gtid(self.gtid))
+            file.write_cache(self.cache)
+            file.write(xid)
+        elif self._inner_fmt is not None:
+            payload = self._payload(self._begin(), xid)
+            file.write(self._mysql_gtid(self.gtid, len(encode_at(payload, file.fmt, 0))))
+            file.write(payload)
         else:
             begin = self._begin()
             rest = len(encode_at(begin, file.fmt, 0)) + self.cache.length()
             rest += len(encode_at(xid, file.fmt, 0))
-            start = [self._mysql_gtid(self.gtid, rest), begin]
-        for event in start:
-            file.write(event)
-        file.write_cache(self.cache)
-        file.write(xid)
+            file.write(self._mysql_gtid(self.gtid, rest))
+            file.write(begin)
+            file.write_cache(self.cache)
+            file.write(xid)
         file.persist()
         self.close()
+
+    def _payload(self, begin: QueryEvent, xid: XidEvent) -> TransactionPayloadEvent:
+        """BEGIN, the cached events and the XID, compressed into one TRANSACTION_PAYLOAD."""
+        assert self._inner_fmt is not None
+        sink = ZstdPayload()
+        sink.write(encode_event(begin, self._inner_fmt))
+        self.cache.copy_to(sink)
+        sink.write(encode_event(xid, self._inner_fmt))
+        return sink.event(self.writer.header(EventType.TRANSACTION_PAYLOAD))
 
     def close(self) -> None:
         """Drop what was not committed; the cache's temporary file goes too."""

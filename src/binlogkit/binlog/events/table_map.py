@@ -42,6 +42,7 @@ __all__ = [
     "OptionalMetadata",
     "OptionalMetadataType",
     "TableMapEvent",
+    "column_metadata",
     "decode_optional_field",
     "encode_optional_field",
     "encode_optional_metadata",
@@ -351,6 +352,76 @@ def _charsets(
 
 def _nth(values: Sequence[Any] | None, n: int) -> Any:
     return values[n] if values is not None and n < len(values) else None
+
+
+# --- optional metadata from columns: the mirror of TableMapEvent.columns ----------------------
+
+_MYSQL_VISIBILITY = (8, 0, 23)
+"""The first MySQL that logs COLUMN_VISIBILITY (MariaDB never does)."""
+
+
+def column_metadata(
+    columns: Sequence[ColumnInfo],
+    server_version: str,
+    *,
+    full: bool = True,
+    primary_key: Sequence[int] | None = None,
+) -> list[tuple[int, Any]]:
+    """The optional metadata fields a server of ``server_version`` writes for ``columns``, in
+    its order, as (:class:`OptionalMetadataType`, value) pairs for :meth:`TableMapEvent.build`.
+
+    ``full``: ``binlog_row_metadata=FULL`` (else MINIMAL: signedness, charsets,
+    geometry types). ``primary_key``: the key's column indexes in key order (by
+    default the columns flagged ``primary_key``, in column order). A field is left
+    out when a column it covers does not say (``unsigned`` None ...).
+    """
+    rules = metadata_rules(server_version)
+    fields: list[tuple[int, Any]] = []
+
+    def add(field_type: int, values: Sequence[Any]) -> None:
+        if values and all(value is not None for value in values):
+            fields.append((field_type, tuple(values)))
+
+    add(_T.SIGNEDNESS, [c.unsigned for c in columns if c.binlog_type in rules.numeric])
+    character = [c.charset for c in columns if c.type in rules.character]
+    fields += _charset_field(character, _T.DEFAULT_CHARSET, _T.COLUMN_CHARSET)
+    add(_T.GEOMETRY_TYPE, [c.geometry_type for c in columns if c.type == ColumnType.GEOMETRY])
+    if not full:
+        return fields
+    add(_T.COLUMN_NAME, [c.name for c in columns])
+    enum_set = [c.charset for c in columns if c.type in ENUM_SET_TYPES]
+    fields += _charset_field(
+        enum_set, _T.ENUM_AND_SET_DEFAULT_CHARSET, _T.ENUM_AND_SET_COLUMN_CHARSET
+    )
+    add(_T.SET_STR_VALUE, [c.set_values for c in columns if c.type == ColumnType.SET])
+    add(_T.ENUM_STR_VALUE, [c.enum_values for c in columns if c.type == ColumnType.ENUM])
+    key = [c.index for c in columns if c.primary_key] if primary_key is None else primary_key
+    add(_T.SIMPLE_PRIMARY_KEY, key)
+    mysql_visibility = flavor_of(server_version) is Flavor.MYSQL and (
+        parse_version(server_version) >= _MYSQL_VISIBILITY
+    )
+    if mysql_visibility:
+        add(_T.COLUMN_VISIBILITY, [c.visible for c in columns])
+    return fields
+
+
+def _charset_field(
+    collations: Sequence[int | None], default_type: int, column_type: int
+) -> list[tuple[int, Any]]:
+    """One charset field for these columns, the shorter form as the servers choose it
+    (Table_map_log_event::init_charset_field): the most used collation (the lowest id
+    among equals) as a default with exceptions, or one collation per column."""
+    if not collations or any(c is None for c in collations):
+        return []
+    counts: dict[int, int] = {}
+    for collation in collations:
+        assert collation is not None
+        counts[collation] = counts.get(collation, 0) + 1
+    default = min(counts, key=lambda c: (-counts[c], c))
+    if len(collations) < 1 + (len(collations) - counts[default]) * 2:
+        return [(column_type, tuple(collations))]
+    exceptions = tuple((n, c) for n, c in enumerate(collations) if c != default)
+    return [(default_type, (default, exceptions))]
 
 
 # --- the event ---------------------------------------------------------------------------------
