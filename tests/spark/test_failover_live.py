@@ -1,0 +1,130 @@
+"""``binlogkit spark sync`` moved to another server after a failover, by GTID (MariaDB).
+
+A primary A (log_slave_updates, GTIDs) and B, a real replica of it
+(``MASTER_USE_GTID=slave_pos``, its own binlog with log_slave_updates). A is
+synced into a lake; A goes on writing (rows and an ADD COLUMN) and rotates its
+binlogs, so that B's files and positions name other points, earlier by name,
+than A's; B catches up, takes over, and the lake goes on from B: its mirror
+equals B's table (with a column added on B: the schema history goes on at B's
+positions), and its change log holds each change from the snapshot's
+position on exactly once (the transactions by GTID, as B's binlog has them).
+Before that, B stopped short of A's last transactions: the move is a clear
+error that says what is missing, and the lake is untouched.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import binlogkit
+from binlogkit.errors import BinlogError
+from binlogkit.pipeline.changes import row_changes
+from binlogkit.sandbox import MariaDBSandbox
+
+pytest.importorskip("delta")
+
+from binlogkit.spark.lakehouse import sync
+
+pytestmark = [pytest.mark.mariadb, pytest.mark.xdist_group("mariadb")]
+
+SCHEMA = """
+CREATE DATABASE shop; USE shop;
+CREATE TABLE shop.orders (id INT PRIMARY KEY, note VARCHAR(40), qty BIGINT);
+INSERT INTO shop.orders SELECT seq, CONCAT('order ', seq), seq * 3 FROM seq_1_to_200;
+"""
+ON_A = """
+UPDATE shop.orders SET qty = qty + 1 WHERE id <= 20;
+DELETE FROM shop.orders WHERE id BETWEEN 21 AND 30;
+ALTER TABLE shop.orders ADD COLUMN flag INT NOT NULL DEFAULT 7;
+INSERT INTO shop.orders (id, note, qty, flag) VALUES (1001, 'after the alter', 5, 1);
+UPDATE shop.orders SET id = 2001 WHERE id = 31;
+"""
+LAST_ON_A = "UPDATE shop.orders SET note = 'last on A' WHERE id BETWEEN 40 AND 44"
+ON_B = """
+ALTER TABLE shop.orders ADD COLUMN tag VARCHAR(10) DEFAULT 'b';
+INSERT INTO shop.orders (id, note, qty, tag) VALUES (3001, 'written on B', 9, 'new');
+UPDATE shop.orders SET flag = 0 WHERE id = 1001;
+DELETE FROM shop.orders WHERE id = 50;
+"""
+
+
+def _url(server: MariaDBSandbox) -> str:
+    return f"mariadb://root@localhost/?socket={server.socket}"
+
+
+def _mirror(spark: Any, lake: Path) -> list[tuple[str, ...]]:
+    rows = spark.read.format("delta").load(str(lake / "shop" / "orders" / "mirror")).collect()
+    return sorted(tuple(str(v) for v in row) for row in rows)
+
+
+def _changes(spark: Any, lake: Path) -> list[tuple[Any, ...]]:
+    """The change log's (GTID, op, key before, key after) per row change, and its files."""
+    df = spark.read.format("delta").load(str(lake / "shop" / "orders" / "changes"))
+    return [tuple(r) for r in df.select("gtid", "op", "before.id", "after.id", "file").collect()]
+
+
+def _binlog_changes(server: MariaDBSandbox, after: str) -> Counter[tuple[Any, ...]]:
+    """(GTID, op, key before, key after) of the row changes of shop.orders in the server's
+    binlog whose transaction is not in the GTID position ``after``."""
+    done = {int(g.split("-")[0]): int(g.split("-")[2]) for g in after.split(",") if g}
+    found: Counter[tuple[Any, ...]] = Counter()
+    paths = [str(p) for p in server.binlog_files()]
+    with binlogkit.open(paths) as events:
+        for change in row_changes(events):
+            source = change.source
+            if (source.db, source.table) != ("shop", "orders") or source.gtid is None:
+                continue
+            domain, _, seq = str(source.gtid).split("-")
+            if int(seq) <= done.get(int(domain), 0):
+                continue
+            before = None if change.before is None else change.before["id"]
+            after_id = None if change.after is None else change.after["id"]
+            found[(str(source.gtid), change.op, before, after_id)] += 1
+    return found
+
+
+def test_a_lake_moves_to_the_replica_that_took_over_by_gtid(
+    spark: Any, mariadb_factory: Callable[..., MariaDBSandbox], tmp_path: Path
+) -> None:
+    a = mariadb_factory("failover-a", server_id=1, log_slave_updates=True)
+    b = mariadb_factory("failover-b", server_id=2, log_slave_updates=True)
+    b.replicate_from(a)
+    a.execute(SCHEMA)
+    lake = tmp_path / "lake"
+    first = sync(_url(a), lake, tables=["shop.orders"], once=True, spark=spark)
+    start_gtid = first.snapshot.start.gtid
+    assert start_gtid
+
+    a.execute(ON_A)
+    for _ in range(3):  # A's files and positions now name points B's do not
+        a.execute("FLUSH LOCAL BINARY LOGS")
+    b.wait_for_gtid(a.gtid_binlog_pos)
+    b.execute("STOP SLAVE")
+    a.execute(LAST_ON_A)
+    sync(_url(a), lake, tables=["shop.orders"], once=True, spark=spark)
+    before = _changes(spark, lake)
+
+    # B lacks A's last transaction: a clear error, nothing applied.
+    with pytest.raises(BinlogError, match=r"has not written GTIDs 0-1-\d+ of it"):
+        sync(_url(b), lake, tables=["shop.orders"], once=True, spark=spark, failover=True)
+    assert _changes(spark, lake) == before
+
+    b.execute("START SLAVE")
+    b.wait_for_gtid(a.gtid_binlog_pos)
+    b.execute("STOP SLAVE; RESET SLAVE ALL")  # B takes over; A is gone
+    a.stop()
+    b.execute(ON_B)
+    sync(_url(b), lake, tables=["shop.orders"], once=True, spark=spark, failover=True)
+
+    source = b.query("SELECT id, note, qty, flag, tag FROM shop.orders")
+    assert _mirror(spark, lake) == sorted(source)
+    logged = _changes(spark, lake)
+    assert Counter(row[:4] for row in logged) == _binlog_changes(b, start_gtid)
+    files = {row[4] for row in logged}
+    assert any(f.startswith("1~") for f in files), files  # B's files, after A's
+    assert any(not f.startswith("1~") for f in files), files
