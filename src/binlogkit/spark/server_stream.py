@@ -7,15 +7,22 @@ exactly at its checkpoint, by ``file`` and ``pos``. ``gtid`` is the server's
 GTID position there (MariaDB ``domain-server-seq`` list, as
 ``@@gtid_binlog_pos`` and ``binlogkit tail`` resume points give it; null on
 MySQL): the name the same point has on every server of the replication
-topology, where file and position name nothing after a failover. It is kept
-for that (and for a lakehouse's status); resuming on another server by it is
-not done yet (the schema history is keyed by this server's file and position
-too). The first offset a driver is given is checked against the server's GTID
-position there (``BINLOG_GTID_POS``): a checkpoint made on another server (or
-before a restore or RESET MASTER) is a clear error, never a silent read of
-other transactions. Offsets written without ``gtid`` still load. Option
-``start`` says where a new query starts: ``now`` (the default), ``oldest`` or
-``file:pos``.
+topology, where file and position name nothing after a failover. The first
+offset a driver is given is checked against the server's GTID position there
+(``BINLOG_GTID_POS``). A checkpoint made on another server (a failover to a
+replica; also a restore or RESET MASTER) goes on at the point of this server's
+binlog whose GTID position is exactly the checkpoint's, found with a GTID
+dump from there (MariaDB's ``@slave_connect_state``) and checked with
+``BINLOG_GTID_POS``: no transaction lost or read twice. From then on the
+offsets name this server's files and carry ``generation`` (how many times the
+stream moved), and the events, row changes and schema history name its files
+``1~mysql-bin.000002`` (:func:`~binlogkit.io.binlog_index.generation_name`), so
+they order after every position of the servers before, whatever their names.
+When there is no such point (the checkpoint has no GTIDs, this server lacks
+some of them or purged them, or has transactions of its own among them) it is
+a clear error, never a silent read of other transactions. Offsets written
+without ``gtid`` still load. Option ``start`` says where a new query starts:
+``now`` (the default), ``oldest`` or ``file:pos``.
 
 :meth:`ServerStreamReader.latestOffset` without a limit is SHOW MASTER STATUS
 between two reads of ``@@gtid_binlog_pos``: the end of the server's current
