@@ -392,29 +392,36 @@ class ServerStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
                 return begin
         elif begin.gtid is None or not conn.is_mariadb:
             raise self._gone(begin.file)
-        moved = self._moves[begin] = self._moved(conn, begin)
+        moved = self._moves[begin] = self._moved(conn, begin, begin.file in files)
         self._verified = True
         return moved
 
-    def _moved(self, conn: MySQLConnection, begin: ServerOffset) -> ServerOffset:
+    def _moved(self, conn: MySQLConnection, begin: ServerOffset, present: bool) -> ServerOffset:
         """The point of this server's binlog whose GTID position is exactly ``begin``'s (whose
         file and position name another binlog): where its first transaction not in that
         position starts, or the binlog's end. A clear error when there is none (GTIDs missing
         here, purged, or diverged), or when the history holds DDL past ``begin`` read from the
-        old server (a batch planned there and not committed)."""
+        old server (a batch planned there and not committed). ``present``: whether the server
+        has ``begin``'s file (then its GTID position there is another)."""
         assert begin.gtid is not None
         where = f"{begin.file}:{begin.pos} (GTIDs {begin.gtid or '(none)'})"
+        lead = (
+            f"the stream's checkpoint at {where} is not a point of this server's binlog "
+            "(another server after a failover, a restore, RESET MASTER?)"
+            if present
+            else f"binlog {begin.file} is gone from the server: the stream's position {where} "
+            "is purged, or this is another server"
+        )
         resnapshot = "else start a new lake (a new checkpoint) from a fresh snapshot of the tables"
         try:
             wanted = MariaGtidList.parse(begin.gtid)
         except ValueError as err:
-            raise BinlogError(f"the stream's checkpoint at {where} has bad GTIDs: {err}") from None
+            raise BinlogError(f"{lead}, and its GTIDs are bad: {err}", hint=resnapshot) from None
         have = MariaGtidList.parse(conn.query("SELECT @@gtid_binlog_pos").rows[0][0] or "")
         missing = [str(g) for g in wanted.position() if not have.includes(g)]
         if missing:
             raise BinlogError(
-                f"the stream's checkpoint is at {where}, which this server's binlog does not "
-                f"name, and this server has not written GTIDs {', '.join(missing)} of it (its "
+                f"{lead}, and this server has not written GTIDs {', '.join(missing)} of it (its "
                 f"gtid_binlog_pos is {have or '(none)'}): it is behind, or not a replica of "
                 "the checkpoint's server",
                 hint="let this server catch up (MASTER_GTID_WAIT) or point the stream at a "
@@ -422,18 +429,18 @@ class ServerStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             )
         if self._driver_history().recorded_after(begin.position()):
             raise BinlogError(
-                f"the stream's checkpoint at {where} is followed by a batch planned on the old "
-                "server that changed tables (the schema history holds its DDL at that "
+                f"{lead}, and it is followed by a batch planned on the old server that "
+                "changed tables (the schema history holds its DDL at that "
                 "server's positions): it cannot be read from another server",
                 hint=f"run the query on the old server until that batch is done; {resnapshot}",
             )
-        found = self._first_after(wanted, begin)
+        found = self._first_after(wanted, lead)
         found = found if found is not None else _now(conn)
         here = _gtid_at(conn, found.file, found.pos) if found.gtid is None else found.gtid
         if not _same_position(here, begin.gtid):
             raise BinlogError(
-                f"the stream's checkpoint is at {where}; this server's binlog has those GTIDs "
-                f"but no point with exactly them: before {found.file}:{found.pos}, its first "
+                f"{lead}, and this server's binlog has its GTIDs but no point with exactly "
+                f"them: before {found.file}:{found.pos}, its first "
                 f"transaction after them, it is at {here or '(none)'} (transactions of the "
                 "checkpoint's server missing here, of this server alone, or of several "
                 "domains interleaved otherwise)",
@@ -450,9 +457,10 @@ class ServerStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         )
         return moved
 
-    def _first_after(self, gtids: MariaGtidList, begin: ServerOffset) -> ServerOffset | None:
+    def _first_after(self, gtids: MariaGtidList, lead: str) -> ServerOffset | None:
         """Where the first transaction after ``gtids`` starts in this server's binlog (a GTID
-        dump from there); None when it has none yet."""
+        dump from there); None when it has none yet. ``lead`` begins the error when the
+        server cannot find them."""
         quiet = DecodeOptions(verify_checksum=self.plan.verify_checksum, tables=_no_table)
         stream = BinlogStream(
             self.url,
@@ -472,9 +480,7 @@ class ServerStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         except ServerError as err:
             if err.code == _GONE:
                 raise BinlogError(
-                    f"the stream's checkpoint is at {begin.file}:{begin.pos}, which this "
-                    f"server's binlog does not name, and its GTID position {begin.gtid} cannot "
-                    f"be found here either: {err}",
+                    f"{lead}, and its GTID position is not in this server's binlogs either ({err})",
                     hint="point the stream at a server whose binlog holds the transactions "
                     "after the checkpoint (not purged, not diverged); else start a new lake "
                     "(a new checkpoint) from a fresh snapshot of the tables",
