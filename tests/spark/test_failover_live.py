@@ -10,16 +10,23 @@ positions), and its change log holds each change from the snapshot's
 position on exactly once (the transactions by GTID, as B's binlog has them).
 Before that, B stopped short of A's last transactions: the move is a clear
 error that says what is missing, and the lake is untouched.
+
+A sync of A killed (SIGKILL) after a micro-batch's writes, before its
+checkpoint commit, leaves a batch planned with A's offsets: the sync moved to
+B reads that batch again from B (both ends found by GTID), exactly once.
 """
 
 from __future__ import annotations
 
+import signal
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
+from test_stream import checkpoint_offsets
+from test_sync_live import _command, _environment, _run
 
 import binlogkit
 from binlogkit.errors import BinlogError
@@ -28,7 +35,7 @@ from binlogkit.sandbox import MariaDBSandbox
 
 pytest.importorskip("delta")
 
-from binlogkit.spark.lakehouse import sync
+from binlogkit.spark.lakehouse import KILL_ENV, sync
 
 pytestmark = [pytest.mark.mariadb, pytest.mark.xdist_group("mariadb")]
 
@@ -128,3 +135,35 @@ def test_a_lake_moves_to_the_replica_that_took_over_by_gtid(
     files = {row[4] for row in logged}
     assert any(f.startswith("1~") for f in files), files  # B's files, after A's
     assert any(not f.startswith("1~") for f in files), files
+
+
+@pytest.mark.slow
+def test_a_batch_planned_on_the_old_server_is_read_again_from_the_new_one(
+    spark: Any, mariadb_factory: Callable[..., MariaDBSandbox], tmp_path: Path
+) -> None:
+    a = mariadb_factory("failover-kill-a", server_id=1, log_slave_updates=True)
+    b = mariadb_factory("failover-kill-b", server_id=2, log_slave_updates=True)
+    b.replicate_from(a)
+    a.execute(SCHEMA)
+    lake = tmp_path / "lake"
+    start_gtid = sync(_url(a), lake, tables=["shop.orders"], once=True, spark=spark)
+    start = start_gtid.snapshot.start.gtid
+    assert start
+    a.execute("UPDATE shop.orders SET qty = qty + 1 WHERE id <= 20; FLUSH LOCAL BINARY LOGS")
+    a.execute("DELETE FROM shop.orders WHERE id BETWEEN 21 AND 30")
+    checkpoint = lake / "_binlogkit" / "checkpoint"
+    planned = len(checkpoint_offsets(checkpoint))
+    command = [*_command(_url(a), lake), "--tables", "shop.orders"]
+    code, err = _run(command, _environment(**{KILL_ENV: str(planned)}))
+    assert code == -signal.SIGKILL, err
+    assert len(checkpoint_offsets(checkpoint)) == planned + 1  # planned on A, not committed
+    assert not (checkpoint / "commits" / str(planned)).exists()
+    b.wait_for_gtid(a.gtid_binlog_pos)
+    b.execute("STOP SLAVE; RESET SLAVE ALL")
+    a.stop()
+    b.execute(ON_B.replace("flag = 0", "note = 'on B'"))
+    sync(_url(b), lake, tables=["shop.orders"], once=True, spark=spark, failover=True)
+
+    assert _mirror(spark, lake) == sorted(b.query("SELECT id, note, qty, tag FROM shop.orders"))
+    logged = _changes(spark, lake)
+    assert Counter(row[:4] for row in logged) == _binlog_changes(b, start)

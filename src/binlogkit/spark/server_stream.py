@@ -583,11 +583,13 @@ class ServerStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     def partitions(self, start: dict[str, Any], end: dict[str, Any]) -> list[InputPartition]:
         begin, stop = ServerOffset.load(start), ServerOffset.load(end)
         if not self._verified or begin in self._moves:  # a batch read again as it restarts
+            # Planned on another server, either end may name a point of this one's binlog by
+            # chance (the same file, position and GTIDs): both go on as this server's.
             moved = self._riding_out(lambda: self._check(begin))
-            if moved.generation > stop.generation:  # planned on the old server
-                same = self._riding_out(lambda: self._check(stop, again=True))
-                stop = replace(same, generation=moved.generation)
-            begin = moved
+            ended = self._riding_out(lambda: self._check(stop, again=True))
+            generation = max(moved.generation, ended.generation)
+            begin = replace(moved, generation=generation)
+            stop = replace(ended, generation=generation)
         if stop.key() <= begin.key():
             return []
         history = self._riding_out(lambda: self._keep(begin, stop))
