@@ -95,17 +95,39 @@ def _binlog_changes(server: MariaDBSandbox, after: str) -> Counter[tuple[Any, ..
     return found
 
 
+def _synced(
+    factory: Callable[..., MariaDBSandbox], name: str, spark: Any, lake: Path
+) -> tuple[MariaDBSandbox, MariaDBSandbox, str]:
+    """A primary A with SCHEMA, synced into ``lake``, and B replicating it: A, B and the GTID
+    position of the snapshot's start."""
+    a = factory(f"{name}-a", server_id=1, log_slave_updates=True)
+    b = factory(f"{name}-b", server_id=2, log_slave_updates=True)
+    b.replicate_from(a)
+    a.execute(SCHEMA)
+    first = sync(_url(a), lake, tables=["shop.orders"], once=True, spark=spark)
+    assert first.snapshot.start.gtid
+    return a, b, first.snapshot.start.gtid
+
+
+def _taken_over(a: MariaDBSandbox, b: MariaDBSandbox) -> None:
+    """B has all of A, stops replicating and takes over; A is gone."""
+    b.wait_for_gtid(a.gtid_binlog_pos)
+    b.execute("STOP SLAVE; RESET SLAVE ALL")
+    a.stop()
+
+
+def _check_lake(spark: Any, lake: Path, b: MariaDBSandbox, start: str, columns: str) -> None:
+    """The mirror is B's table; the change log holds B's changes after ``start`` once each."""
+    assert _mirror(spark, lake) == sorted(b.query(f"SELECT {columns} FROM shop.orders"))
+    logged = _changes(spark, lake)
+    assert Counter(row[:4] for row in logged) == _binlog_changes(b, start)
+
+
 def test_a_lake_moves_to_the_replica_that_took_over_by_gtid(
     spark: Any, mariadb_factory: Callable[..., MariaDBSandbox], tmp_path: Path
 ) -> None:
-    a = mariadb_factory("failover-a", server_id=1, log_slave_updates=True)
-    b = mariadb_factory("failover-b", server_id=2, log_slave_updates=True)
-    b.replicate_from(a)
-    a.execute(SCHEMA)
     lake = tmp_path / "lake"
-    first = sync(_url(a), lake, tables=["shop.orders"], once=True, spark=spark)
-    start_gtid = first.snapshot.start.gtid
-    assert start_gtid
+    a, b, start_gtid = _synced(mariadb_factory, "failover", spark, lake)
 
     a.execute(ON_A)
     for _ in range(3):  # A's files and positions now name points B's do not
@@ -122,17 +144,12 @@ def test_a_lake_moves_to_the_replica_that_took_over_by_gtid(
     assert _changes(spark, lake) == before
 
     b.execute("START SLAVE")
-    b.wait_for_gtid(a.gtid_binlog_pos)
-    b.execute("STOP SLAVE; RESET SLAVE ALL")  # B takes over; A is gone
-    a.stop()
+    _taken_over(a, b)
     b.execute(ON_B)
     sync(_url(b), lake, tables=["shop.orders"], once=True, spark=spark, failover=True)
 
-    source = b.query("SELECT id, note, qty, flag, tag FROM shop.orders")
-    assert _mirror(spark, lake) == sorted(source)
-    logged = _changes(spark, lake)
-    assert Counter(row[:4] for row in logged) == _binlog_changes(b, start_gtid)
-    files = {row[4] for row in logged}
+    _check_lake(spark, lake, b, start_gtid, "id, note, qty, flag, tag")
+    files = {row[4] for row in _changes(spark, lake)}
     assert any(f.startswith("1~") for f in files), files  # B's files, after A's
     assert any(not f.startswith("1~") for f in files), files
 
@@ -141,14 +158,8 @@ def test_a_lake_moves_to_the_replica_that_took_over_by_gtid(
 def test_a_batch_planned_on_the_old_server_is_read_again_from_the_new_one(
     spark: Any, mariadb_factory: Callable[..., MariaDBSandbox], tmp_path: Path
 ) -> None:
-    a = mariadb_factory("failover-kill-a", server_id=1, log_slave_updates=True)
-    b = mariadb_factory("failover-kill-b", server_id=2, log_slave_updates=True)
-    b.replicate_from(a)
-    a.execute(SCHEMA)
     lake = tmp_path / "lake"
-    start_gtid = sync(_url(a), lake, tables=["shop.orders"], once=True, spark=spark)
-    start = start_gtid.snapshot.start.gtid
-    assert start
+    a, b, start = _synced(mariadb_factory, "failover-kill", spark, lake)
     a.execute("UPDATE shop.orders SET qty = qty + 1 WHERE id <= 20; FLUSH LOCAL BINARY LOGS")
     a.execute("DELETE FROM shop.orders WHERE id BETWEEN 21 AND 30")
     checkpoint = lake / "_binlogkit" / "checkpoint"
@@ -158,12 +169,7 @@ def test_a_batch_planned_on_the_old_server_is_read_again_from_the_new_one(
     assert code == -signal.SIGKILL, err
     assert len(checkpoint_offsets(checkpoint)) == planned + 1  # planned on A, not committed
     assert not (checkpoint / "commits" / str(planned)).exists()
-    b.wait_for_gtid(a.gtid_binlog_pos)
-    b.execute("STOP SLAVE; RESET SLAVE ALL")
-    a.stop()
+    _taken_over(a, b)
     b.execute(ON_B.replace("flag = 0", "note = 'on B'"))
     sync(_url(b), lake, tables=["shop.orders"], once=True, spark=spark, failover=True)
-
-    assert _mirror(spark, lake) == sorted(b.query("SELECT id, note, qty, tag FROM shop.orders"))
-    logged = _changes(spark, lake)
-    assert Counter(row[:4] for row in logged) == _binlog_changes(b, start)
+    _check_lake(spark, lake, b, start, "id, note, qty, tag")
