@@ -298,6 +298,7 @@ def test_cli_errors_are_one_line(tmp_path: Path) -> None:
         "status": ["status", str(tmp_path / "none")],
         "sync": ["sync", "mariadb://u:secret@here:3306", "--to", str(lake), "--once"],
         "tables": ["sync", "mariadb://u@elsewhere:3306", "--to", str(lake), "--tables", "x"],
+        "failover": ["sync", "mariadb://u@here:3306", "--to", str(lake), "--failover"],
     }
     for name, args in runs.items():
         done = subprocess.run(
@@ -310,6 +311,7 @@ def test_cli_errors_are_one_line(tmp_path: Path) -> None:
     assert "not a binlogkit lake" in runs["status"][0]
     assert "mirrors mariadb://u@elsewhere:3306, not mariadb://u@here:3306" in runs["sync"][0]
     assert "give tables as DB.TABLE" in runs["tables"][0]
+    assert "still in its snapshot of mariadb://u@elsewhere:3306" in runs["failover"][0]
 
 
 STREAMED = """

@@ -14,13 +14,16 @@ from binlogkit.io.binlog_index import (
     binlog_name,
     binlog_order,
     find_index,
+    generation_name,
     index_name,
     next_binlog_name,
     read_index,
     resolve_sources,
     split_binlog_name,
+    split_generation,
     write_index,
 )
+from binlogkit.schema.store import Position
 from binlogkit.writer import default_base_name
 
 NAMES = ["mysql-bin.000001", "mysql-bin.000002", "mysql-bin.1000000"]
@@ -38,6 +41,29 @@ def test_names_split_and_order() -> None:
     ]
     assert index_name("mysql-bin.000012") == "mysql-bin.index"
     assert index_name("odd") == "odd.index"
+
+
+def test_names_of_later_servers_order_after_the_first_ones() -> None:
+    assert generation_name("mysql-bin.000002", 0) == "mysql-bin.000002"
+    assert generation_name("mysql-bin.000002", 1) == "1~mysql-bin.000002"
+    assert split_generation("12~mysql-bin.000002") == (12, "mysql-bin.000002")
+    assert split_generation("mysql-bin.000002") == (0, "mysql-bin.000002")
+    positions = [
+        Position("10~a.000001", 4),
+        Position("2~a.000001", 500),
+        Position("2~a.000001", 4),
+        Position("z.000009", 900),
+        Position("1~a.000001", 4),
+        Position("/data/z.000010", 4),
+    ]
+    assert [str(p) for p in sorted(positions, key=Position.key)] == [
+        "z.000009:900",
+        "/data/z.000010:4",
+        "1~a.000001:4",
+        "2~a.000001:4",
+        "2~a.000001:500",
+        "10~a.000001:4",
+    ]
 
 
 def test_write_then_read_gives_the_names_back(tmp_path: Path) -> None:

@@ -234,6 +234,12 @@ def _run(command: str, source: str, lake: str, tables: tuple[str, ...], **option
 @spark_group.command("sync")
 @click.argument("url")
 @_pipeline
+@click.option(
+    "--failover",
+    is_flag=True,
+    help="URL is another server than the lake's (a replica that took over): go on there "
+    "from the checkpoint's GTID position (MariaDB)",
+)
 def sync_command(url: str, lake: str, tables: tuple[str, ...], **options: Any) -> None:
     """Mirror the tables of the server at URL (mariadb://user:pw@host) into Delta tables in LAKE.
 
@@ -241,6 +247,7 @@ def sync_command(url: str, lake: str, tables: tuple[str, ...], **options: Any) -
     the binlog from the snapshot's position, applied exactly once per micro-batch:
     each table gets a mirror equal to the source table and a change log. Run it
     again after a crash or stop: it goes on where it stopped. Progress goes to stderr.
+    After a failover, run it with --failover and the new server's URL.
     """
     _run("sync", url, lake, tables, **options)
 

@@ -24,17 +24,36 @@ __all__ = [
     "binlog_name",
     "binlog_order",
     "find_index",
+    "generation_name",
     "index_name",
     "next_binlog_name",
     "read_index",
     "resolve_sources",
     "split_binlog_name",
+    "split_generation",
     "write_index",
 ]
 
 Source = str | os.PathLike[str] | Sequence[str | os.PathLike[str]]
 
 _NUMBERED = re.compile(r"\.(\d{6,})$")
+_GENERATION = re.compile(r"(\d+)~(.+)\Z", re.S)
+
+
+def generation_name(name: str, generation: int) -> str:
+    """``name`` of the server a stream reads after its ``generation``-th switch of server (a
+    failover): ``2~mysql-bin.000004``; generation 0 (the first server) keeps the plain name.
+
+    A failover's new server has binlog files of its own, whose names and positions do not
+    follow the old one's; the prefix puts them after every position of the servers before
+    (see :func:`split_generation`)."""
+    return name if generation == 0 else f"{generation}~{name}"
+
+
+def split_generation(name: str) -> tuple[int, str]:
+    """``(2, "mysql-bin.000004")`` for ``2~mysql-bin.000004``; ``(0, name)`` for a plain name."""
+    m = _GENERATION.match(name)
+    return (0, name) if m is None else (int(m[1]), m[2])
 
 
 def split_binlog_name(name: str) -> tuple[str, int] | None:

@@ -535,6 +535,9 @@ class StreamDecoder:
     (several for a TRANSACTION_PAYLOAD), each with ``header.file`` the binlog
     file name and ``header.offset`` its offset there, as reading the file
     gives them, paired with the :class:`ResumePoint` after it.
+    ``file_prefix`` goes before each event's ``header.file`` (not the resume
+    points' files): a stream's name for the server it reads (see
+    :func:`~binlogkit.io.binlog_index.generation_name`).
     """
 
     def __init__(
@@ -546,8 +549,10 @@ class StreamDecoder:
         checksum: bool = True,
         options: DecodeOptions | None = None,
         schema: SchemaSource | None = None,
+        file_prefix: str = "",
     ) -> None:
         self.tracker = ResumeTracker(file, position, gtids)
+        self.file_prefix = file_prefix
         fmt = FormatContext(checksum=ChecksumAlg.CRC32 if checksum else ChecksumAlg.OFF)
         self.decoder = BinlogDecoder(
             file=file, options=options, expect_magic=False, fmt=fmt, schema=schema
@@ -579,7 +584,8 @@ class StreamDecoder:
         # drops it), then the events a TRANSACTION_PAYLOAD holds.
         if log_pos and code not in _PLACED_APART and not flags & _ARTIFICIAL:
             # The usual event: it sits at log_pos - size, the next one at log_pos.
-            event = decoder.decode_event(raw, log_pos - size, tracker.file, fields)
+            file = self.file_prefix + tracker.file if self.file_prefix else tracker.file
+            event = decoder.decode_event(raw, log_pos - size, file, fields)
             tracker.position = log_pos
             if not isinstance(event, Event):  # a Signal (faster than isinstance of the Enum)
                 return []
@@ -589,7 +595,8 @@ class StreamDecoder:
             out = [(event, tracker.settle(event, code))]
         else:
             offset = tracker.offset_of(code, flags, log_pos, size)
-            event = decoder.decode_event(raw, offset, tracker.file)
+            file = self.file_prefix + tracker.file if self.file_prefix else tracker.file
+            event = decoder.decode_event(raw, offset, file)
             if not isinstance(event, Event):  # a Signal (faster than isinstance of the Enum)
                 tracker.skip(code, flags, log_pos, size)
                 return []

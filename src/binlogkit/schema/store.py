@@ -34,7 +34,7 @@ from typing import Any, BinaryIO
 
 from binlogkit.binlog.frozen import frozen_dataclass
 from binlogkit.errors import BinlogError
-from binlogkit.io.binlog_index import split_binlog_name
+from binlogkit.io.binlog_index import split_binlog_name, split_generation
 from binlogkit.schema.model import Catalog, ColumnDef, DatabaseDef, TableDef, TableName
 
 __all__ = ["HistoryStore", "Position", "Truncation"]
@@ -51,10 +51,13 @@ class Position:
     time_us: int | None = field(default=None, compare=False)
 
     def key(self) -> tuple[str, int, int]:
-        """Orders positions of one server's binlog files (``name.000009`` before ``.000010``)."""
-        name = os.path.basename(self.file or "")
+        """Orders positions of one server's binlog files (``name.000009`` before ``.000010``),
+        and those of the servers a stream switched to after them (names with a generation,
+        :func:`~binlogkit.io.binlog_index.generation_name`): ``(generation and base name,
+        number, pos)``."""
+        generation, name = split_generation(os.path.basename(self.file or ""))
         base, number = split_binlog_name(name) or (name, -1)
-        return (base, number, self.pos)
+        return (f"{generation:010d}~{base}", number, self.pos)
 
     def time(self) -> datetime | None:
         """:attr:`time_us` as an aware datetime (UTC), None where not known."""

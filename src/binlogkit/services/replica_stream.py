@@ -557,7 +557,8 @@ class BinlogStream:
     stream started by GTIDs, else by file and position) and events already
     given are skipped, so none is lost or repeated. ``schema`` completes the
     columns of table maps (see :class:`~binlogkit.binlog.decoder.BinlogDecoder`),
-    across reconnections. ``connect`` makes the
+    across reconnections. ``file_prefix`` goes before the events' ``header.file`` (see
+    :class:`~binlogkit.protocol.replication.StreamDecoder`). ``connect`` makes the
     connections (tests put a proxy there); ``sleep`` waits between attempts.
     """
 
@@ -577,6 +578,7 @@ class BinlogStream:
         annotate_rows: bool = True,
         options: DecodeOptions | None = None,
         schema: SchemaSource | None = None,
+        file_prefix: str = "",
         connect: Callable[[ConnectionSpec], MySQLConnection] = MySQLConnection.connect,
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
@@ -593,6 +595,7 @@ class BinlogStream:
         self.annotate_rows = annotate_rows
         self.options = options or DecodeOptions()
         self.schema = schema
+        self.file_prefix = file_prefix
         self._connect = connect
         self._sleep = sleep
         self._point: ResumePoint | PointFields | None = None
@@ -699,6 +702,7 @@ class BinlogStream:
                     checksum=stream.checksum,
                     options=self.options,
                     schema=self.schema,
+                    file_prefix=self.file_prefix,
                 )
                 decode = decoder.decode
                 tracker = decoder.tracker

@@ -22,6 +22,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from types import FrameType
@@ -88,6 +89,7 @@ def sync(
     master: str | None = None,
     trigger: str = "1 second",
     progress: Progress | None = None,
+    failover: bool = False,
 ) -> RunReport:
     """Mirror the tables of the server at ``url`` (``mariadb://user:pw@host``) into ``lake``:
     a consistent snapshot, then the binlog, until stopped (Ctrl-C, SIGTERM), or with ``once``
@@ -96,6 +98,9 @@ def sync(
     ``tables``: ``db.table`` names (default: every table but the server's own). ``scd2``:
     keep SCD type 2 history tables too. ``spark``: the session to use, else a local one with
     Delta (``master``: another Spark master). ``trigger``: the micro-batch interval.
+    ``failover``: ``url`` may be another server than the lake's (a replica of it that took
+    over): a streaming lake goes on there from its checkpoint's GTID position (MariaDB),
+    and the lake's source becomes ``url``.
     """
     from binlogkit.spark.snapshot import run_snapshot
 
@@ -103,7 +108,10 @@ def sync(
     selected = _selection(tables)
     wanted = SyncState.new(redact_url(url), "server", selected, scd2)
     where = source_address(url)
-    state = _claim(layout, wanted, lambda old: source_address(old.source) == where)
+    state = _claim(layout, wanted, lambda old: failover or source_address(old.source) == where)
+    moving = source_address(state.source) != where
+    if moving:
+        _check_move(layout, state, wanted)
     session = spark or lake_session(master)
     snapshot = run_snapshot(
         session, url, str(layout.root), tables=list(selected or ()) or None, progress=progress
@@ -114,6 +122,8 @@ def sync(
     changes = _selected(reader.option("schemaHistory", str(layout.history)), selected).load()
     sizes = file_sizes(url)
     batches, rows = _stream(changes, layout, state, once, trigger, progress, sizes, snapshot.keys)
+    if moving:  # the stream went on from the checkpoint there: the lake's source from now on
+        replace(state, source=wanted.source).save(layout.state)
     return RunReport(snapshot, batches, rows)
 
 
@@ -221,6 +231,18 @@ def _claim(
             "or start a new lake",
         )
     return state
+
+
+def _check_move(layout: LakeLayout, state: SyncState, wanted: SyncState) -> None:
+    """Whether the lake may move to ``wanted``'s source (a failover): only a lake already
+    streaming (an unfinished snapshot was read from the old server)."""
+    if not state.streaming:
+        raise BinlogError(
+            f"lake {layout.root} is still in its snapshot of {state.source}: it cannot move to "
+            f"{wanted.source}",
+            hint="finish the snapshot on the old server, or start a new lake",
+        )
+    log_.warning("lake %s moves from %s to %s (failover)", layout.root, state.source, wanted.source)
 
 
 def _stream(

@@ -7,15 +7,22 @@ exactly at its checkpoint, by ``file`` and ``pos``. ``gtid`` is the server's
 GTID position there (MariaDB ``domain-server-seq`` list, as
 ``@@gtid_binlog_pos`` and ``binlogkit tail`` resume points give it; null on
 MySQL): the name the same point has on every server of the replication
-topology, where file and position name nothing after a failover. It is kept
-for that (and for a lakehouse's status); resuming on another server by it is
-not done yet (the schema history is keyed by this server's file and position
-too). The first offset a driver is given is checked against the server's GTID
-position there (``BINLOG_GTID_POS``): a checkpoint made on another server (or
-before a restore or RESET MASTER) is a clear error, never a silent read of
-other transactions. Offsets written without ``gtid`` still load. Option
-``start`` says where a new query starts: ``now`` (the default), ``oldest`` or
-``file:pos``.
+topology, where file and position name nothing after a failover. The first
+offset a driver is given is checked against the server's GTID position there
+(``BINLOG_GTID_POS``). A checkpoint made on another server (a failover to a
+replica; also a restore or RESET MASTER) goes on at the point of this server's
+binlog whose GTID position is exactly the checkpoint's, found with a GTID
+dump from there (MariaDB's ``@slave_connect_state``) and checked with
+``BINLOG_GTID_POS``: no transaction lost or read twice. From then on the
+offsets name this server's files and carry ``generation`` (how many times the
+stream moved), and the events, row changes and schema history name its files
+``1~mysql-bin.000002`` (:func:`~binlogkit.io.binlog_index.generation_name`), so
+they order after every position of the servers before, whatever their names.
+When there is no such point (the checkpoint has no GTIDs, this server lacks
+some of them or purged them, or has transactions of its own among them) it is
+a clear error, never a silent read of other transactions. Offsets written
+without ``gtid`` still load. Option ``start`` says where a new query starts:
+``now`` (the default), ``oldest`` or ``file:pos``.
 
 :meth:`ServerStreamReader.latestOffset` without a limit is SHOW MASTER STATUS
 between two reads of ``@@gtid_binlog_pos``: the end of the server's current
@@ -50,6 +57,7 @@ import logging
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 from typing import Any, TypeVar
 
 import pyarrow as pa
@@ -65,13 +73,14 @@ from pyspark.sql.types import StructType
 
 from binlogkit.binlog.context import DecodeOptions
 from binlogkit.binlog.events import Event
+from binlogkit.binlog.events.mariadb_gtid import MariaGtidEvent
 from binlogkit.binlog.events.rows import RowsEvent
 from binlogkit.binlog.frozen import frozen_dataclass
 from binlogkit.binlog.rows.columns import ColumnInfo
 from binlogkit.binlog.tables import SchemaSource
 from binlogkit.errors import BinlogError, ConnectionLost, ServerError
 from binlogkit.gtid import MariaGtidList
-from binlogkit.io.binlog_index import binlog_order
+from binlogkit.io.binlog_index import binlog_order, generation_name, split_generation
 from binlogkit.io.mysql import MySQLConnection
 from binlogkit.protocol.replication import BINLOG_HEADER_SIZE, ResumePoint
 from binlogkit.protocol.spec import ConnectionSpec
@@ -117,20 +126,38 @@ class ServerOffset:
     pos: int
     gtid: str | None = None
     """The server's GTID position there (MariaDB ``domain-server-seq,...``); None: unknown."""
+    generation: int = 0
+    """How many times the stream moved to another server (a failover) before this point."""
 
     @classmethod
     def load(cls, offset: dict[str, Any]) -> ServerOffset:
         gtid = offset.get("gtid")
-        return cls(str(offset["file"]), int(offset["pos"]), None if gtid is None else str(gtid))
+        text = None if gtid is None else str(gtid)
+        return cls(str(offset["file"]), int(offset["pos"]), text, int(offset.get("generation", 0)))
+
+    @classmethod
+    def of(cls, at: Position) -> ServerOffset:
+        """The offset of a position of the stream's history (its file named with the
+        generation, :meth:`position`)."""
+        assert at.file is not None
+        generation, file = split_generation(at.file)
+        return cls(file, at.pos, at.gtid, generation)
 
     def dump(self) -> dict[str, Any]:
-        return {"file": self.file, "pos": self.pos, "gtid": self.gtid}
+        offset = {"file": self.file, "pos": self.pos, "gtid": self.gtid}
+        return offset if not self.generation else {**offset, "generation": self.generation}
 
-    def key(self) -> tuple[tuple[str, int, str], int]:
-        return (binlog_order(self.file), self.pos)
+    def key(self) -> tuple[int, tuple[str, int, str], int]:
+        return (self.generation, binlog_order(self.file), self.pos)
+
+    @property
+    def prefix(self) -> str:
+        """What goes before the server's file names in the events, the change rows and the
+        schema history: the generation (``1~``), none on the stream's first server."""
+        return generation_name("", self.generation)
 
     def position(self) -> Position:
-        return Position(self.file, self.pos, self.gtid)
+        return Position(self.prefix + self.file, self.pos, self.gtid)
 
     def resume_point(self) -> ResumePoint:
         """Where a dump starts: by file and position, the GTIDs followed from there."""
@@ -154,10 +181,14 @@ def _fields(point: ResumePoint | PointFields) -> PointFields:
     return point
 
 
-def _offset(fields: PointFields) -> ServerOffset:
+def _offset(fields: PointFields, generation: int) -> ServerOffset:
     """A resume point's offset (its GTIDs made text: once a transaction, not per event)."""
     file, pos, gtids, _ = fields
-    return ServerOffset(file, pos, None if gtids is None else str(gtids))
+    return ServerOffset(file, pos, None if gtids is None else str(gtids), generation)
+
+
+def _no_table(db: str, table: str) -> bool:
+    return False
 
 
 def _event_bytes(event: Event) -> int:
@@ -232,6 +263,9 @@ class ServerStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         self._history: StreamHistory | None = None
         self._verified = False
         """Whether an offset was checked against the server (see :meth:`_checked`)."""
+        self._moves: dict[ServerOffset, ServerOffset] = {}
+        """Offsets of another server (a checkpoint made before a failover) and the same points
+        of this server's binlog (see :meth:`_moved`)."""
 
     def _riding_out(self, call: Callable[[], _T]) -> _T:
         """``call()`` (the driver's reads: idempotent), made again after a broken connection
@@ -313,9 +347,9 @@ class ServerStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         with self._connection() as conn:
             return _now(conn)
 
-    def _check(self, begin: ServerOffset) -> None:
+    def _check(self, begin: ServerOffset, again: bool = False) -> ServerOffset:
         with self._connection() as conn:
-            self._checked(conn, begin)
+            return self._checked(conn, begin, again)
 
     def latestOffset(self, start: dict[str, Any], limit: ReadLimit) -> dict[str, Any]:
         return self._riding_out(lambda: self._latest_offset(start, limit))
@@ -324,7 +358,7 @@ class ServerStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         begin = ServerOffset.load(start)
         with self._connection() as conn:
             begin = self._checked(conn, begin)
-            end = self.target or _now(conn)
+            end = replace(self.target or _now(conn), generation=begin.generation)
         if end.key() <= begin.key():
             return start
         if isinstance(limit, ReadMaxBytes):
@@ -334,29 +368,125 @@ class ServerStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         self._keep(begin, end)
         return end.dump()
 
-    def _checked(self, conn: MySQLConnection, begin: ServerOffset) -> ServerOffset:
-        """``begin`` checked to be a position of this server's binlog: its file is there and,
-        the first time this driver is given a position, the server's GTID position there is the
-        offset's (one of an older binlogkit, without it, is given it)."""
+    def _checked(
+        self, conn: MySQLConnection, begin: ServerOffset, again: bool = False
+    ) -> ServerOffset:
+        """``begin`` as a position of this server's binlog: its file is there and, the first
+        time this driver is given a position, the server's GTID position there is the offset's
+        (one of an older binlogkit, without it, is given it). Else, on MariaDB, the same point
+        found by the offset's GTIDs (:meth:`_moved`: another server after a failover).
+        ``again``: check the GTID position even after the first time."""
+        moved = self._moves.get(begin)
+        if moved is not None:
+            return moved
         files = {row[0] for row in conn.query("SHOW BINARY LOGS").rows}
-        if begin.file not in files:
+        if begin.file in files:
+            if self._verified and not again and begin.gtid is not None:
+                return begin
+            here = _gtid_at(conn, begin.file, begin.pos)
+            if begin.gtid is None:
+                self._verified = True
+                return replace(begin, gtid=here)
+            if not conn.is_mariadb or _same_position(here, begin.gtid):
+                self._verified = True
+                return begin
+        elif begin.gtid is None or not conn.is_mariadb:
             raise self._gone(begin.file)
-        if self._verified and begin.gtid is not None:
-            return begin
-        here = _gtid_at(conn, begin.file, begin.pos)
+        moved = self._moves[begin] = self._moved(conn, begin, begin.file in files)
         self._verified = True
-        if begin.gtid is None:
-            return ServerOffset(begin.file, begin.pos, here)
-        if conn.is_mariadb and not _same_position(here, begin.gtid):
+        return moved
+
+    def _moved(self, conn: MySQLConnection, begin: ServerOffset, present: bool) -> ServerOffset:
+        """The point of this server's binlog whose GTID position is exactly ``begin``'s (whose
+        file and position name another binlog): where its first transaction not in that
+        position starts, or the binlog's end. A clear error when there is none (GTIDs missing
+        here, purged, or diverged), or when the history holds DDL past ``begin`` read from the
+        old server (a batch planned there and not committed). ``present``: whether the server
+        has ``begin``'s file (then its GTID position there is another)."""
+        assert begin.gtid is not None
+        where = f"{begin.file}:{begin.pos} (GTIDs {begin.gtid or '(none)'})"
+        lead = (
+            f"the stream's checkpoint at {where} is not a point of this server's binlog "
+            "(another server after a failover, a restore, RESET MASTER?)"
+            if present
+            else f"binlog {begin.file} is gone from the server: the stream's position {where} "
+            "is purged, or this is another server"
+        )
+        resnapshot = "else start a new lake (a new checkpoint) from a fresh snapshot of the tables"
+        try:
+            wanted = MariaGtidList.parse(begin.gtid)
+        except ValueError as err:
+            raise BinlogError(f"{lead}, and its GTIDs are bad: {err}", hint=resnapshot) from None
+        have = MariaGtidList.parse(conn.query("SELECT @@gtid_binlog_pos").rows[0][0] or "")
+        missing = [str(g) for g in wanted.position() if not have.includes(g)]
+        if missing:
             raise BinlogError(
-                f"the stream's checkpoint is at {begin.file}:{begin.pos} after GTIDs "
-                f"{begin.gtid or '(none)'}, but this server's binlog is at {here or '(none)'} "
-                "there: it is not the binlog the checkpoint was made on (another server after "
-                "a failover, a restore, RESET MASTER?)",
-                hint="start a new query (a new checkpoint) from a fresh snapshot of the tables; "
-                "resuming on another server by GTID is not supported yet",
+                f"{lead}, and this server has not written GTIDs {', '.join(missing)} of it (its "
+                f"gtid_binlog_pos is {have or '(none)'}): it is behind, or not a replica of "
+                "the checkpoint's server",
+                hint="let this server catch up (MASTER_GTID_WAIT) or point the stream at a "
+                f"server that has them; {resnapshot}",
             )
-        return begin
+        if self._driver_history().recorded_after(begin.position()):
+            raise BinlogError(
+                f"{lead}, and it is followed by a batch planned on the old server that "
+                "changed tables (the schema history holds its DDL at that "
+                "server's positions): it cannot be read from another server",
+                hint=f"run the query on the old server until that batch is done; {resnapshot}",
+            )
+        found = self._first_after(wanted, lead)
+        found = found if found is not None else _now(conn)
+        here = _gtid_at(conn, found.file, found.pos) if found.gtid is None else found.gtid
+        if not _same_position(here, begin.gtid):
+            raise BinlogError(
+                f"{lead}, and this server's binlog has its GTIDs but no point with exactly "
+                f"them: before {found.file}:{found.pos}, its first "
+                f"transaction after them, it is at {here or '(none)'} (transactions of the "
+                "checkpoint's server missing here, of this server alone, or of several "
+                "domains interleaved otherwise)",
+                hint=resnapshot,
+            )
+        moved = ServerOffset(found.file, found.pos, begin.gtid, begin.generation + 1)
+        log.warning(
+            "binlog stream: the checkpoint's %s is not this server's binlog; going on at its "
+            "GTID position, this server's %s:%s (the change log names its files %s...)",
+            where,
+            moved.file,
+            moved.pos,
+            moved.prefix,
+        )
+        return moved
+
+    def _first_after(self, gtids: MariaGtidList, lead: str) -> ServerOffset | None:
+        """Where the first transaction after ``gtids`` starts in this server's binlog (a GTID
+        dump from there); None when it has none yet. ``lead`` begins the error when the
+        server cannot find them."""
+        quiet = DecodeOptions(verify_checksum=self.plan.verify_checksum, tables=_no_table)
+        stream = BinlogStream(
+            self.url,
+            server_id=self.server_id,
+            start=gtids,
+            blocking=False,
+            heartbeat=None,
+            reconnect=None,
+            options=quiet,
+        )
+        try:
+            with stream:
+                for event in stream:
+                    if isinstance(event, MariaGtidEvent):
+                        header = event.header
+                        return ServerOffset(header.file or "", header.offset)
+        except ServerError as err:
+            if err.code == _GONE:
+                raise BinlogError(
+                    f"{lead}, and its GTID position is not in this server's binlogs either ({err})",
+                    hint="point the stream at a server whose binlog holds the transactions "
+                    "after the checkpoint (not purged, not diverged); else start a new lake "
+                    "(a new checkpoint) from a fresh snapshot of the tables",
+                ) from err
+            raise
+        return None
 
     def _bounded(
         self, begin: ServerOffset, end: ServerOffset, budget: int, measure: Callable[[Event], int]
@@ -370,7 +500,7 @@ class ServerStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
                 fields = _fields(point)
                 if not fields[3]:  # a transaction is open
                     continue
-                offset = _offset(fields)
+                offset = _offset(fields, begin.generation)
                 if offset.key() > end.key() or (read > budget and last != begin):
                     break
                 last = offset
@@ -397,6 +527,7 @@ class ServerStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             reconnect=reconnect,
             options=options,
             schema=schema,
+            file_prefix=begin.prefix,
         )
         try:
             with stream:
@@ -420,7 +551,7 @@ class ServerStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             for event, point in stream.located():
                 yield event
                 file, pos, _, _ = _fields(point)
-                if (binlog_order(file), pos) >= stop:
+                if (begin.generation, binlog_order(file), pos) >= stop:
                     return
         raise BinlogError(
             f"the server's binlog ended before {end.file}:{end.pos}, where the batch ends",
@@ -438,13 +569,10 @@ class ServerStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         """The history with the DDL up to ``end`` recorded, read from a dump of the range that
         decodes only QUERY events (and what frames them)."""
         history = self._driver_history()
-        no_tables = DecodeOptions(
-            verify_checksum=self.plan.verify_checksum, tables=lambda db, table: False
-        )
+        no_tables = DecodeOptions(verify_checksum=self.plan.verify_checksum, tables=_no_table)
 
         def scan(schema: SchemaHistory, at: Position) -> None:
-            assert at.file is not None
-            for _ in self._events(ServerOffset(at.file, at.pos, at.gtid), end, no_tables, schema):
+            for _ in self._events(ServerOffset.of(at), end, no_tables, schema):
                 pass
 
         history.keep(begin.position(), end.position(), scan)
@@ -454,10 +582,16 @@ class ServerStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
 
     def partitions(self, start: dict[str, Any], end: dict[str, Any]) -> list[InputPartition]:
         begin, stop = ServerOffset.load(start), ServerOffset.load(end)
+        if not self._verified or begin in self._moves:  # a batch read again as it restarts
+            # Planned on another server, either end may name a point of this one's binlog by
+            # chance (the same file, position and GTIDs): both go on as this server's.
+            moved = self._riding_out(lambda: self._check(begin))
+            ended = self._riding_out(lambda: self._check(stop, again=True))
+            generation = max(moved.generation, ended.generation)
+            begin = replace(moved, generation=generation)
+            stop = replace(ended, generation=generation)
         if stop.key() <= begin.key():
             return []
-        if not self._verified:  # a batch read again as the query restarts
-            self._riding_out(lambda: self._check(begin))
         history = self._riding_out(lambda: self._keep(begin, stop))
         return [ServerPartition(begin, stop, history.catalog_at(begin.position()))]
 

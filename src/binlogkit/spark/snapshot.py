@@ -49,7 +49,13 @@ from binlogkit.schema.table_map import column_infos
 from binlogkit.spark import session_parallelism
 from binlogkit.spark.chunks import Chunk, chunk_key, chunk_where, plan_chunks, table_sql
 from binlogkit.spark.lake.tables import DEFINITION, create_table, position_property
-from binlogkit.spark.snapshot_source import SESSION_SQL, chunk_frame, open_snapshot
+from binlogkit.spark.query_errors import query_error
+from binlogkit.spark.snapshot_source import (
+    SESSION_SQL,
+    chunk_frame,
+    open_snapshot,
+    snapshot_position,
+)
 
 __all__ = [
     "APP_ID",
@@ -164,7 +170,7 @@ def _plan(
 ) -> dict[str, Any]:
     with open_snapshot(url) as conn:
         _check_binlog(conn)
-        start = _snapshot_position(conn)
+        start = snapshot_position(conn)
         catalog, _ = seed_from_server(conn, at=start)
         for sql in SESSION_SQL[:3]:  # the seed set its own names
             conn.execute(sql)
@@ -229,19 +235,6 @@ def _check_binlog(conn: MySQLConnection) -> None:
         )
 
 
-def _snapshot_position(conn: MySQLConnection) -> Position:
-    status = _variables(conn, "SHOW STATUS LIKE 'binlog_snapshot_%'")
-    file, pos = status.get("binlog_snapshot_file"), status.get("binlog_snapshot_position")
-    if not file or pos is None:
-        raise BinlogError(
-            "the server gives no binlog position of a consistent snapshot "
-            "(status binlog_snapshot_file/binlog_snapshot_position)",
-            hint="the snapshot needs MariaDB with the binary log on",
-        )
-    (gtid,) = conn.query(f"SELECT BINLOG_GTID_POS('{file}', {int(pos)})").rows[0]
-    return Position(file, int(pos), gtid or None)
-
-
 def _select(catalog: Catalog, selection: Iterable[str] | None) -> list[TableDef]:
     everything = sorted(catalog.tables(), key=lambda t: (t.db, t.name))
     if selection is None:
@@ -290,13 +283,18 @@ def _write_groups(
         chunks: list[Chunk] = [
             (_bound(lower), _bound(upper)) for lower, upper in groups[number]["chunks"]
         ]
-        frame = chunk_frame(spark, url, table, column_infos(table), info["key"], chunks)
+        frame = chunk_frame(spark, url, table, column_infos(table), info["key"], chunks, start)
         target = str(mirror_path(lake, name))
         if name not in began:  # the table's first group in this run
             began[name] = (time.monotonic(), state["rows"].get(name, 0))
             create_table(spark, target, frame.schema, extra={DEFINITION: position_property(start)})
         writer = frame.write.format("delta").mode("append")
-        writer.option("txnAppId", APP_ID).option("txnVersion", number).save(target)
+        try:
+            writer.option("txnAppId", APP_ID).option("txnVersion", number).save(target)
+        except Exception as err:  # a chunk reader's error arrives inside Spark's
+            if "binlogkit.errors." not in str(err):
+                raise
+            raise query_error(err) from None
         if os.environ.get(CRASH_ENV) == str(number):
             raise RuntimeError(f"{CRASH_ENV}={number}: stopping after the group's commit")
         rows = state["rows"][name] = state["rows"].get(name, 0) + groups[number]["rows"]

@@ -62,6 +62,11 @@ class StreamHistory:
         """The catalog in force at ``at`` (every version that begins at or before it)."""
         return HistoryStore(self.path).catalog_at(at)
 
+    def recorded_after(self, at: Position) -> bool:
+        """Whether the file holds a version that begins after ``at``."""
+        steps = HistoryStore(self.path).timeline()
+        return bool(steps) and steps[-1][0].key() > at.key()
+
     def keep(self, start: Position, end: Position, scan: Scan) -> None:
         """Record the DDL from ``start`` to ``end`` in the file, scanning only what this driver
         has not scanned yet (a first call scans from ``start``: what the file holds there and

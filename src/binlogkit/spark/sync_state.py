@@ -137,7 +137,8 @@ class SyncState:
         if self.kind != wanted.kind or not same_source:
             raise BinlogError(
                 f"lake {lake} mirrors {self.source}, not {wanted.source}",
-                hint="give the lake's own source, or a new --to folder for another one",
+                hint="give the lake's own source, or a new --to folder for another one "
+                "(after a failover to a replica of the lake's server: sync --failover)",
             )
         if self.tables != wanted.tables:
             raise BinlogError(

@@ -1,0 +1,175 @@
+"""``binlogkit spark sync`` moved to another server after a failover, by GTID (MariaDB).
+
+A primary A (log_slave_updates, GTIDs) and B, a real replica of it
+(``MASTER_USE_GTID=slave_pos``, its own binlog with log_slave_updates). A is
+synced into a lake; A goes on writing (rows and an ADD COLUMN) and rotates its
+binlogs, so that B's files and positions name other points, earlier by name,
+than A's; B catches up, takes over, and the lake goes on from B: its mirror
+equals B's table (with a column added on B: the schema history goes on at B's
+positions), and its change log holds each change from the snapshot's
+position on exactly once (the transactions by GTID, as B's binlog has them).
+Before that, B stopped short of A's last transactions: the move is a clear
+error that says what is missing, and the lake is untouched.
+
+A sync of A killed (SIGKILL) after a micro-batch's writes, before its
+checkpoint commit, leaves a batch planned with A's offsets: the sync moved to
+B reads that batch again from B (both ends found by GTID), exactly once.
+"""
+
+from __future__ import annotations
+
+import signal
+from collections import Counter
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from test_stream import checkpoint_offsets
+from test_sync_live import _command, _environment, _run
+
+import binlogkit
+from binlogkit.errors import BinlogError
+from binlogkit.pipeline.changes import row_changes
+from binlogkit.sandbox import MariaDBSandbox
+
+pytest.importorskip("delta")
+
+from binlogkit.spark.lakehouse import KILL_ENV, sync
+
+pytestmark = [pytest.mark.mariadb, pytest.mark.xdist_group("mariadb")]
+
+SCHEMA = """
+CREATE DATABASE shop; USE shop;
+CREATE TABLE shop.orders (id INT PRIMARY KEY, note VARCHAR(40), qty BIGINT);
+INSERT INTO shop.orders SELECT seq, CONCAT('order ', seq), seq * 3 FROM seq_1_to_200;
+"""
+ON_A = """
+UPDATE shop.orders SET qty = qty + 1 WHERE id <= 20;
+DELETE FROM shop.orders WHERE id BETWEEN 21 AND 30;
+ALTER TABLE shop.orders ADD COLUMN flag INT NOT NULL DEFAULT 7;
+INSERT INTO shop.orders (id, note, qty, flag) VALUES (1001, 'after the alter', 5, 1);
+UPDATE shop.orders SET id = 2001 WHERE id = 31;
+"""
+LAST_ON_A = "UPDATE shop.orders SET note = 'last on A' WHERE id BETWEEN 40 AND 44"
+ON_B = """
+ALTER TABLE shop.orders ADD COLUMN tag VARCHAR(10) DEFAULT 'b';
+INSERT INTO shop.orders (id, note, qty, tag) VALUES (3001, 'written on B', 9, 'new');
+UPDATE shop.orders SET flag = 0 WHERE id = 1001;
+DELETE FROM shop.orders WHERE id = 50;
+"""
+
+
+def _url(server: MariaDBSandbox) -> str:
+    return f"mariadb://root@localhost/?socket={server.socket}"
+
+
+def _mirror(spark: Any, lake: Path) -> list[tuple[str, ...]]:
+    rows = spark.read.format("delta").load(str(lake / "shop" / "orders" / "mirror")).collect()
+    return sorted(tuple(str(v) for v in row) for row in rows)
+
+
+def _changes(spark: Any, lake: Path) -> list[tuple[Any, ...]]:
+    """The change log's (GTID, op, key before, key after) per row change, and its files."""
+    df = spark.read.format("delta").load(str(lake / "shop" / "orders" / "changes"))
+    return [tuple(r) for r in df.select("gtid", "op", "before.id", "after.id", "file").collect()]
+
+
+def _binlog_changes(server: MariaDBSandbox, after: str) -> Counter[tuple[Any, ...]]:
+    """(GTID, op, key before, key after) of the row changes of shop.orders in the server's
+    binlog whose transaction is not in the GTID position ``after``."""
+    done = {int(g.split("-")[0]): int(g.split("-")[2]) for g in after.split(",") if g}
+    found: Counter[tuple[Any, ...]] = Counter()
+    paths = [str(p) for p in server.binlog_files()]
+    with binlogkit.open(paths) as events:
+        for change in row_changes(events):
+            source = change.source
+            if (source.db, source.table) != ("shop", "orders") or source.gtid is None:
+                continue
+            domain, _, seq = str(source.gtid).split("-")
+            if int(seq) <= done.get(int(domain), 0):
+                continue
+            before = None if change.before is None else change.before["id"]
+            after_id = None if change.after is None else change.after["id"]
+            found[(str(source.gtid), change.op, before, after_id)] += 1
+    return found
+
+
+def _synced(
+    factory: Callable[..., MariaDBSandbox], name: str, spark: Any, lake: Path
+) -> tuple[MariaDBSandbox, MariaDBSandbox, str]:
+    """A primary A with SCHEMA, synced into ``lake``, and B replicating it: A, B and the GTID
+    position of the snapshot's start."""
+    a = factory(f"{name}-a", server_id=1, log_slave_updates=True)
+    b = factory(f"{name}-b", server_id=2, log_slave_updates=True)
+    b.replicate_from(a)
+    a.execute(SCHEMA)
+    first = sync(_url(a), lake, tables=["shop.orders"], once=True, spark=spark)
+    assert first.snapshot.start.gtid
+    return a, b, first.snapshot.start.gtid
+
+
+def _taken_over(a: MariaDBSandbox, b: MariaDBSandbox) -> None:
+    """B has all of A, stops replicating and takes over; A is gone."""
+    b.wait_for_gtid(a.gtid_binlog_pos)
+    b.execute("STOP SLAVE; RESET SLAVE ALL")
+    a.stop()
+
+
+def _check_lake(spark: Any, lake: Path, b: MariaDBSandbox, start: str, columns: str) -> None:
+    """The mirror is B's table; the change log holds B's changes after ``start`` once each."""
+    assert _mirror(spark, lake) == sorted(b.query(f"SELECT {columns} FROM shop.orders"))
+    logged = _changes(spark, lake)
+    assert Counter(row[:4] for row in logged) == _binlog_changes(b, start)
+
+
+def test_a_lake_moves_to_the_replica_that_took_over_by_gtid(
+    spark: Any, mariadb_factory: Callable[..., MariaDBSandbox], tmp_path: Path
+) -> None:
+    lake = tmp_path / "lake"
+    a, b, start_gtid = _synced(mariadb_factory, "failover", spark, lake)
+
+    a.execute(ON_A)
+    for _ in range(3):  # A's files and positions now name points B's do not
+        a.execute("FLUSH LOCAL BINARY LOGS")
+    b.wait_for_gtid(a.gtid_binlog_pos)
+    b.execute("STOP SLAVE")
+    a.execute(LAST_ON_A)
+    sync(_url(a), lake, tables=["shop.orders"], once=True, spark=spark)
+    before = _changes(spark, lake)
+
+    # B lacks A's last transaction: a clear error, nothing applied.
+    with pytest.raises(BinlogError, match=r"has not written GTIDs 0-1-\d+ of it"):
+        sync(_url(b), lake, tables=["shop.orders"], once=True, spark=spark, failover=True)
+    assert _changes(spark, lake) == before
+
+    b.execute("START SLAVE")
+    _taken_over(a, b)
+    b.execute(ON_B)
+    sync(_url(b), lake, tables=["shop.orders"], once=True, spark=spark, failover=True)
+
+    _check_lake(spark, lake, b, start_gtid, "id, note, qty, flag, tag")
+    files = {row[4] for row in _changes(spark, lake)}
+    assert any(f.startswith("1~") for f in files), files  # B's files, after A's
+    assert any(not f.startswith("1~") for f in files), files
+
+
+@pytest.mark.slow
+def test_a_batch_planned_on_the_old_server_is_read_again_from_the_new_one(
+    spark: Any, mariadb_factory: Callable[..., MariaDBSandbox], tmp_path: Path
+) -> None:
+    lake = tmp_path / "lake"
+    a, b, start = _synced(mariadb_factory, "failover-kill", spark, lake)
+    a.execute("UPDATE shop.orders SET qty = qty + 1 WHERE id <= 20; FLUSH LOCAL BINARY LOGS")
+    a.execute("DELETE FROM shop.orders WHERE id BETWEEN 21 AND 30")
+    checkpoint = lake / "_binlogkit" / "checkpoint"
+    planned = len(checkpoint_offsets(checkpoint))
+    command = [*_command(_url(a), lake), "--tables", "shop.orders"]
+    code, err = _run(command, _environment(**{KILL_ENV: str(planned)}))
+    assert code == -signal.SIGKILL, err
+    assert len(checkpoint_offsets(checkpoint)) == planned + 1  # planned on A, not committed
+    assert not (checkpoint / "commits" / str(planned)).exists()
+    _taken_over(a, b)
+    b.execute(ON_B.replace("flag = 0", "note = 'on B'"))
+    sync(_url(b), lake, tables=["shop.orders"], once=True, spark=spark, failover=True)
+    _check_lake(spark, lake, b, start, "id, note, qty, tag")
