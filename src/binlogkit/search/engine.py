@@ -4,11 +4,13 @@ Each Delta table is opened at the version the manifest names
 (:mod:`binlogkit.search.manifest`), so a query sees the last finished batch.
 Only the postings of the query's terms are read: their ``bucket`` partitions
 (pruned from the Delta log's file list) and, in those files, the row groups
-whose term statistics can hold them. A prefix is expanded from the ``terms``
-table (sorted by term). Matches are decided from the postings (phrases from
-positions), ranked by BM25 (:mod:`binlogkit.search.bm25`) with ties in order of
-table, key and column, and the top hits' texts read from ``docs`` (one
-partition per hit at most) for their snippets.
+whose term statistics can hold them. Postings and docs rows of the document
+versions ``deletes`` names (replaced or removed by a later batch, not yet
+compacted away) are left out. A prefix is expanded from the ``terms`` table
+(each term's document frequency changes, summed). Matches are decided from the
+postings (phrases from positions), ranked by BM25 (:mod:`binlogkit.search.bm25`)
+with ties in order of table, key and column, and the top hits' texts read from
+``docs`` (one partition per hit at most) for their snippets.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.dataset as ds
 from deltalake import DeltaTable
 
@@ -48,6 +51,8 @@ MAX_EXPANSIONS = 1024
 
 SNIPPET_CHARS = 160
 MARKS = ("**", "**")
+VERSION = ["table", "key", "column", "batch"]
+"""A document version: the document and the batch that wrote it."""
 
 
 @frozen_dataclass
@@ -100,6 +105,7 @@ class SearchIndex:
         self.stats: Stats = manifest.stats
         self._layout = layout
         self._datasets: dict[str, DeltaTable] = {}
+        self._dead: tuple[Any, Any] | None = None
 
     def _table(self, name: str) -> DeltaTable:
         table = self._datasets.get(name)
@@ -110,12 +116,35 @@ class SearchIndex:
         return table
 
     def _read(
-        self, name: str, pruning: list[tuple[str, str, Any]], where: Any, columns: list[str]
+        self, name: str, pruning: list[tuple[str, str, Any]] | None, where: Any, columns: list[str]
     ) -> Any:
         """The rows of table ``name`` that meet ``where`` (a dataset expression), read from the
         files that ``pruning`` (delta-rs filters on partitions and file statistics) keeps."""
         dataset = self._table(name).to_pyarrow_dataset(file_pruning_predicate=pruning)
         return dataset.to_table(columns=columns, filter=where)
+
+    def _read_live(
+        self, name: str, pruning: list[tuple[str, str, Any]], where: Any, columns: list[str]
+    ) -> Any:
+        """:meth:`_read` of ``postings`` or ``docs`` without the rows of dead versions."""
+        if not self.manifest.dead:
+            return self._read(name, pruning, where, columns)
+        rows = self._read(name, pruning, where, [*columns, "batch"])
+        dead, dead_keys = self._deletes()
+        suspect = pc.is_in(rows.column("key"), value_set=dead_keys)
+        if not pc.any(suspect).as_py():
+            return rows.select(columns)
+        suspects = rows.filter(suspect)
+        numbered = suspects.select(VERSION).append_column("row", pa.array(range(len(suspects))))
+        alive = numbered.join(dead, keys=VERSION, join_type="left anti").column("row")
+        return pa.concat_tables([rows.filter(pc.invert(suspect)), suspects.take(alive)])
+
+    def _deletes(self) -> tuple[Any, Any]:
+        """The dead versions (``deletes``, read once) and their distinct keys."""
+        if self._dead is None:
+            dead = self._read("deletes", None, None, VERSION)
+            self._dead = (dead, pc.unique(dead.column("key").combine_chunks()))
+        return self._dead
 
     def search(
         self,
@@ -163,8 +192,10 @@ class SearchIndex:
         if end is not None:
             where = where & (ds.field("term") < end)
             pruning.append(("term", "<", end))
-        rows = self._read("terms", pruning, where, ["term"])
-        terms = tuple(sorted(t for t in rows.column("term").to_pylist() if t.startswith(prefix)))
+        rows = self._read("terms", pruning, where, ["term", "df"])
+        sums = rows.group_by("term").aggregate([("df", "sum")])
+        held = sums.filter(pc.greater(sums.column("df_sum"), 0)).column("term").to_pylist()
+        terms = tuple(sorted(t for t in held if t.startswith(prefix)))
         if len(terms) > MAX_EXPANSIONS:
             raise BinlogError(
                 f"prefix {prefix}* matches {len(terms):,} terms, more than {MAX_EXPANSIONS:,}",
@@ -181,7 +212,7 @@ class SearchIndex:
         if any(isinstance(node, Phrase) for node in _walk(expr)):
             names.append("positions")
         where = ds.field("term").isin(pa.array(wanted, pa.string()))
-        return self._read("postings", pruning, where, names)
+        return self._read_live("postings", pruning, where, names)
 
     def _texts(self, docs: list[Doc]) -> dict[Doc, str]:
         if not docs:
@@ -191,7 +222,7 @@ class SearchIndex:
         pruning = [("bucket", "in", buckets), ("key", "in", keys)]
         names = ["table", "key", "column", "text"]
         where = ds.field("key").isin(pa.array(keys, pa.string()))
-        rows = self._read("docs", pruning, where, names)
+        rows = self._read_live("docs", pruning, where, names)
         wanted = set(docs)
         found = {}
         for t, k, c, text in zip(*(rows.column(n).to_pylist() for n in names), strict=True):
