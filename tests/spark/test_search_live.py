@@ -8,8 +8,9 @@ changed) and deletes brought in from the mirrors' change data feed (appended,
 the replaced versions subtracted), after a batch that stopped after its writes
 but before its manifest and was run again, after an indexer process killed by
 SIGKILL in the middle of a batch and run again, after a compaction stopped
-halfway and run again, after a DROP COLUMN, and after a mirror replaced by a
-new Delta table (a rebuild), every query's hits equal a brute-force scan
+halfway and run again, after a DROP COLUMN, after an ADD COLUMN of text to a
+table indexed whole, and after a mirror replaced by a new Delta table (a
+rebuild), every query's hits equal a brute-force scan
 (``search_brute``): every row the server gives for ``SELECT``, analysed the same
 way, each query matched against each document's terms directly and ranked by
 the same BM25.
@@ -134,11 +135,13 @@ def _url(server: MariaDBSandbox) -> str:
 # -- the brute force --------------------------------------------------------------------------
 
 
-def _source_documents(server: MariaDBSandbox) -> dict[Doc, str]:
-    """Every text value of the indexed columns as the server gives it, by document."""
+def _source_documents(
+    server: MariaDBSandbox, indexed: dict[str, tuple[str, ...]]
+) -> dict[Doc, str]:
+    """Every text value of the ``indexed`` columns as the server gives it, by document."""
     docs = {}
     for table, key in TABLES.items():
-        columns = COLUMNS[table]
+        columns = indexed[table]
         for row in server.query(f"SELECT {', '.join((*key, *columns))} FROM {table}"):
             values = dict(zip((*key, *columns), row, strict=True))
             key_json = json.dumps(
@@ -151,9 +154,11 @@ def _source_documents(server: MariaDBSandbox) -> dict[Doc, str]:
     return docs
 
 
-def _check_index(server: MariaDBSandbox, folder: Path) -> int:
+def _check_index(
+    server: MariaDBSandbox, folder: Path, indexed: dict[str, tuple[str, ...]] = COLUMNS
+) -> int:
     """Every query's hits from the index equal the brute force's; the hits compared."""
-    docs = _source_documents(server)
+    docs = _source_documents(server, indexed)
     engine = SearchIndex(folder)
     corpus = Corpus(docs, engine.analyzer)
     assert engine.stats.docs == len(corpus.terms)
@@ -273,6 +278,17 @@ def test_index_equals_a_brute_force_scan_through_changes_and_a_crash(
     assert index(url, folder, once=True, spark=spark).batches == 1
     _check_index(server, folder)
 
+    # a text column added to a table indexed whole (--tables): its documents indexed too
+    server.execute(
+        "ALTER TABLE shop.items ADD COLUMN extra TEXT CHARACTER SET utf8mb4;"
+        "UPDATE shop.items SET extra = 'apple pie data' WHERE id % 3 = 0;"
+    )
+    notes.clear()
+    assert index(url, folder, once=True, spark=spark, progress=notes.append).batches == 1
+    assert "shop.items: text column(s) extra added: rebuilding its documents" in notes
+    indexed = {**COLUMNS, "shop.items": ("name", "body", "extra")}
+    _check_index(server, folder, indexed)
+
     # the mirror replaced by another Delta table (as a resnapshot makes one), which lacks the
     # odd rows the server lost meanwhile: the table's documents are rebuilt from it
     mirror, aside = lake / "shop" / "items" / "mirror", tmp_path / "aside"
@@ -286,7 +302,7 @@ def test_index_equals_a_brute_force_scan_through_changes_and_a_crash(
     assert index(url, folder, once=True, spark=spark, progress=notes.append).batches == 1
     assert "shop.items: its mirror was replaced: rebuilding its documents" in notes
     assert "shop.items: change data feed switched on in its mirror" in notes
-    _check_index(server, folder)
+    _check_index(server, folder, indexed)
 
     # the command line
     run = invoke("search", str(folder), "apple", "--format", "jsonl", "--limit", "3")

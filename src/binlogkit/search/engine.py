@@ -133,17 +133,16 @@ class SearchIndex:
         dead, dead_keys = self._deletes()
         suspect = pc.is_in(rows.column("key"), value_set=dead_keys)
         if not pc.any(suspect).as_py():
-            return rows.select(columns)
-        suspects = rows.filter(suspect)
-        numbered = suspects.select(VERSION).append_column("row", pa.array(range(len(suspects))))
-        alive = numbered.join(dead, keys=VERSION, join_type="left anti").column("row")
-        return pa.concat_tables([rows.filter(pc.invert(suspect)), suspects.take(alive)])
+            return rows
+        return rows.filter(pc.invert(pc.and_(suspect, pc.is_in(_version(rows), value_set=dead))))
 
     def _deletes(self) -> tuple[Any, Any]:
-        """The dead versions (``deletes``, read once) and their distinct keys."""
+        """The dead versions (``deletes``, read once, as :func:`_version` texts) and their
+        distinct keys."""
         if self._dead is None:
             dead = self._read("deletes", None, None, VERSION)
-            self._dead = (dead, pc.unique(dead.column("key").combine_chunks()))
+            keys = pc.unique(dead.column("key").combine_chunks())
+            self._dead = (_version(dead).combine_chunks(), keys)
         return self._dead
 
     def search(
@@ -193,8 +192,12 @@ class SearchIndex:
             where = where & (ds.field("term") < end)
             pruning.append(("term", "<", end))
         rows = self._read("terms", pruning, where, ["term", "df"])
-        sums = rows.group_by("term").aggregate([("df", "sum")])
-        held = sums.filter(pc.greater(sums.column("df_sum"), 0)).column("term").to_pylist()
+        names = pc.dictionary_encode(rows.column("term")).combine_chunks()
+        codes = names.indices.to_numpy(zero_copy_only=False)
+        df = np.bincount(
+            codes, weights=rows.column("df").to_numpy(), minlength=len(names.dictionary)
+        )
+        held = names.dictionary.filter(pa.array(df > 0)).to_pylist()
         terms = tuple(sorted(t for t in held if t.startswith(prefix)))
         if len(terms) > MAX_EXPANSIONS:
             raise BinlogError(
@@ -229,6 +232,12 @@ class SearchIndex:
             if (t, k, c) in wanted:
                 found[(t, k, c)] = text
         return found
+
+
+def _version(rows: Any) -> Any:
+    """Each row's document version (table, key, column, batch) as one text."""
+    parts = [rows.column(n) for n in VERSION[:3]]
+    return pc.binary_join_element_wise(*parts, pc.cast(rows.column("batch"), pa.string()), "\x1f")
 
 
 def _walk(node: Resolved, *, negated: bool = True) -> Iterator[Resolved]:

@@ -84,33 +84,43 @@ class MirrorRange:
 @frozen_dataclass
 class Pending:
     """A batch recorded before its first write: the mirror versions it brings in, or (with
-    ``compact``) a rewrite of the index without its dead entries."""
+    ``compact``) a rewrite of the index without its dead entries. ``columns``: the tables
+    whose indexed columns the batch changes, with their new columns."""
 
     batch: int
     mirrors: dict[str, MirrorRange]
     compact: bool = False
+    columns: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
-        mirrors = {t: asdict(r) for t, r in self.mirrors.items()}
-        return {"batch": self.batch, "mirrors": mirrors, "compact": self.compact}
+        return {
+            "batch": self.batch,
+            "mirrors": {t: asdict(r) for t, r in self.mirrors.items()},
+            "compact": self.compact,
+            "columns": {t: list(c) for t, c in self.columns.items()},
+        }
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Pending:
         mirrors = {t: MirrorRange(**r) for t, r in data["mirrors"].items()}
-        return cls(data["batch"], mirrors, data["compact"])
+        columns = {t: tuple(c) for t, c in data["columns"].items()}
+        return cls(data["batch"], mirrors, data["compact"], columns)
 
 
 @frozen_dataclass
 class Manifest:
-    """The index's settings and the state of its last finished batch. ``dead``: the rows of
-    ``deletes`` (document versions replaced or removed, still in ``postings`` and ``docs``);
-    ``segments``: the batches appended since the index was last written whole."""
+    """The index's settings and the state of its last finished batch. ``whole``: the tables
+    indexed with every text column (``--tables``), whose text columns added later are indexed
+    too. ``dead``: the rows of ``deletes`` (document versions replaced or removed, still in
+    ``postings`` and ``docs``); ``segments``: the batches appended since the index was last
+    written whole."""
 
     analyzer: Analyzer
     lake: str
     columns: dict[str, tuple[str, ...]]
     keys: dict[str, tuple[str, ...]]
     app_id: str
+    whole: tuple[str, ...] = ()
     buckets: int = 64
     doc_buckets: int = 16
     batch: int = -1
@@ -140,6 +150,7 @@ class Manifest:
             batch=self.pending.batch,
             versions=versions,
             mirrors={**self.mirrors, **self.pending.mirrors},
+            columns={**self.columns, **self.pending.columns},
             docs=docs,
             length=length,
             dead=dead,
@@ -155,6 +166,7 @@ class Manifest:
             "columns": {t: list(c) for t, c in self.columns.items()},
             "keys": {t: list(k) for t, k in self.keys.items()},
             "app_id": self.app_id,
+            "whole": list(self.whole),
             "buckets": self.buckets,
             "doc_buckets": self.doc_buckets,
             "batch": self.batch,
@@ -176,6 +188,7 @@ class Manifest:
             columns={t: tuple(c) for t, c in data["columns"].items()},
             keys={t: tuple(k) for t, k in data["keys"].items()},
             app_id=data["app_id"],
+            whole=tuple(data["whole"]),
             buckets=data["buckets"],
             doc_buckets=data["doc_buckets"],
             batch=data["batch"],

@@ -272,8 +272,9 @@ def _new_docs(
     parts = []
     for table, span in ranges.items():
         mirror = _mirror(spark, manifest, table).option("versionAsOf", span.end).load()
-        columns = [c for c in manifest.columns[table] if c in mirror.columns]
-        gone = [c for c in manifest.columns[table] if c not in columns]
+        indexed = _columns_after(manifest, table)
+        columns = [c for c in indexed if c in mirror.columns]
+        gone = [c for c in indexed if c not in columns]
         if gone:
             report(f"{table}: column(s) {', '.join(gone)} no longer in its mirror: not indexed")
         docs = documents(mirror, table, columns, manifest.keys[table])
@@ -281,6 +282,12 @@ def _new_docs(
             docs = docs.join(_touched(spark, manifest, table, span), on="key", how="left_semi")
         parts.append(docs)
     return reduce(lambda a, b: a.unionByName(b), parts)
+
+
+def _columns_after(manifest: Manifest, table: str) -> tuple[str, ...]:
+    """The columns of ``table`` indexed after the manifest's pending batch."""
+    pending = manifest.pending.columns if manifest.pending else {}
+    return pending.get(table) or manifest.columns[table]
 
 
 def _old_docs(w: _Writer, ranges: Mapping[str, MirrorRange]) -> Any | None:

@@ -101,6 +101,14 @@ def index(
     manifest = Manifest.load(layout)
     wanted = _wanted(columns, tables)
     lake = _lake(source, layout, manifest, wanted)
+    asked = None if stem is None and stop_words is False else _analyzer(stem, stop_words)
+    if manifest is not None and asked is not None and asked != manifest.analyzer:
+        raise BinlogError(
+            f"index {layout.root} analyses text with {_settings(manifest.analyzer)}, "
+            f"not {_settings(asked)}",
+            hint="an index keeps its analysis: leave out --stem and --stop-words, "
+            "or build a new index into another folder",
+        )
     synced = sorted(wanted or (manifest.columns if manifest else ()))
     session = spark or lake_session(master)
     done = {False: 0, True: 0}  # update batches, compactions
@@ -236,12 +244,7 @@ def _create(
 ) -> Manifest:
     """A new index's manifest with its first batch pending: change data feed switched on in
     each mirror, the index built from the mirrors at that version."""
-    words: frozenset[str] = frozenset()
-    if stop_words is True:
-        words = ENGLISH_STOP_WORDS
-    elif stop_words:
-        words = read_stop_words(stop_words)
-    analyzer = Analyzer(stem=stem, stop_words=words)
+    analyzer = _analyzer(stem, stop_words)
     columns: dict[str, tuple[str, ...]] = {}
     ranges: dict[str, MirrorRange] = {}
     for table, chosen in sorted(wanted.items()):
@@ -260,9 +263,29 @@ def _create(
         columns=columns,
         keys=_keys(lake, list(columns)),
         app_id=f"binlogkit-search-{uuid.uuid4()}",
+        whole=tuple(t for t, chosen in sorted(wanted.items()) if not chosen),
     )
     create_tables(spark, layout)
     return manifest.with_pending(Pending(0, ranges))
+
+
+def _analyzer(stem: str | None, stop_words: bool | str | Path) -> Analyzer:
+    words: frozenset[str] = frozenset()
+    if stop_words is True:
+        words = ENGLISH_STOP_WORDS
+    elif stop_words:
+        words = read_stop_words(stop_words)
+    return Analyzer(stem=stem, stop_words=words)
+
+
+def _settings(analyzer: Analyzer) -> str:
+    """An analysis described for an error message."""
+    stem = f"stemming {analyzer.stem}" if analyzer.stem else "no stemming"
+    if not analyzer.stop_words:
+        return f"{stem} and no stop words"
+    if analyzer.stop_words == ENGLISH_STOP_WORDS:
+        return f"{stem} and the English stop words"
+    return f"{stem} and {len(analyzer.stop_words)} stop words of a file"
 
 
 def _feed_on(spark: Any, table: str, path: str, report: Progress) -> None:
@@ -272,9 +295,15 @@ def _feed_on(spark: Any, table: str, path: str, report: Progress) -> None:
         report(f"{table}: change data feed switched on in its mirror")
 
 
-def _text_columns(spark: Any, table: str, path: str, chosen: list[str]) -> tuple[str, ...]:
-    """The columns to index: ``chosen``, each checked to be text, or every text column."""
-    fields = {f.name: f.dataType for f in spark.read.format("delta").load(path).schema}
+def _text_columns(
+    spark: Any, table: str, path: str, chosen: list[str], version: int | None = None
+) -> tuple[str, ...]:
+    """The columns to index: ``chosen``, each checked to be text, or every text column (of
+    the mirror at ``version``, else at its last)."""
+    reader = spark.read.format("delta")
+    if version is not None:
+        reader = reader.option("versionAsOf", version)
+    fields = {f.name: f.dataType for f in reader.load(path).schema}
     if not chosen:
         found = tuple(n for n, t in fields.items() if isinstance(t, StringType))
         if not found:
@@ -319,13 +348,12 @@ def _plan(spark: Any, manifest: Manifest, report: Progress) -> Manifest:
     for table, last in manifest.mirrors.items():
         path = mirror_path(manifest.lake, table)
         table_id = _table_id(spark, path)
+        end = table_version(spark, path)
         if table_id != last.table_id:
             report(f"{table}: its mirror was replaced: rebuilding its documents")
             _feed_on(spark, table, path, report)
             ranges[table] = MirrorRange(-1, table_version(spark, path), table_id, True)
-            continue
-        end = table_version(spark, path)
-        if end > last.end:
+        elif end > last.end:
             readable = _feed_readable(spark, path, last.end + 1, end)
             if not readable:
                 report(
@@ -333,9 +361,18 @@ def _plan(spark: Any, manifest: Manifest, report: Progress) -> Manifest:
                     "be read (a column renamed or dropped?): rebuilding its documents"
                 )
             ranges[table] = MirrorRange(last.end, end, table_id, not readable)
+    columns = {}
+    for table in set(ranges) & set(manifest.whole):
+        span, indexed = ranges[table], manifest.columns[table]
+        found = _text_columns(spark, table, mirror_path(manifest.lake, table), [], span.end)
+        added = tuple(c for c in found if c not in indexed)
+        if added:
+            report(f"{table}: text column(s) {', '.join(added)} added: rebuilding its documents")
+            columns[table] = (*indexed, *added)
+            ranges[table] = MirrorRange(span.start, span.end, span.table_id, True)
     if not ranges:
         return manifest
-    return manifest.with_pending(Pending(manifest.batch + 1, ranges))
+    return manifest.with_pending(Pending(manifest.batch + 1, ranges, columns=columns))
 
 
 def _feed_readable(spark: Any, path: str, start: int, end: int) -> bool:
