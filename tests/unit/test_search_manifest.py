@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
+from binlogkit.errors import BinlogError
 from binlogkit.search.analysis import Analyzer
 from binlogkit.search.manifest import IndexLayout, Manifest, MirrorRange, Pending
 
@@ -52,3 +54,13 @@ def test_compaction_is_due_past_its_thresholds() -> None:
     assert due(replace(MANIFEST, dead=11), None) is True
     assert due(replace(MANIFEST, segments=build.COMPACT_SEGMENTS), None)
     assert not due(replace(MANIFEST, dead=10), None)
+
+
+def test_a_damaged_manifest_is_an_error_naming_it(tmp_path: Path) -> None:
+    layout = IndexLayout(tmp_path)
+    MANIFEST.save(layout)
+    data = json.loads(layout.manifest.read_text())
+    del data["whole"]
+    layout.manifest.write_text(json.dumps(data))
+    with pytest.raises(BinlogError, match=r"index\.json: KeyError 'whole'"):
+        Manifest.load(layout)

@@ -220,4 +220,10 @@ class Manifest:
                 f"reads format {FORMAT}",
                 hint="build the index again with this version",
             )
-        return cls.from_json(data)
+        try:
+            return cls.from_json(data)
+        except (KeyError, TypeError, ValueError) as err:
+            raise BinlogError(
+                f"search index manifest {layout.manifest}: {type(err).__name__} {err}",
+                hint="the file is damaged or not a search index's: build the index again",
+            ) from None
