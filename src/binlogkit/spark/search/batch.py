@@ -5,9 +5,10 @@ An update batch names, per table, the mirror versions it brings in (a
 :class:`~binlogkit.search.manifest.MirrorRange`): the rows whose key the change
 data feed of ``(start, end]`` touches (inserted, updated before or after,
 deleted), or every row when the table is rebuilt. Their live documents in the
-index as of the manifest's versions (old) are compared with their documents in
-the mirror at ``end`` (new); a document whose text did not change stays as it
-is. The others are appended, never merged, so a batch costs what it changes:
+index as of the manifest's versions (old) are compared with their documents at
+``end`` (new: each row's last image in the feed, or the mirror at ``end`` for a
+rebuild); a document whose text did not change stays as it is. The others are
+appended, never merged, so a batch costs what it changes:
 
 - ``postings`` and ``docs``: the new documents' rows, tagged with the batch
   number (a document version is ``table, key, column, batch``);
@@ -27,7 +28,7 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from functools import reduce
 from pathlib import Path
@@ -35,6 +36,7 @@ from typing import Any
 
 from delta.tables import DeltaTable
 from pyspark.sql import functions as F
+from pyspark.sql.window import Window
 
 from binlogkit.binlog.frozen import frozen_dataclass
 from binlogkit.search.manifest import TABLES, IndexLayout, Manifest, MirrorRange
@@ -50,7 +52,15 @@ from binlogkit.spark.search.analyze import (
     postings_of,
 )
 
-__all__ = ["CRASH_ENV", "BatchResult", "create_tables", "run_batch", "table_version", "vacuum"]
+__all__ = [
+    "CRASH_ENV",
+    "BatchResult",
+    "create_tables",
+    "run_batch",
+    "table_state",
+    "table_version",
+    "vacuum",
+]
 
 CRASH_ENV = "BINLOGKIT_SEARCH_CRASH"
 """Test hook: ``BATCH:TABLE`` (``2:terms``) stops batch ``BATCH`` after its write of ``TABLE``
@@ -69,6 +79,7 @@ SCHEMAS = {
     "deletes": DELETES_SCHEMA,
 }
 DOC_ID = ("table", "key", "column")
+LAST = "_binlogkit_last"
 VERSION = [*DOC_ID, "batch"]
 SORTS = {"postings": ("bucket", "term"), "docs": ("bucket", *DOC_ID), "terms": ("term",)}
 """How each table's files are sorted (``deletes``: not at all): a query reads the row groups of
@@ -97,8 +108,17 @@ def create_tables(spark: Any, layout: IndexLayout) -> None:
         builder.execute()
 
 
-def table_version(spark: Any, path: str | Path) -> int:
-    return int(DeltaTable.forPath(spark, str(path)).history(1).collect()[0]["version"])
+def table_state(path: str | Path) -> tuple[int, str]:
+    """A Delta table's last version and its id, read from its log by delta-rs: no Spark job
+    (``history``/``detail`` took seconds each on a loaded machine)."""
+    import deltalake
+
+    table = deltalake.DeltaTable(str(path))
+    return table.version(), table.metadata().id
+
+
+def table_version(path: str | Path) -> int:
+    return table_state(path)[0]
 
 
 ROW_GROUP_BYTES = 1 << 20
@@ -164,7 +184,7 @@ class _Writer:
             raise RuntimeError(f"{CRASH_ENV}={self.batch}:{name}: stopping after the {name} write")
 
     def versions(self) -> dict[str, int]:
-        return {name: table_version(self.spark, self.layout.table(name)) for name in TABLES}
+        return {name: table_version(self.layout.table(name)) for name in TABLES}
 
 
 def _update(w: _Writer) -> Manifest:
@@ -178,8 +198,13 @@ def _update(w: _Writer) -> Manifest:
         return df
 
     try:
-        new = keep(_new_docs(w.spark, manifest, ranges, w.report))
-        old = _old_docs(w, ranges)
+        feeds = {
+            table: keep(_feed(w.spark, manifest, table, span))
+            for table, span in ranges.items()
+            if not span.rebuild
+        }
+        new = keep(_new_docs(w.spark, manifest, ranges, feeds, w.report))
+        old = None if manifest.batch < 0 else _old_docs(w, ranges, feeds)
         if old is not None:  # a document whose text did not change stays as it is
             old, same = keep(old), [*DOC_ID, "text"]
             new, old = (
@@ -266,22 +291,40 @@ def _totals(manifest: Manifest, new_docs: Any, old_docs: Any | None) -> BatchRes
 
 
 def _new_docs(
-    spark: Any, manifest: Manifest, ranges: Mapping[str, MirrorRange], report: Callable[[str], None]
+    spark: Any,
+    manifest: Manifest,
+    ranges: Mapping[str, MirrorRange],
+    feeds: Mapping[str, Any],
+    report: Callable[[str], None],
 ) -> Any:
-    """The documents, in the mirrors at the batch's end, of the rows the batch touches."""
+    """The documents, in the mirrors at the batch's end, of the rows the batch touches: each
+    row's last image in the change data feed (``feeds``), or the whole mirror for a rebuild."""
     parts = []
     for table, span in ranges.items():
-        mirror = _mirror(spark, manifest, table).option("versionAsOf", span.end).load()
+        if span.rebuild:
+            rows = _mirror(spark, manifest, table).option("versionAsOf", span.end).load()
+        else:
+            rows = _last_images(feeds[table], manifest.keys[table])
         indexed = _columns_after(manifest, table)
-        columns = [c for c in indexed if c in mirror.columns]
+        columns = [c for c in indexed if c in rows.columns]
         gone = [c for c in indexed if c not in columns]
         if gone:
             report(f"{table}: column(s) {', '.join(gone)} no longer in its mirror: not indexed")
-        docs = documents(mirror, table, columns, manifest.keys[table])
-        if not span.rebuild:
-            docs = docs.join(_touched(spark, manifest, table, span), on="key", how="left_semi")
-        parts.append(docs)
+        parts.append(documents(rows, table, columns, manifest.keys[table]))
     return reduce(lambda a, b: a.unionByName(b), parts)
+
+
+def _last_images(feed: Any, key: Sequence[str]) -> Any:
+    """The rows a change data feed leaves in its table: per key, the last change (by commit
+    version; an insert after a delete of the same commit, as an overwrite writes them) unless
+    it is a delete. Pre-update images are never the last."""
+    kind = F.col("_change_type")
+    rank = F.when(kind == "delete", 0).otherwise(1)
+    order = Window.partitionBy(*(F.col(quote(k)) for k in key)).orderBy(
+        F.col("_commit_version").desc(), rank.desc()
+    )
+    changes = feed.where(kind != "update_preimage").withColumn(LAST, F.row_number().over(order))
+    return changes.where((F.col(LAST) == 1) & (kind != "delete"))
 
 
 def _columns_after(manifest: Manifest, table: str) -> tuple[str, ...]:
@@ -290,30 +333,27 @@ def _columns_after(manifest: Manifest, table: str) -> tuple[str, ...]:
     return pending.get(table) or manifest.columns[table]
 
 
-def _old_docs(w: _Writer, ranges: Mapping[str, MirrorRange]) -> Any | None:
+def _old_docs(w: _Writer, ranges: Mapping[str, MirrorRange], feeds: Mapping[str, Any]) -> Any:
     """The live documents of the index (at the manifest's versions) of the rows the batch
-    touches: ``table, key, column, text, batch, length``; None for an index's first batch."""
-    manifest = w.manifest
-    if manifest.batch < 0:
-        return None
+    touches (whose key is in ``feeds``, or all of a rebuilt table):
+    ``table, key, column, text, batch, length``."""
     docs = w.read("docs").join(F.broadcast(w.read("deletes")), on=VERSION, how="left_anti")
     parts = []
     for table, span in ranges.items():
         mine = docs.where(F.col("table") == table)
         if not span.rebuild:
-            touched = F.broadcast(_touched(w.spark, manifest, table, span))
-            mine = mine.join(touched, on="key", how="left_semi")
+            key = F.to_json(F.struct(*(F.col(quote(k)) for k in w.manifest.keys[table])))
+            touched = feeds[table].select(key.alias("key")).distinct()
+            mine = mine.join(F.broadcast(touched), on="key", how="left_semi")
         parts.append(mine.select(*DOC_ID, "text", "batch", "length"))
     return reduce(lambda a, b: a.unionByName(b), parts)
 
 
-def _touched(spark: Any, manifest: Manifest, table: str, span: MirrorRange) -> Any:
-    """The keys (JSON text) of the rows the change data feed of ``span`` touches."""
+def _feed(spark: Any, manifest: Manifest, table: str, span: MirrorRange) -> Any:
+    """The change data feed of a mirror's versions ``(start, end]``."""
     changes = _mirror(spark, manifest, table).option("readChangeFeed", "true")
     changes = changes.option("startingVersion", span.start + 1)
-    changes = changes.option("endingVersion", span.end).load()
-    key = F.to_json(F.struct(*(F.col(quote(k)) for k in manifest.keys[table])))
-    return changes.select(key.alias("key")).distinct()
+    return changes.option("endingVersion", span.end).load()
 
 
 def _mirror(spark: Any, manifest: Manifest, table: str) -> Any:

@@ -20,7 +20,6 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from delta.tables import DeltaTable
 from pyspark.errors import AnalysisException
 from pyspark.sql.types import StringType
 
@@ -34,6 +33,7 @@ from binlogkit.spark.search.batch import (
     create_tables,
     mirror_path,
     run_batch,
+    table_state,
     table_version,
     vacuum,
 )
@@ -256,7 +256,7 @@ def _create(
             )
         columns[table] = _text_columns(spark, table, path, chosen)
         _feed_on(spark, table, path, report)
-        ranges[table] = MirrorRange(-1, table_version(spark, path), _table_id(spark, path), True)
+        ranges[table] = MirrorRange(-1, *table_state(path), True)
     manifest = Manifest(
         analyzer=analyzer,
         lake=lake,
@@ -338,21 +338,16 @@ def _keys(lake: str, tables: list[str]) -> dict[str, tuple[str, ...]]:
     return keys
 
 
-def _table_id(spark: Any, path: str) -> str:
-    return str(DeltaTable.forPath(spark, path).detail().collect()[0]["id"])
-
-
 def _plan(spark: Any, manifest: Manifest, report: Progress) -> Manifest:
     """The manifest with its next batch pending, or unchanged when no mirror moved on."""
     ranges: dict[str, MirrorRange] = {}
     for table, last in manifest.mirrors.items():
         path = mirror_path(manifest.lake, table)
-        table_id = _table_id(spark, path)
-        end = table_version(spark, path)
+        end, table_id = table_state(path)
         if table_id != last.table_id:
             report(f"{table}: its mirror was replaced: rebuilding its documents")
             _feed_on(spark, table, path, report)
-            ranges[table] = MirrorRange(-1, table_version(spark, path), table_id, True)
+            ranges[table] = MirrorRange(-1, table_version(path), table_id, True)
         elif end > last.end:
             readable = _feed_readable(spark, path, last.end + 1, end)
             if not readable:
