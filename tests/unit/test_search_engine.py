@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import json
 import random
+import subprocess
+import sys
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -288,3 +290,24 @@ def test_snippets_mark_the_terms() -> None:
     assert len(got) < 200
     assert snippet(ANALYZER, "東京都に行く", {"東京", "京都"}) == "**東京都**に行く"
     assert snippet(ANALYZER, "short text", {"zzz"}) == "short text"
+
+
+def test_a_query_does_not_load_pandas(tmp_path: Path) -> None:
+    """pandas (which ``pa.array``, ``to_numpy`` and ``pyarrow.dataset`` import) took longer to
+    load than a query takes: a search process answers every kind of query without it, dead
+    versions subtracted."""
+    docs = _documents(random.Random(7), 200)
+    writer = _Writer(tmp_path)
+    writer.apply(dict(docs))
+    writer.apply(_changes(random.Random(3), docs, 10_000))
+    assert writer.dead
+    queries = ["apple", "ap* NOT fox", '"quick brown" OR dog table:shop.notes column:name']
+    code = (
+        "import sys\nfrom binlogkit.search.engine import SearchIndex\n"
+        f"engine = SearchIndex({str(tmp_path)!r})\n"
+        f"hits = [engine.search(q) for q in {queries!r}]\n"
+        "assert all(hits), hits\n"
+        "print(sorted(m for m in ('pandas', 'pyarrow.dataset') if m in sys.modules))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"
