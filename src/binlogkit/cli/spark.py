@@ -340,7 +340,8 @@ def index_command(
             **options,
         )
     click.echo(
-        f"binlogkit spark index: {report.batches} batches, {report.docs:,} documents indexed",
+        f"binlogkit spark index: {report.batches} batches, {report.compactions} compactions, "
+        f"{report.docs:,} documents indexed",
         err=True,
     )
 
