@@ -299,7 +299,7 @@ def apply_command(source: str, lake: str, tables: tuple[str, ...], **options: An
     "--compact/--no-compact",
     default=None,
     help="Compact the index (rewrite it without replaced and deleted documents) after each "
-    "round / never. Default: when they pass 10%% of the documents, or 64 batches were appended.",
+    "round / never. Default: when they pass 10% of the documents, or 64 batches were appended.",
 )
 @click.option(
     "--retain-hours",
