@@ -10,7 +10,8 @@ table with the lake's settings, as ``spark sync`` leaves it), and measures:
   its own: documents/s, and the CPU seconds of the Spark process tree;
 - ``lag``: ``--changes`` rows updated in the mirror (one MERGE), then one index
   round: seconds from the mirror's commit to the index's manifest (the time a
-  change takes from the lake to answers), on ``local[2]``;
+  change takes from the lake to answers), on ``local[2]``; then the seconds of a
+  compaction of the index (``compact=True``) that follows;
 - ``query``: ``--queries`` queries of each kind, top 10 with snippets, on one
   opened :class:`~binlogkit.search.engine.SearchIndex`: one term (held by 0.1 %
   to 10 % of the documents), three terms (AND; 5 % to 30 % each), a two-word
@@ -111,10 +112,12 @@ def queries(parquet: Path, index: Path, count: int) -> dict[str, list[str]]:
     from deltalake import DeltaTable
 
     rng = random.Random(3)
-    terms = DeltaTable(str(index / "terms")).to_pyarrow_table().to_pylist()
-    docs = json.loads((index / "_search" / "index.json").read_text())["docs"]
-    single = sorted(t["term"] for t in terms if 0.001 <= t["df"] / docs <= 0.1)
-    common = sorted(t["term"] for t in terms if 0.05 <= t["df"] / docs <= 0.3)
+    manifest = json.loads((index / "_search" / "index.json").read_text())
+    table = DeltaTable(str(index / "terms"), version=manifest["versions"]["terms"])
+    terms = table.to_pyarrow_table().group_by("term").aggregate([("df", "sum")]).to_pylist()
+    docs = manifest["docs"]
+    single = sorted(t["term"] for t in terms if 0.001 <= t["df_sum"] / docs <= 0.1)
+    common = sorted(t["term"] for t in terms if 0.05 <= t["df_sum"] / docs <= 0.3)
     bodies = pq.read_table(parquet, columns=["body"]).column("body")
     phrases = []
     for _ in range(count):
@@ -221,9 +224,12 @@ def lag(spark: Any, work: Path, folder: str, changes: int, docs: int) -> dict[st
     target = DeltaTable.forPath(spark, mirror).alias("t")
     target.merge(rows.alias("s"), "t.id = s.id").whenMatchedUpdateAll().execute()
     committed = time.time()
-    index(work / "lake", folder, once=True, spark=spark)
+    index(work / "lake", folder, once=True, spark=spark, compact=False)
     manifest = Path(folder, "_search", "index.json").stat().st_mtime
-    return {"lag": manifest - committed, "changes": changes}
+    began = time.monotonic()
+    index(work / "lake", folder, once=True, spark=spark, compact=True)
+    compaction = time.monotonic() - began
+    return {"lag": manifest - committed, "changes": changes, "compaction": compaction}
 
 
 def run_child(job: dict[str, Any]) -> dict[str, Any]:
@@ -359,7 +365,8 @@ def main() -> None:
         job = {**common, "step": "lag", "master": "local[2]", "cpus": cpus[-2:], "index": index2}
         got = run_child(job)
         print(
-            f"incremental: {got['changes']:,} rows changed, in the index {got['lag']:.1f} s later"
+            f"incremental: {got['changes']:,} rows changed, in the index {got['lag']:.1f} s later;"
+            f" a compaction after it: {got['compaction']:.1f} s"
         )
     if args.part in ("all", "mariadb"):
         mariadb_part(work, asked)

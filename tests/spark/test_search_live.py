@@ -4,23 +4,32 @@ A database with text in utf8mb4, latin1 and gbk (Latin, Cyrillic and CJK words,
 NULLs, empty strings, a composite key) is indexed from the server's URL (the
 indexer syncs the tables into ``INDEX/lake`` itself, each round). After the
 first build, after a workload of inserts, updates (text changed, primary key
-changed) and deletes brought in from the mirrors' change data feed, after a
-batch that stopped after its writes but before its manifest and was run again,
-after a DROP COLUMN, and after a mirror replaced by a new Delta table (a
-rebuild), every query's hits equal a brute-force scan (``search_brute``): every
-row the server gives for ``SELECT``, analysed the same way, each query matched
-against each document's terms directly and ranked by the same BM25.
+changed) and deletes brought in from the mirrors' change data feed (appended,
+the replaced versions subtracted), after a batch that stopped after its writes
+but before its manifest and was run again, after an indexer process killed by
+SIGKILL in the middle of a batch and run again, after a compaction stopped
+halfway and run again, after a DROP COLUMN, after an ADD COLUMN of text to a
+table indexed whole, and after a mirror replaced by a new Delta table (a
+rebuild), every query's hits equal a brute-force scan
+(``search_brute``): every row the server gives for ``SELECT``, analysed the same
+way, each query matched against each document's terms directly and ranked by
+the same BM25.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import random
 import shutil
+import signal
+import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pyarrow.compute as pc
 import pytest
 from cli_run import invoke
 from search_brute import Corpus, Doc
@@ -126,11 +135,13 @@ def _url(server: MariaDBSandbox) -> str:
 # -- the brute force --------------------------------------------------------------------------
 
 
-def _source_documents(server: MariaDBSandbox) -> dict[Doc, str]:
-    """Every text value of the indexed columns as the server gives it, by document."""
+def _source_documents(
+    server: MariaDBSandbox, indexed: dict[str, tuple[str, ...]]
+) -> dict[Doc, str]:
+    """Every text value of the ``indexed`` columns as the server gives it, by document."""
     docs = {}
     for table, key in TABLES.items():
-        columns = COLUMNS[table]
+        columns = indexed[table]
         for row in server.query(f"SELECT {', '.join((*key, *columns))} FROM {table}"):
             values = dict(zip((*key, *columns), row, strict=True))
             key_json = json.dumps(
@@ -143,9 +154,11 @@ def _source_documents(server: MariaDBSandbox) -> dict[Doc, str]:
     return docs
 
 
-def _check_index(server: MariaDBSandbox, folder: Path) -> int:
+def _check_index(
+    server: MariaDBSandbox, folder: Path, indexed: dict[str, tuple[str, ...]] = COLUMNS
+) -> int:
     """Every query's hits from the index equal the brute force's; the hits compared."""
-    docs = _source_documents(server)
+    docs = _source_documents(server, indexed)
     engine = SearchIndex(folder)
     corpus = Corpus(docs, engine.analyzer)
     assert engine.stats.docs == len(corpus.terms)
@@ -204,11 +217,12 @@ def test_index_equals_a_brute_force_scan_through_changes_and_a_crash(
         + "DELETE FROM shop.notes WHERE k2 % 10 = 1;"
         + "UPDATE shop.items SET body = 'quick brown fox' WHERE id = 1018;"
     )
-    second = index(url, folder, once=True, spark=spark)
+    second = index(url, folder, once=True, spark=spark, compact=False)
     assert second.batches == 1
     _check_index(server, folder)
     manifest = Manifest.load(IndexLayout(folder))
     assert manifest is not None and manifest.batch == 1
+    assert manifest.segments == 1 and manifest.dead > 30  # replaced versions, subtracted
 
     # a batch that stops after its last write, before the manifest records it, run again:
     # the rerun's writes are skipped (a terms MERGE applied twice would double its counts)
@@ -217,20 +231,44 @@ def test_index_equals_a_brute_force_scan_through_changes_and_a_crash(
         + "DELETE FROM shop.items WHERE id % 6 = 0;"
         + _items(rng, range(300, 310))
     )
-    monkeypatch.setenv(CRASH_ENV, "2:terms")
+    monkeypatch.setenv(CRASH_ENV, "2:deletes")
     with pytest.raises(RuntimeError, match=CRASH_ENV):
-        index(url, folder, once=True, spark=spark)
+        index(url, folder, once=True, spark=spark, compact=False)
     crashed = Manifest.load(IndexLayout(folder))
     assert crashed is not None and crashed.batch == 1 and crashed.pending is not None
     _check_index_unchanged(folder, manifest)
     monkeypatch.delenv(CRASH_ENV)
-    rerun = index(url, folder, once=True, spark=spark)
+    rerun = index(url, folder, once=True, spark=spark, compact=False)
     assert rerun.batches == 1
     _check_index(server, folder)
     done = Manifest.load(IndexLayout(folder))
     assert done is not None and done.batch == 2 and done.pending is None
-    nothing = index(url, folder, once=True, spark=spark)
+    nothing = index(url, folder, once=True, spark=spark, compact=False)
     assert nothing.batches == 0
+
+    # the indexer process killed (SIGKILL) in the middle of a batch, then run again
+    server.execute(
+        "UPDATE shop.items SET name = 'red runner' WHERE id % 5 = 1;"
+        + "DELETE FROM shop.notes WHERE k2 % 4 = 2;"
+        + _items(rng, range(400, 420))
+    )
+    _kill_mid_batch(url, folder, batch=3)
+    _check_index_unchanged(folder, done)
+    assert index(url, folder, once=True, spark=spark, compact=False).batches == 1
+    _check_index(server, folder)
+    _check_no_doubles(folder)
+
+    # a compaction stopped halfway and run again: the dead versions gone, files vacuumed
+    monkeypatch.setenv(CRASH_ENV, "4:docs")
+    with pytest.raises(RuntimeError, match=CRASH_ENV):
+        index(url, folder, once=True, spark=spark, compact=True, retain_hours=0)
+    monkeypatch.delenv(CRASH_ENV)
+    compacted = index(url, folder, once=True, spark=spark, compact=True, retain_hours=0)
+    assert (compacted.batches, compacted.compactions) == (0, 1)
+    after = Manifest.load(IndexLayout(folder))
+    assert after is not None and (after.batch, after.dead, after.segments) == (4, 0, 0)
+    _check_index(server, folder)
+    _check_no_doubles(folder, compacted=True)
 
     # a column dropped: followed through the change data feed
     server.execute(
@@ -239,6 +277,17 @@ def test_index_equals_a_brute_force_scan_through_changes_and_a_crash(
     )
     assert index(url, folder, once=True, spark=spark).batches == 1
     _check_index(server, folder)
+
+    # a text column added to a table indexed whole (--tables): its documents indexed too
+    server.execute(
+        "ALTER TABLE shop.items ADD COLUMN extra TEXT CHARACTER SET utf8mb4;"
+        "UPDATE shop.items SET extra = 'apple pie data' WHERE id % 3 = 0;"
+    )
+    notes.clear()
+    assert index(url, folder, once=True, spark=spark, progress=notes.append).batches == 1
+    assert "shop.items: text column(s) extra added: rebuilding its documents" in notes
+    indexed = {**COLUMNS, "shop.items": ("name", "body", "extra")}
+    _check_index(server, folder, indexed)
 
     # the mirror replaced by another Delta table (as a resnapshot makes one), which lacks the
     # odd rows the server lost meanwhile: the table's documents are rebuilt from it
@@ -253,7 +302,7 @@ def test_index_equals_a_brute_force_scan_through_changes_and_a_crash(
     assert index(url, folder, once=True, spark=spark, progress=notes.append).batches == 1
     assert "shop.items: its mirror was replaced: rebuilding its documents" in notes
     assert "shop.items: change data feed switched on in its mirror" in notes
-    _check_index(server, folder)
+    _check_index(server, folder, indexed)
 
     # the command line
     run = invoke("search", str(folder), "apple", "--format", "jsonl", "--limit", "3")
@@ -267,6 +316,51 @@ def test_index_equals_a_brute_force_scan_through_changes_and_a_crash(
     assert text.stdout.decode().count("\n") == 1 and " shop.notes k1=" in text.stdout.decode()
     bad = invoke("search", str(folder), "apple (")
     assert bad.failed_cleanly() is None and "'(' not closed" in bad.stderr
+
+
+def _kill_mid_batch(url: str, folder: Path, batch: int) -> None:
+    """``binlogkit spark index`` in a process of its own, killed with its Spark JVM by SIGKILL
+    as soon as it reports the first write of ``batch``: the batch is left pending."""
+    command = [sys.executable, "-m", "binlogkit", "spark", "index", url, "--to", str(folder)]
+    command += ["--once", "--no-compact", "--master", "local[1]"]
+    env = dict(os.environ, SPARK_LOCAL_IP="127.0.0.1")
+    env["BINLOGKIT_JARS"] = str(Path(__file__).parents[2] / ".cache" / "jars")
+    env["JAVA_TOOL_OPTIONS"] = "-XX:+UseSerialGC -XX:TieredStopAtLevel=1"
+    child = subprocess.Popen(
+        command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True
+    )
+    seen = []
+    try:
+        assert child.stderr is not None
+        for line in child.stderr:
+            seen.append(line.decode(errors="replace"))
+            if f"batch {batch}: postings written" in seen[-1]:
+                break
+    finally:
+        os.killpg(child.pid, signal.SIGKILL)
+        child.wait()
+    assert f"batch {batch}: postings written" in seen[-1], "".join(seen)
+    killed = Manifest.load(IndexLayout(folder))
+    assert killed is not None and killed.pending is not None and killed.pending.batch == batch
+
+
+def _check_no_doubles(folder: Path, *, compacted: bool = False) -> None:
+    """Each document version's postings are in ``postings`` once; after a compaction, each
+    document has one version."""
+    import deltalake
+
+    manifest = Manifest.load(IndexLayout(folder))
+    assert manifest is not None
+    postings = deltalake.DeltaTable(
+        str(folder / "postings"), version=manifest.versions["postings"]
+    ).to_pyarrow_table(columns=["term", "table", "key", "column", "batch"])
+    version = ["term", "table", "key", "column", "batch"]
+    groups = postings.group_by(version).aggregate([])
+    assert groups.num_rows == postings.num_rows
+    if compacted:
+        docs = postings.group_by(version[:-1]).aggregate([])
+        assert docs.num_rows == postings.num_rows
+        assert pc.max(postings.column("batch")).as_py() > 0
 
 
 def _check_index_unchanged(folder: Path, before: Manifest) -> None:

@@ -11,8 +11,11 @@ from __future__ import annotations
 
 import json
 import random
+import subprocess
+import sys
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
 import pytest
@@ -21,7 +24,14 @@ from search_brute import Corpus, Doc
 from binlogkit.errors import BinlogError
 from binlogkit.search.analysis import ENGLISH_STOP_WORDS, Analyzer
 from binlogkit.search.engine import SearchIndex, snippet
-from binlogkit.search.manifest import IndexLayout, Manifest, MirrorRange, doc_bucket, term_bucket
+from binlogkit.search.manifest import (
+    IndexLayout,
+    Manifest,
+    MirrorRange,
+    Pending,
+    doc_bucket,
+    term_bucket,
+)
 from binlogkit.search.query import QueryError
 
 deltalake = pytest.importorskip("deltalake")
@@ -47,89 +57,95 @@ def _documents(rng: random.Random, count: int) -> dict[Doc, str]:
     return docs
 
 
+BUCKETS, DOC_BUCKETS = 8, 4
+INT32 = pa.int32()
+
+
+class _Writer:
+    """An index in the build's layout written with delta-rs: batch 0 appended whole, each later
+    batch appended as a segment (new versions of changed documents, the old ones in
+    ``deletes``, document frequency changes in ``terms``), as the Spark build does."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self.live: dict[Doc, tuple[str, int, int]] = {}
+        """Each live document's text, the batch that wrote it and its length."""
+        self.batch = -1
+        self.dead = 0
+
+    def apply(self, changes: dict[Doc, str | None]) -> None:
+        """One batch: each document of ``changes`` set to its text, or removed (None)."""
+        self.batch += 1
+        postings: dict[str, list[object]] = {n: [] for n in POSTINGS}
+        rows: dict[str, list[object]] = {n: [] for n in DOCS}
+        deletes: dict[str, list[object]] = {n: [] for n in ("table", "key", "column", "batch")}
+        df: Counter[str] = Counter()
+        for doc, text in changes.items():
+            old = self.live.get(doc)
+            if old is not None and old[0] == text:
+                continue
+            if old is not None:
+                del self.live[doc]
+                for name, value in zip(deletes, (*doc, old[1]), strict=True):
+                    deletes[name].append(value)
+                df.subtract({t for t, _ in ANALYZER.terms(old[0])})
+            terms = ANALYZER.terms(text or "")
+            if not terms:
+                continue
+            self.live[doc] = (text or "", self.batch, len(terms))
+            df.update({t for t, _ in terms})
+            positions: dict[str, list[int]] = {}
+            for term, position in terms:
+                positions.setdefault(term, []).append(position)
+            table, key, _ = doc
+            for term, places in positions.items():
+                bucket = term_bucket(term, BUCKETS)
+                values = (term, bucket, *doc, len(places), places, len(terms), self.batch)
+                for name, value in zip(postings, values, strict=True):
+                    postings[name].append(value)
+            values = (doc_bucket(table, key, DOC_BUCKETS), *doc, text, len(terms), self.batch)
+            for name, value in zip(rows, values, strict=True):
+                rows[name].append(value)
+        self.dead += len(deletes["key"])
+        self._append("postings", postings, ["bucket"])
+        self._append("docs", rows, ["bucket"])
+        terms = sorted(t for t, n in df.items() if n)
+        self._append("terms", {"term": terms, "df": [df[t] for t in terms]}, None)
+        self._append("deletes", deletes, None)
+        self._manifest()
+
+    def _append(self, name: str, columns: dict[str, list[object]], partitions: Any) -> None:
+        types = {"bucket": INT32, "tf": INT32, "length": INT32, "batch": INT32}
+        types |= {"positions": pa.list_(INT32), "df": pa.int64()}
+        data = pa.table({n: pa.array(v, types.get(n, pa.string())) for n, v in columns.items()})
+        deltalake.write_deltalake(self.folder / name, data, partition_by=partitions, mode="append")
+
+    def _manifest(self) -> None:
+        manifest = Manifest(
+            analyzer=ANALYZER,
+            lake="/nowhere",
+            columns={"shop.items": ("name", "body"), "shop.notes": ("name", "body")},
+            keys={"shop.items": ("id",), "shop.notes": ("id",)},
+            app_id="test",
+            buckets=BUCKETS,
+            doc_buckets=DOC_BUCKETS,
+            pending=Pending(self.batch, {"shop.items": MirrorRange(-1, 0, "x", True)}),
+        )
+        versions = {n: self.batch for n in ("postings", "docs", "terms", "deletes")}
+        length = sum(n for _, _, n in self.live.values())
+        done = manifest.finished(
+            versions, docs=len(self.live), length=length, dead=self.dead, segments=self.batch
+        )
+        done.save(IndexLayout(self.folder))
+
+
+POSTINGS = ("term", "bucket", "table", "key", "column", "tf", "positions", "length", "batch")
+DOCS = ("bucket", "table", "key", "column", "text", "length", "batch")
+
+
 def _write_index(folder: Path, docs: dict[Doc, str]) -> None:
-    """The index of ``docs`` as the Spark build lays it out: postings, docs, terms, manifest."""
-    buckets, doc_buckets = 8, 4
-    postings: dict[str, list[object]] = {
-        n: [] for n in ("term", "bucket", "table", "key", "column", "tf", "positions", "length")
-    }
-    rows: dict[str, list[object]] = {
-        n: [] for n in ("bucket", "table", "key", "column", "text", "length")
-    }
-    df: Counter[str] = Counter()
-    for (table, key, column), text in docs.items():
-        terms = ANALYZER.terms(text)
-        if not terms:
-            continue
-        positions: dict[str, list[int]] = {}
-        for term, position in terms:
-            positions.setdefault(term, []).append(position)
-        for term, places in positions.items():
-            for name, value in zip(
-                postings,
-                (
-                    term,
-                    term_bucket(term, buckets),
-                    table,
-                    key,
-                    column,
-                    len(places),
-                    places,
-                    len(terms),
-                ),
-                strict=True,
-            ):
-                postings[name].append(value)
-            df[term] += 1
-        for name, value in zip(
-            rows,
-            (doc_bucket(table, key, doc_buckets), table, key, column, text, len(terms)),
-            strict=True,
-        ):
-            rows[name].append(value)
-    int32 = pa.int32()
-    deltalake.write_deltalake(
-        folder / "postings",
-        pa.table(
-            {
-                **{n: postings[n] for n in ("term", "table", "key", "column")},
-                "bucket": pa.array(postings["bucket"], int32),
-                "tf": pa.array(postings["tf"], int32),
-                "positions": pa.array(postings["positions"], pa.list_(int32)),
-                "length": pa.array(postings["length"], int32),
-            }
-        ),
-        partition_by=["bucket"],
-    )
-    deltalake.write_deltalake(
-        folder / "docs",
-        pa.table(
-            {
-                **rows,
-                "bucket": pa.array(rows["bucket"], int32),
-                "length": pa.array(rows["length"], int32),
-            }
-        ),
-        partition_by=["bucket"],
-    )
-    terms = sorted(df)
-    deltalake.write_deltalake(
-        folder / "terms", pa.table({"term": terms, "df": [df[t] for t in terms]})
-    )
-    manifest = Manifest(
-        analyzer=ANALYZER,
-        lake="/nowhere",
-        columns={"shop.items": ("name", "body"), "shop.notes": ("name", "body")},
-        keys={"shop.items": ("id",), "shop.notes": ("id",)},
-        app_id="test",
-        buckets=buckets,
-        doc_buckets=doc_buckets,
-        pending=(0, {"shop.items": MirrorRange(-1, 0, "x", True)}),
-    )
-    total = sum(rows["length"])  # type: ignore[arg-type]
-    manifest.finished({"postings": 0, "docs": 0, "terms": 0}, len(rows["key"]), total).save(
-        IndexLayout(folder)
-    )
+    """The index of ``docs`` as the Spark build lays it out, in one batch."""
+    _Writer(folder).apply(dict(docs))
 
 
 def _queries(rng: random.Random, docs: dict[Doc, str]) -> list[str]:
@@ -179,18 +195,68 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[Doc, str
     return folder, docs
 
 
-def test_answers_equal_the_brute_force(built: tuple[Path, dict[Doc, str]]) -> None:
-    folder, docs = built
+def _check(folder: Path, docs: dict[Doc, str], queries: list[str]) -> int:
+    """Every query's hits (documents, order, scores) equal the brute force's; how many."""
     engine = SearchIndex(folder)
     corpus = Corpus(docs, ANALYZER)
+    assert (engine.stats.docs, engine.stats.length) == (len(corpus.terms), corpus.length)
     compared = 0
-    for query in _queries(random.Random(8), docs):
+    for query in queries:
         expected = corpus.hits(query)
         hits = engine.search(query, limit=100_000)
         assert [(h.table, h.key, h.column) for h in hits] == [d for d, _ in expected], query
         assert [h.score for h in hits] == [s for _, s in expected], query
         compared += len(hits)
-    assert compared > 2_000
+    return compared
+
+
+def test_answers_equal_the_brute_force(built: tuple[Path, dict[Doc, str]]) -> None:
+    folder, docs = built
+    assert _check(folder, docs, _queries(random.Random(8), docs)) > 2_000
+
+
+def _changes(rng: random.Random, docs: dict[Doc, str], start: int) -> dict[Doc, str | None]:
+    """Texts changed, documents removed, rows moved to a new key, new rows, texts set to what
+    they were: one batch's changes."""
+    fresh = _documents(rng, 60)
+    changes: dict[Doc, str | None] = {}
+    for doc in rng.sample(sorted(docs), 150):
+        roll = rng.random()
+        if roll < 0.3:
+            changes[doc] = " ".join(rng.choice(WORDS) for _ in range(rng.randint(0, 9)))
+        elif roll < 0.55:
+            changes[doc] = None
+        elif roll < 0.8:  # the primary key changed
+            changes[doc] = None
+            moved = json.dumps({"id": start + len(changes)}, separators=(",", ":"))
+            changes[(doc[0], moved, doc[2])] = docs[doc]
+        else:
+            changes[doc] = docs[doc]
+    for (table, key, column), text in fresh.items():
+        new_key = json.dumps({"id": start + 1000 + json.loads(key)["id"]}, separators=(",", ":"))
+        changes[(table, new_key, column)] = text
+    return changes
+
+
+def test_segments_and_deletes_answer_as_the_live_documents(
+    tmp_path: Path, built: tuple[Path, dict[Doc, str]]
+) -> None:
+    """Batches appended as segments, replaced and removed versions subtracted at query time."""
+    rng = random.Random(9)
+    docs = _documents(random.Random(7), 400)
+    writer = _Writer(tmp_path)
+    writer.apply(dict(docs))
+    for batch in (1, 2):
+        changes = _changes(rng, docs, 10_000 * batch)
+        writer.apply(changes)
+        for doc, text in changes.items():
+            if text is None:
+                docs.pop(doc, None)
+            else:
+                docs[doc] = text
+        manifest = Manifest.load(IndexLayout(tmp_path))
+        assert manifest is not None and manifest.dead > 50 and manifest.segments == batch
+        assert _check(tmp_path, docs, _queries(random.Random(batch), docs)) > 1_500
 
 
 def test_limit_keeps_the_best(built: tuple[Path, dict[Doc, str]]) -> None:
@@ -224,3 +290,24 @@ def test_snippets_mark_the_terms() -> None:
     assert len(got) < 200
     assert snippet(ANALYZER, "東京都に行く", {"東京", "京都"}) == "**東京都**に行く"
     assert snippet(ANALYZER, "short text", {"zzz"}) == "short text"
+
+
+def test_a_query_does_not_load_pandas(tmp_path: Path) -> None:
+    """pandas (which ``pa.array``, ``to_numpy`` and ``pyarrow.dataset`` import) took longer to
+    load than a query takes: a search process answers every kind of query without it, dead
+    versions subtracted."""
+    docs = _documents(random.Random(7), 200)
+    writer = _Writer(tmp_path)
+    writer.apply(dict(docs))
+    writer.apply(_changes(random.Random(3), docs, 10_000))
+    assert writer.dead
+    queries = ["apple", "ap* NOT fox", '"quick brown" OR dog table:shop.notes column:name']
+    code = (
+        "import sys\nfrom binlogkit.search.engine import SearchIndex\n"
+        f"engine = SearchIndex({str(tmp_path)!r})\n"
+        f"hits = [engine.search(q) for q in {queries!r}]\n"
+        "assert all(hits), hits\n"
+        "print(sorted(m for m in ('pandas', 'pyarrow.dataset') if m in sys.modules))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"

@@ -271,8 +271,8 @@ def apply_command(source: str, lake: str, tables: tuple[str, ...], **options: An
     "index_folder",
     required=True,
     type=click.Path(file_okay=False),
-    help="The index folder: Delta tables postings, docs and terms, INDEX/_search/index.json, "
-    "and INDEX/lake when SOURCE is a server or binlogs.",
+    help="The index folder: Delta tables postings, docs, terms and deletes, "
+    "INDEX/_search/index.json, and INDEX/lake when SOURCE is a server or binlogs.",
 )
 @click.option(
     "--columns",
@@ -301,6 +301,19 @@ def apply_command(source: str, lake: str, tables: tuple[str, ...], **options: An
     show_default=True,
     metavar="SECONDS",
     help="Without --once: the pause between two rounds.",
+)
+@click.option(
+    "--compact/--no-compact",
+    default=None,
+    help="Compact the index (rewrite it without replaced and deleted documents) after each "
+    "round / never. Default: when they pass 10% of the documents, or 64 batches were appended.",
+)
+@click.option(
+    "--retain-hours",
+    default=168.0,
+    show_default=True,
+    type=click.FloatRange(min=0),
+    help="After a compaction, vacuum the files no index version of the last HOURS needs.",
 )
 def index_command(
     source: str,
@@ -334,7 +347,8 @@ def index_command(
             **options,
         )
     click.echo(
-        f"binlogkit spark index: {report.batches} batches, {report.docs:,} documents indexed",
+        f"binlogkit spark index: {report.batches} batches, {report.compactions} compactions, "
+        f"{report.docs:,} documents indexed",
         err=True,
     )
 

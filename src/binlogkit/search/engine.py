@@ -4,11 +4,13 @@ Each Delta table is opened at the version the manifest names
 (:mod:`binlogkit.search.manifest`), so a query sees the last finished batch.
 Only the postings of the query's terms are read: their ``bucket`` partitions
 (pruned from the Delta log's file list) and, in those files, the row groups
-whose term statistics can hold them. A prefix is expanded from the ``terms``
-table (sorted by term). Matches are decided from the postings (phrases from
-positions), ranked by BM25 (:mod:`binlogkit.search.bm25`) with ties in order of
-table, key and column, and the top hits' texts read from ``docs`` (one
-partition per hit at most) for their snippets.
+whose term statistics can hold them. Postings and docs rows of the document
+versions ``deletes`` names (replaced or removed by a later batch, not yet
+compacted away) are left out. A prefix is expanded from the ``terms`` table
+(each term's document frequency changes, summed). Matches are decided from the
+postings (phrases from positions), ranked by BM25 (:mod:`binlogkit.search.bm25`)
+with ties in order of table, key and column, and the top hits' texts read from
+``docs`` (one partition per hit at most) for their snippets.
 """
 
 from __future__ import annotations
@@ -20,15 +22,16 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.dataset as ds
-from deltalake import DeltaTable
+import pyarrow.compute as pc
 
 from binlogkit.binlog.frozen import frozen_dataclass
 from binlogkit.errors import BinlogError
 from binlogkit.search.analysis import Analyzer
+from binlogkit.search.arrow import flags, numbers, string
 from binlogkit.search.bm25 import Stats
+from binlogkit.search.files import DeltaFiles, Wanted
 from binlogkit.search.manifest import IndexLayout, Manifest, doc_bucket, term_bucket
-from binlogkit.search.matching import Doc, Postings
+from binlogkit.search.matching import SEPARATOR, Doc, Postings
 from binlogkit.search.query import (
     AllOf,
     AnyOf,
@@ -48,6 +51,8 @@ MAX_EXPANSIONS = 1024
 
 SNIPPET_CHARS = 160
 MARKS = ("**", "**")
+VERSION = ["table", "key", "column", "batch"]
+"""A document version: the document and the batch that wrote it."""
 
 
 @frozen_dataclass
@@ -99,23 +104,37 @@ class SearchIndex:
         self.analyzer: Analyzer = manifest.analyzer
         self.stats: Stats = manifest.stats
         self._layout = layout
-        self._datasets: dict[str, DeltaTable] = {}
+        self._tables: dict[str, DeltaFiles] = {}
+        self._dead: tuple[Any, Any] | None = None
 
-    def _table(self, name: str) -> DeltaTable:
-        table = self._datasets.get(name)
+    def _table(self, name: str) -> DeltaFiles:
+        table = self._tables.get(name)
         if table is None:
-            version = self.manifest.versions[name]
-            table = DeltaTable(str(self._layout.table(name)), version=version)
-            self._datasets[name] = table
+            table = DeltaFiles(self._layout.table(name), self.manifest.versions[name])
+            self._tables[name] = table
         return table
 
-    def _read(
-        self, name: str, pruning: list[tuple[str, str, Any]], where: Any, columns: list[str]
-    ) -> Any:
-        """The rows of table ``name`` that meet ``where`` (a dataset expression), read from the
-        files that ``pruning`` (delta-rs filters on partitions and file statistics) keeps."""
-        dataset = self._table(name).to_pyarrow_dataset(file_pruning_predicate=pruning)
-        return dataset.to_table(columns=columns, filter=where)
+    def _read_live(self, name: str, wanted: Wanted, buckets: set[int], columns: list[str]) -> Any:
+        """The ``columns`` of the ``wanted`` rows of ``postings`` or ``docs`` in ``buckets``,
+        without the rows of dead versions."""
+        partitions = {"bucket": buckets}
+        if not self.manifest.dead:
+            return self._table(name).read(columns, wanted, partitions)
+        rows = self._table(name).read([*columns, "batch"], wanted, partitions)
+        dead, dead_keys = self._deletes()
+        suspect = pc.is_in(rows.column("key"), value_set=dead_keys)
+        if not pc.any(suspect).as_py():
+            return rows
+        return rows.filter(pc.invert(pc.and_(suspect, pc.is_in(_version(rows), value_set=dead))))
+
+    def _deletes(self) -> tuple[Any, Any]:
+        """The dead versions (``deletes``, read once, as :func:`_version` texts) and their
+        distinct keys."""
+        if self._dead is None:
+            dead = self._table("deletes").read(VERSION, Wanted())
+            keys = pc.unique(dead.column("key").combine_chunks())
+            self._dead = (_version(dead).combine_chunks(), keys)
+        return self._dead
 
     def search(
         self,
@@ -158,13 +177,12 @@ class SearchIndex:
 
     def _terms_with(self, prefix: str) -> tuple[str, ...]:
         end = prefix[:-1] + chr(ord(prefix[-1]) + 1) if ord(prefix[-1]) < 0x10FFFF else None
-        where = ds.field("term") >= prefix
-        pruning: list[tuple[str, str, Any]] = [("term", ">=", prefix)]
-        if end is not None:
-            where = where & (ds.field("term") < end)
-            pruning.append(("term", "<", end))
-        rows = self._read("terms", pruning, where, ["term"])
-        terms = tuple(sorted(t for t in rows.column("term").to_pylist() if t.startswith(prefix)))
+        rows = self._table("terms").read(["term", "df"], Wanted("term", start=prefix, stop=end))
+        names = pc.dictionary_encode(rows.column("term")).combine_chunks()
+        codes = numbers(names.indices)
+        df = np.bincount(codes, weights=numbers(rows.column("df")), minlength=len(names.dictionary))
+        held = names.dictionary.filter(flags(df > 0)).to_pylist()
+        terms = tuple(sorted(t for t in held if t.startswith(prefix)))
         if len(terms) > MAX_EXPANSIONS:
             raise BinlogError(
                 f"prefix {prefix}* matches {len(terms):,} terms, more than {MAX_EXPANSIONS:,}",
@@ -175,29 +193,33 @@ class SearchIndex:
     def _postings(self, expr: Resolved, expanded: dict[str, tuple[str, ...]]) -> Any:
         """The postings rows of every term ``expr`` needs (``positions`` only for phrases)."""
         wanted = sorted(_terms(expr, expanded, negated=True))
-        buckets = sorted({str(term_bucket(t, self.manifest.buckets)) for t in wanted})
-        pruning = [("bucket", "in", buckets), ("term", "in", wanted)]
+        buckets = {term_bucket(t, self.manifest.buckets) for t in wanted}
         names = ["term", "table", "key", "column", "tf", "length"]
         if any(isinstance(node, Phrase) for node in _walk(expr)):
             names.append("positions")
-        where = ds.field("term").isin(pa.array(wanted, pa.string()))
-        return self._read("postings", pruning, where, names)
+        return self._read_live("postings", Wanted("term", wanted), buckets, names)
 
     def _texts(self, docs: list[Doc]) -> dict[Doc, str]:
         if not docs:
             return {}
-        buckets = sorted({str(doc_bucket(t, k, self.manifest.doc_buckets)) for t, k, _ in docs})
-        keys = sorted({k for _, k, _ in docs})
-        pruning = [("bucket", "in", buckets), ("key", "in", keys)]
+        buckets = {doc_bucket(t, k, self.manifest.doc_buckets) for t, k, _ in docs}
         names = ["table", "key", "column", "text"]
-        where = ds.field("key").isin(pa.array(keys, pa.string()))
-        rows = self._read("docs", pruning, where, names)
+        rows = self._read_live(
+            "docs", Wanted("key", sorted({k for _, k, _ in docs})), buckets, names
+        )
         wanted = set(docs)
         found = {}
         for t, k, c, text in zip(*(rows.column(n).to_pylist() for n in names), strict=True):
             if (t, k, c) in wanted:
                 found[(t, k, c)] = text
         return found
+
+
+def _version(rows: Any) -> Any:
+    """Each row's document version (table, key, column, batch) as one text."""
+    parts = [rows.column(n) for n in VERSION[:3]]
+    batch = pc.cast(rows.column("batch"), pa.string())
+    return pc.binary_join_element_wise(*parts, batch, string(SEPARATOR))
 
 
 def _walk(node: Resolved, *, negated: bool = True) -> Iterator[Resolved]:

@@ -1,14 +1,15 @@
 """An index's folder and its manifest, ``INDEX/_search/index.json``: what the index covers.
 
-The index is three Delta tables, ``postings``, ``docs`` and ``terms``
-(docs/search.md). A batch changes them one after the other, so between two of
-its commits they disagree; the manifest is the commit point of the whole: it
+The index is four Delta tables, ``postings``, ``docs``, ``terms`` and ``deletes``
+(docs/search.md). A batch appends to them one after the other, so between two
+of its commits they disagree; the manifest is the commit point of the whole: it
 names the version of each table that belongs to the last finished batch, with
-the mirror versions that batch brought in and the collection statistics.
-Readers open each table at that version, so they never see a half-done batch.
-Before its first write a batch records itself as ``pending`` (its number and
-the mirror versions it covers), so a rerun after a crash redoes exactly that
-batch, whose writes Delta then skips where they were done (transaction ids).
+the mirror versions that batch brought in, the collection statistics and how
+much a compaction would clean up. Readers open each table at that version, so
+they never see a half-done batch. Before its first write a batch records itself
+as ``pending`` (its number, the mirror versions it covers, or that it compacts),
+so a rerun after a crash redoes exactly that batch, whose writes Delta then
+skips where they were done (transaction ids).
 """
 
 from __future__ import annotations
@@ -31,12 +32,13 @@ __all__ = [
     "IndexLayout",
     "Manifest",
     "MirrorRange",
+    "Pending",
     "doc_bucket",
     "term_bucket",
 ]
 
-FORMAT = 1
-TABLES = ("postings", "docs", "terms")
+FORMAT = 2
+TABLES = ("postings", "docs", "terms", "deletes")
 
 
 def term_bucket(term: str, buckets: int) -> int:
@@ -80,14 +82,45 @@ class MirrorRange:
 
 
 @frozen_dataclass
+class Pending:
+    """A batch recorded before its first write: the mirror versions it brings in, or (with
+    ``compact``) a rewrite of the index without its dead entries. ``columns``: the tables
+    whose indexed columns the batch changes, with their new columns."""
+
+    batch: int
+    mirrors: dict[str, MirrorRange]
+    compact: bool = False
+    columns: dict[str, tuple[str, ...]] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "batch": self.batch,
+            "mirrors": {t: asdict(r) for t, r in self.mirrors.items()},
+            "compact": self.compact,
+            "columns": {t: list(c) for t, c in self.columns.items()},
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Pending:
+        mirrors = {t: MirrorRange(**r) for t, r in data["mirrors"].items()}
+        columns = {t: tuple(c) for t, c in data["columns"].items()}
+        return cls(data["batch"], mirrors, data["compact"], columns)
+
+
+@frozen_dataclass
 class Manifest:
-    """The index's settings and the state of its last finished batch."""
+    """The index's settings and the state of its last finished batch. ``whole``: the tables
+    indexed with every text column (``--tables``), whose text columns added later are indexed
+    too. ``dead``: the rows of ``deletes`` (document versions replaced or removed, still in
+    ``postings`` and ``docs``); ``segments``: the batches appended since the index was last
+    written whole."""
 
     analyzer: Analyzer
     lake: str
     columns: dict[str, tuple[str, ...]]
     keys: dict[str, tuple[str, ...]]
     app_id: str
+    whole: tuple[str, ...] = ()
     buckets: int = 64
     doc_buckets: int = 16
     batch: int = -1
@@ -95,28 +128,33 @@ class Manifest:
     mirrors: dict[str, MirrorRange] = field(default_factory=dict)
     docs: int = 0
     length: int = 0
-    pending: tuple[int, dict[str, MirrorRange]] | None = None
+    dead: int = 0
+    segments: int = 0
+    pending: Pending | None = None
 
     @property
     def stats(self) -> Stats:
         return Stats(self.docs, self.length)
 
-    def with_pending(self, batch: int, ranges: dict[str, MirrorRange]) -> Manifest:
-        return replace(self, pending=(batch, ranges))
+    def with_pending(self, pending: Pending) -> Manifest:
+        return replace(self, pending=pending)
 
-    def finished(self, versions: dict[str, int], docs: int, length: int) -> Manifest:
+    def finished(
+        self, versions: dict[str, int], *, docs: int, length: int, dead: int, segments: int
+    ) -> Manifest:
         """The manifest after its pending batch: the tables' new versions and statistics."""
         if self.pending is None:
             raise BinlogError("no pending batch to finish")
-        batch, ranges = self.pending
-        mirrors = {**self.mirrors, **ranges}
         return replace(
             self,
-            batch=batch,
+            batch=self.pending.batch,
             versions=versions,
-            mirrors=mirrors,
+            mirrors={**self.mirrors, **self.pending.mirrors},
+            columns={**self.columns, **self.pending.columns},
             docs=docs,
             length=length,
+            dead=dead,
+            segments=segments,
             pending=None,
         )
 
@@ -128,6 +166,7 @@ class Manifest:
             "columns": {t: list(c) for t, c in self.columns.items()},
             "keys": {t: list(k) for t, k in self.keys.items()},
             "app_id": self.app_id,
+            "whole": list(self.whole),
             "buckets": self.buckets,
             "doc_buckets": self.doc_buckets,
             "batch": self.batch,
@@ -135,12 +174,9 @@ class Manifest:
             "mirrors": {t: asdict(r) for t, r in self.mirrors.items()},
             "docs": self.docs,
             "length": self.length,
-            "pending": None
-            if self.pending is None
-            else {
-                "batch": self.pending[0],
-                "mirrors": {t: asdict(r) for t, r in self.pending[1].items()},
-            },
+            "dead": self.dead,
+            "segments": self.segments,
+            "pending": None if self.pending is None else self.pending.to_json(),
         }
 
     @classmethod
@@ -152,6 +188,7 @@ class Manifest:
             columns={t: tuple(c) for t, c in data["columns"].items()},
             keys={t: tuple(k) for t, k in data["keys"].items()},
             app_id=data["app_id"],
+            whole=tuple(data["whole"]),
             buckets=data["buckets"],
             doc_buckets=data["doc_buckets"],
             batch=data["batch"],
@@ -159,12 +196,9 @@ class Manifest:
             mirrors={t: MirrorRange(**r) for t, r in data["mirrors"].items()},
             docs=data["docs"],
             length=data["length"],
-            pending=None
-            if pending is None
-            else (
-                pending["batch"],
-                {t: MirrorRange(**r) for t, r in pending["mirrors"].items()},
-            ),
+            dead=data["dead"],
+            segments=data["segments"],
+            pending=None if pending is None else Pending.from_json(pending),
         )
 
     def save(self, layout: IndexLayout) -> None:
@@ -186,4 +220,10 @@ class Manifest:
                 f"reads format {FORMAT}",
                 hint="build the index again with this version",
             )
-        return cls.from_json(data)
+        try:
+            return cls.from_json(data)
+        except (KeyError, TypeError, ValueError) as err:
+            raise BinlogError(
+                f"search index manifest {layout.manifest}: {type(err).__name__} {err}",
+                hint="the file is damaged or not a search index's: build the index again",
+            ) from None

@@ -14,9 +14,9 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-import pyarrow as pa
 import pyarrow.compute as pc
 
+from binlogkit.search.arrow import integers, numbers, string, strings
 from binlogkit.search.bm25 import K1, B, Stats, idf
 from binlogkit.search.query import AllOf, AnyOf, Phrase, Prefix, Resolved, Term, Without
 
@@ -39,22 +39,24 @@ class Postings:
         self.df: dict[str, int] = {c["values"]: c["counts"] for c in counts}
         """Documents per term in the whole index (before the filters)."""
         if tables:
-            rows = rows.filter(pc.is_in(rows.column("table"), pa.array(sorted(tables))))
+            rows = rows.filter(pc.is_in(rows.column("table"), strings(sorted(tables))))
         if columns:
-            rows = rows.filter(pc.is_in(rows.column("column"), pa.array(sorted(columns))))
+            rows = rows.filter(pc.is_in(rows.column("column"), strings(sorted(columns))))
         self._rows = rows
         # a document's number: its key's code and its (table, column) pair's code together
         keys = pc.dictionary_encode(rows.column("key")).combine_chunks()
         places = pc.dictionary_encode(
-            pc.binary_join_element_wise(rows.column("table"), rows.column("column"), SEPARATOR)
+            pc.binary_join_element_wise(
+                rows.column("table"), rows.column("column"), string(SEPARATOR)
+            )
         ).combine_chunks()
         width = max(1, len(places.dictionary))
         self._keys, self._places, self._width = keys.dictionary, places.dictionary, width
-        key_codes = keys.indices.to_numpy(zero_copy_only=False).astype(np.int64)
-        self._ids = key_codes * width + places.indices.to_numpy(zero_copy_only=False)
+        key_codes = numbers(keys.indices).astype(np.int64)
+        self._ids = key_codes * width + numbers(places.indices)
         self._size = len(keys.dictionary) * width
         terms = pc.dictionary_encode(rows.column("term")).combine_chunks()
-        codes = terms.indices.to_numpy(zero_copy_only=False)
+        codes = numbers(terms.indices)
         order = np.argsort(codes, kind="stable")
         bounds = np.searchsorted(codes[order], np.arange(len(terms.dictionary) + 1))
         self._term_rows = {
@@ -111,9 +113,9 @@ class Postings:
         for term, offset in phrase.terms:
             rows = self._rows_of(term)
             rows = rows[np.isin(self._ids[rows], candidates)]
-            lists = positions.take(pa.array(rows)).combine_chunks()
-            parents = pc.list_parent_indices(lists).to_numpy(zero_copy_only=False)
-            values = pc.list_flatten(lists).to_numpy(zero_copy_only=False).astype(np.int64)
+            lists = positions.take(integers(rows)).combine_chunks()
+            parents = numbers(pc.list_parent_indices(lists))
+            values = numbers(pc.list_flatten(lists)).astype(np.int64)
             # (document, position) is unique within a term: no duplicates to remove
             keys = self._ids[rows][parents] * _PAIR + values - offset + _BIAS
             pairs = keys if pairs is None else np.intersect1d(pairs, keys, assume_unique=True)
@@ -123,8 +125,8 @@ class Postings:
     def scores(self, matched: Any, terms: Sequence[str], stats: Stats) -> Any:
         """BM25 of each document of ``matched`` (in its order) for the scoring ``terms``."""
         scores = np.zeros(self._size, dtype=np.float64)
-        tf_all = self._rows.column("tf").to_numpy().astype(np.float64)
-        length_all = self._rows.column("length").to_numpy().astype(np.float64)
+        tf_all = numbers(self._rows.column("tf")).astype(np.float64)
+        length_all = numbers(self._rows.column("length")).astype(np.float64)
         avg = stats.avg_length
         for term in sorted(terms):
             rows = self._rows_of(term)

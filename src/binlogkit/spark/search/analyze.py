@@ -28,6 +28,7 @@ from binlogkit.search.manifest import doc_bucket, term_bucket
 from binlogkit.spark.lake.tables import quote
 
 __all__ = [
+    "DELETES_SCHEMA",
     "DOCS_SCHEMA",
     "POSTINGS_SCHEMA",
     "TERMS_SCHEMA",
@@ -38,6 +39,8 @@ __all__ = [
 ]
 
 _TEXT = StringType()
+_BATCH = StructField("batch", IntegerType(), False)
+"""The batch that wrote a document version: with ``table, key, column`` it names the version."""
 POSTINGS_SCHEMA = StructType(
     [
         StructField("term", _TEXT, False),
@@ -48,19 +51,24 @@ POSTINGS_SCHEMA = StructType(
         StructField("tf", IntegerType(), False),
         StructField("positions", ArrayType(IntegerType(), False), False),
         StructField("length", IntegerType(), False),
+        _BATCH,
     ]
 )
-DOCS_SCHEMA = StructType(
-    [
-        StructField("bucket", IntegerType(), False),
-        StructField("table", _TEXT, False),
-        StructField("key", _TEXT, False),
-        StructField("column", _TEXT, False),
-        StructField("text", _TEXT, False),
-        StructField("length", IntegerType(), False),
-    ]
-)
+_DOC_FIELDS = [
+    StructField("bucket", IntegerType(), False),
+    StructField("table", _TEXT, False),
+    StructField("key", _TEXT, False),
+    StructField("column", _TEXT, False),
+    StructField("text", _TEXT, False),
+    StructField("length", IntegerType(), False),
+]
+DOCS_SCHEMA = StructType([*_DOC_FIELDS, _BATCH])
 TERMS_SCHEMA = StructType([StructField("term", _TEXT, False), StructField("df", LongType(), False)])
+"""A change of a term's document frequency (the sum of a term's rows is its frequency)."""
+DELETES_SCHEMA = StructType(
+    [*(f for f in _DOC_FIELDS if f.name in ("table", "key", "column")), _BATCH]
+)
+"""The document versions replaced or removed by later batches."""
 
 DOCUMENT = "table string, key string, column string, text string"
 
@@ -72,8 +80,8 @@ _TERM = StructType(
         StructField("positions", ArrayType(IntegerType(), False), False),
     ]
 )
-ANALYSED = StructType([*DOCS_SCHEMA.fields, StructField("terms", ArrayType(_TERM, False), False)])
-"""A document with its row of ``docs`` and its terms."""
+ANALYSED = StructType([*_DOC_FIELDS, StructField("terms", ArrayType(_TERM, False), False)])
+"""A document with its row of ``docs`` (but the batch) and its terms."""
 
 
 def documents(mirror: Any, table: str, columns: Sequence[str], key: Sequence[str]) -> Any:
@@ -123,14 +131,23 @@ def analysed(docs: Any, analyzer: Analyzer, buckets: int, doc_buckets: int) -> A
     return docs.mapInArrow(convert, ANALYSED)
 
 
-def docs_of(analysed_docs: Any) -> Any:
-    """The ``docs`` rows of analysed documents."""
-    return analysed_docs.select(*DOCS_SCHEMA.fieldNames())
+def docs_of(analysed_docs: Any, batch: int) -> Any:
+    """The ``docs`` rows of analysed documents written by ``batch``."""
+    names = [f.name for f in _DOC_FIELDS]
+    return analysed_docs.select(*names, F.lit(batch).cast("int").alias("batch"))
 
 
-def postings_of(analysed_docs: Any) -> Any:
-    """The ``postings`` rows of analysed documents."""
+def postings_of(analysed_docs: Any, batch: int) -> Any:
+    """The ``postings`` rows of analysed documents written by ``batch``."""
     rows = analysed_docs.select("table", "key", "column", "length", F.explode("terms").alias("p"))
     return rows.select(
-        "p.term", "p.bucket", "table", "key", "column", "p.tf", "p.positions", "length"
+        "p.term",
+        "p.bucket",
+        "table",
+        "key",
+        "column",
+        "p.tf",
+        "p.positions",
+        "length",
+        F.lit(batch).cast("int").alias("batch"),
     )

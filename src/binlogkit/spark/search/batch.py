@@ -1,22 +1,34 @@
-"""One index batch: the documents of some mirror rows replaced in ``postings``, ``docs`` and
-``terms``, exactly once.
+"""One index batch, exactly once: appended to ``postings``, ``docs``, ``terms`` and ``deletes``,
+or (a compaction) those tables rewritten without their dead entries.
 
-A batch names, per table, the mirror versions it brings in (a
+An update batch names, per table, the mirror versions it brings in (a
 :class:`~binlogkit.search.manifest.MirrorRange`): the rows whose key the change
-data feed of ``(start, end]`` touches (inserted, updated before or after, deleted),
-or every row when the table is rebuilt. Their documents in the index as of the
-manifest's versions (old) are replaced by their documents in the mirror at
-``end`` (new): one MERGE per table of the index, each with the Delta transaction
-id ``(app_id, batch)``, so a rerun of the batch skips the writes done before.
-Old and new are read at fixed versions, so a rerun computes the same writes. The
-first batch of an index appends instead (there is nothing to replace).
+data feed of ``(start, end]`` touches (inserted, updated before or after,
+deleted), or every row when the table is rebuilt. Their live documents in the
+index as of the manifest's versions (old) are compared with their documents at
+``end`` (new: each row's last image in the feed, or the mirror at ``end`` for a
+rebuild); a document whose text did not change stays as it is. The others are
+appended, never merged, so a batch costs what it changes:
+
+- ``postings`` and ``docs``: the new documents' rows, tagged with the batch
+  number (a document version is ``table, key, column, batch``);
+- ``deletes``: the old versions replaced or removed, which readers subtract;
+- ``terms``: each term's change of document frequency (+1 per new document that
+  holds it, -1 per old one).
+
+A compaction rewrites ``postings`` and ``docs`` without the versions in
+``deletes`` (one file per partition, sorted as a build writes them), ``terms``
+summed per term, and ``deletes`` empty. Every write carries the Delta
+transaction id ``(app_id, batch)``, so a rerun of the batch skips the writes
+done before; old and new are read at fixed versions, so a rerun computes the
+same writes.
 """
 
 from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from functools import reduce
 from pathlib import Path
@@ -24,11 +36,13 @@ from typing import Any
 
 from delta.tables import DeltaTable
 from pyspark.sql import functions as F
+from pyspark.sql.window import Window
 
 from binlogkit.binlog.frozen import frozen_dataclass
-from binlogkit.search.manifest import IndexLayout, Manifest, MirrorRange
-from binlogkit.spark.lake.tables import quote, transaction
+from binlogkit.search.manifest import TABLES, IndexLayout, Manifest, MirrorRange
+from binlogkit.spark.lake.tables import quote
 from binlogkit.spark.search.analyze import (
+    DELETES_SCHEMA,
     DOCS_SCHEMA,
     POSTINGS_SCHEMA,
     TERMS_SCHEMA,
@@ -38,23 +52,38 @@ from binlogkit.spark.search.analyze import (
     postings_of,
 )
 
-__all__ = ["CRASH_ENV", "BatchResult", "create_tables", "run_batch", "table_version"]
+__all__ = [
+    "CRASH_ENV",
+    "BatchResult",
+    "create_tables",
+    "run_batch",
+    "table_state",
+    "table_version",
+    "vacuum",
+]
 
 CRASH_ENV = "BINLOGKIT_SEARCH_CRASH"
 """Test hook: ``BATCH:TABLE`` (``2:terms``) stops batch ``BATCH`` after its write of ``TABLE``
-(``postings``, ``docs`` or ``terms``), before the manifest records it."""
+(``postings``, ``docs``, ``terms`` or ``deletes``), before the manifest records it."""
 
 log = logging.getLogger(__name__)
-
-DELETED = "_binlogkit_deleted"
-DELTA_DF = "_binlogkit_delta"
 
 INDEX_PROPERTIES = {"delta.enableDeletionVectors": "false"}
 """The index's tables keep to Delta features every reader has (delta-rs reads them)."""
 
-PARTITIONS = {"postings": "bucket", "docs": "bucket", "terms": None}
-SCHEMAS = {"postings": POSTINGS_SCHEMA, "docs": DOCS_SCHEMA, "terms": TERMS_SCHEMA}
+PARTITIONS = {"postings": "bucket", "docs": "bucket", "terms": None, "deletes": None}
+SCHEMAS = {
+    "postings": POSTINGS_SCHEMA,
+    "docs": DOCS_SCHEMA,
+    "terms": TERMS_SCHEMA,
+    "deletes": DELETES_SCHEMA,
+}
 DOC_ID = ("table", "key", "column")
+LAST = "_binlogkit_last"
+VERSION = [*DOC_ID, "batch"]
+SORTS = {"postings": ("bucket", "term"), "docs": ("bucket", *DOC_ID), "terms": ("term",)}
+"""How each table's files are sorted (``deletes``: not at all): a query reads the row groups of
+its terms and keys only."""
 
 
 @frozen_dataclass
@@ -79,8 +108,17 @@ def create_tables(spark: Any, layout: IndexLayout) -> None:
         builder.execute()
 
 
-def table_version(spark: Any, path: str | Path) -> int:
-    return int(DeltaTable.forPath(spark, str(path)).history(1).collect()[0]["version"])
+def table_state(path: str | Path) -> tuple[int, str]:
+    """A Delta table's last version and its id, read from its log by delta-rs: no Spark job
+    (``history``/``detail`` took seconds each on a loaded machine)."""
+    import deltalake
+
+    table = deltalake.DeltaTable(str(path))
+    return table.version(), table.metadata().id
+
+
+def table_version(path: str | Path) -> int:
+    return table_state(path)[0]
 
 
 ROW_GROUP_BYTES = 1 << 20
@@ -107,118 +145,135 @@ def run_batch(
     spark: Any, layout: IndexLayout, manifest: Manifest, report: Callable[[str], None]
 ) -> Manifest:
     """Carry out the manifest's pending batch; the manifest after it (not saved)."""
-    with _row_groups(spark, ROW_GROUP_BYTES):
-        return _run_batch(spark, layout, manifest, report)
-
-
-def _run_batch(
-    spark: Any, layout: IndexLayout, manifest: Manifest, report: Callable[[str], None]
-) -> Manifest:
     assert manifest.pending is not None
-    batch, ranges = manifest.pending
-    old = _old_docs(spark, layout, manifest, ranges)
-    new = _new_docs(spark, manifest, ranges, report)
-    a = manifest.analyzer
-    new_docs = analysed(new, a, manifest.buckets, manifest.doc_buckets).persist()
-    old_docs = None if old is None else analysed(old, a, manifest.buckets, manifest.doc_buckets)
-    old_docs = None if old_docs is None else old_docs.persist()
+    writer = _Writer(spark, layout, manifest, report)
+    with _row_groups(spark, ROW_GROUP_BYTES):
+        if manifest.pending.compact:
+            return _compact(writer)
+        return _update(writer)
+
+
+class _Writer:
+    """The writes of one batch: each with the batch's transaction id, each reported."""
+
+    def __init__(
+        self, spark: Any, layout: IndexLayout, manifest: Manifest, report: Callable[[str], None]
+    ) -> None:
+        assert manifest.pending is not None
+        self.spark, self.layout, self.manifest, self.report = spark, layout, manifest, report
+        self.batch = manifest.pending.batch
+
+    def read(self, name: str) -> Any:
+        """Table ``name`` of the index at the manifest's version."""
+        reader = self.spark.read.format("delta")
+        reader = reader.option("versionAsOf", self.manifest.versions[name])
+        return reader.load(str(self.layout.table(name)))
+
+    def write(self, df: Any, name: str, mode: str) -> None:
+        partition = PARTITIONS[name]
+        if name in SORTS:
+            df = df.repartition(partition) if partition else df.repartition(1)
+            df = df.sortWithinPartitions(*SORTS[name])
+        out = df.write.format("delta").mode(mode)
+        out = out.option("txnAppId", self.manifest.app_id).option("txnVersion", self.batch)
+        if partition:
+            out = out.partitionBy(partition)
+        out.save(str(self.layout.table(name)))
+        self.report(f"batch {self.batch}: {name} written")
+        if os.environ.get(CRASH_ENV) == f"{self.batch}:{name}":
+            raise RuntimeError(f"{CRASH_ENV}={self.batch}:{name}: stopping after the {name} write")
+
+    def versions(self) -> dict[str, int]:
+        return {name: table_version(self.layout.table(name)) for name in TABLES}
+
+
+def _update(w: _Writer) -> Manifest:
+    manifest, batch = w.manifest, w.batch
+    assert manifest.pending is not None
+    ranges = manifest.pending.mirrors
+    kept: list[Any] = []
+
+    def keep(df: Any) -> Any:
+        kept.append(df.persist())
+        return df
+
     try:
-        result = _totals(manifest, new_docs, old_docs)
-        paths = {name: str(layout.table(name)) for name in SCHEMAS}
-        if old_docs is None:
-            _append(new_docs, paths, manifest.app_id, batch)
-        else:
-            _replace(new_docs, old_docs, paths, manifest.app_id, batch)
+        feeds = {
+            table: keep(_feed(w.spark, manifest, table, span))
+            for table, span in ranges.items()
+            if not span.rebuild
+        }
+        new = keep(_new_docs(w.spark, manifest, ranges, feeds, w.report))
+        old = None if manifest.batch < 0 else _old_docs(w, ranges, feeds)
+        if old is not None:  # a document whose text did not change stays as it is
+            old, same = keep(old), [*DOC_ID, "text"]
+            new, old = (
+                new.join(old, on=same, how="left_anti"),
+                old.join(new, on=same, how="left_anti"),
+            )
+            old = keep(old)
+        a, buckets = manifest.analyzer, (manifest.buckets, manifest.doc_buckets)
+        new_docs = keep(analysed(new, a, *buckets))
+        result = _totals(manifest, new_docs, old)
+        new_postings = postings_of(new_docs, batch)
+        w.write(new_postings, "postings", "append")
+        w.write(docs_of(new_docs, batch), "docs", "append")
+        changes = new_postings.select("term", F.lit(1).alias("n"))
+        if old is not None:
+            gone = postings_of(analysed(old.select(*DOC_ID, "text"), a, *buckets), batch)
+            changes = changes.unionByName(gone.select("term", F.lit(-1).alias("n")))
+        deltas = changes.groupBy("term").agg(F.sum("n").cast("long").alias("df"))
+        w.write(deltas.where(F.col("df") != 0), "terms", "append")
+        if old is not None:
+            w.write(old.select(*VERSION), "deletes", "append")
     finally:
-        new_docs.unpersist()
-        if old_docs is not None:
-            old_docs.unpersist()
-    report(
+        for df in kept:
+            df.unpersist()
+    w.report(
         f"batch {batch}: {result.added:,} documents in, {result.removed:,} out; "
         f"{result.docs:,} documents in the index"
     )
-    versions = {name: table_version(spark, path) for name, path in paths.items()}
-    return manifest.finished(versions, result.docs, result.length)
-
-
-def _crash_point(batch: int, table: str) -> None:
-    if os.environ.get(CRASH_ENV) == f"{batch}:{table}":
-        raise RuntimeError(f"{CRASH_ENV}={batch}:{table}: stopping after the {table} write")
-
-
-def _append(new_docs: Any, paths: Mapping[str, str], app_id: str, batch: int) -> None:
-    """The first batch: every table written by an append."""
-
-    def write(df: Any, name: str) -> None:
-        writer = df.write.format("delta").mode("append")
-        writer = writer.option("txnAppId", app_id).option("txnVersion", batch)
-        if PARTITIONS[name]:
-            writer = writer.partitionBy(PARTITIONS[name])
-        writer.save(paths[name])
-
-    postings = postings_of(new_docs)
-    write(postings.repartition("bucket").sortWithinPartitions("bucket", "term"), "postings")
-    _crash_point(batch, "postings")
-    docs = docs_of(new_docs).repartition("bucket").sortWithinPartitions("bucket", *DOC_ID)
-    write(docs, "docs")
-    _crash_point(batch, "docs")
-    terms = postings.groupBy("term").agg(F.count(F.lit(1)).alias("df"))
-    write(terms.repartition(1).sortWithinPartitions("term"), "terms")
-    _crash_point(batch, "terms")
-
-
-def _replace(
-    new_docs: Any, old_docs: Any, paths: Mapping[str, str], app_id: str, batch: int
-) -> None:
-    """A later batch: old documents replaced by new ones in each table, one MERGE each."""
-    spark = new_docs.sparkSession
-    new_postings = postings_of(new_docs)
-    old_postings = postings_of(old_docs)
-    posting_id = ("bucket", "term", *DOC_ID)
-    _merge(paths["postings"], new_postings, old_postings, posting_id, app_id, batch)
-    _crash_point(batch, "postings")
-    _merge(paths["docs"], docs_of(new_docs), docs_of(old_docs), ("bucket", *DOC_ID), app_id, batch)
-    _crash_point(batch, "docs")
-    counts = new_postings.select("term", F.lit(1).alias("n")).unionByName(
-        old_postings.select("term", F.lit(-1).alias("n"))
+    first = manifest.batch < 0
+    return manifest.finished(
+        w.versions(),
+        docs=result.docs,
+        length=result.length,
+        dead=0 if first else manifest.dead + result.removed,
+        segments=0 if first else manifest.segments + 1,
     )
-    deltas = counts.groupBy("term").agg(F.sum("n").alias(DELTA_DF)).where(F.col(DELTA_DF) != 0)
-    merge = (
-        DeltaTable.forPath(spark, paths["terms"])
-        .alias("t")
-        .merge(deltas.alias("s"), "t.term = s.term")
-    )
-    merge = merge.whenMatchedDelete(f"t.df + s.{DELTA_DF} = 0")
-    merge = merge.whenMatchedUpdate(set={"df": f"t.df + s.{DELTA_DF}"})
-    merge = merge.whenNotMatchedInsert(values={"term": "s.term", "df": f"s.{DELTA_DF}"})
-    with transaction(spark, app_id, batch):
-        merge.execute()
-    _crash_point(batch, "terms")
 
 
-def _merge(
-    path: str,
-    new: Any,
-    old: Any,
-    key: tuple[str, ...],
-    app_id: str,
-    batch: int,
-) -> None:
-    """MERGE into ``path``: rows of ``new`` upserted, rows of ``old`` whose ``key`` is not in
-    ``new`` deleted."""
-    spark = new.sparkSession
-    names = [quote(k) for k in key]
-    gone = old.select(*names).join(new.select(*names), on=list(key), how="left_anti")
-    source = new.withColumn(DELETED, F.lit(False)).unionByName(
-        gone.withColumn(DELETED, F.lit(True)), allowMissingColumns=True
+def _compact(w: _Writer) -> Manifest:
+    """The index rewritten without its dead entries (``deletes``), ``terms`` summed."""
+    manifest = w.manifest
+    dead = w.read("deletes")
+    for name in ("postings", "docs"):
+        live = w.read(name).join(F.broadcast(dead), on=VERSION, how="left_anti")
+        w.write(live.select(*SCHEMAS[name].fieldNames()), name, "overwrite")
+    terms = w.read("terms").groupBy("term").agg(F.sum("df").cast("long").alias("df"))
+    w.write(terms.where(F.col("df") > 0), "terms", "overwrite")
+    w.write(dead.limit(0), "deletes", "overwrite")
+    w.report(
+        f"batch {w.batch}: compacted ({manifest.dead:,} dead documents and "
+        f"{manifest.segments} segments cleaned up)"
     )
-    on = " AND ".join(f"t.{quote(k)} = s.{quote(k)}" for k in key)
-    values = {quote(c): f"s.{quote(c)}" for c in new.columns}
-    merge = DeltaTable.forPath(spark, path).alias("t").merge(source.alias("s"), on)
-    merge = merge.whenMatchedDelete(f"s.{DELETED}").whenMatchedUpdate(set=values)
-    merge = merge.whenNotMatchedInsert(condition=f"NOT s.{DELETED}", values=values)
-    with transaction(spark, app_id, batch):
-        merge.execute()
+    return manifest.finished(
+        w.versions(), docs=manifest.docs, length=manifest.length, dead=0, segments=0
+    )
+
+
+def vacuum(spark: Any, layout: IndexLayout, hours: float) -> None:
+    """Delete the files of the index's tables that no version of the last ``hours`` needs.
+
+    Below Delta's 168-hour default the session's retention check is switched off for it:
+    readers that opened the index before may lose files they still read."""
+    check = "spark.databricks.delta.retentionDurationCheck.enabled"
+    spark.conf.set(check, "false")
+    try:
+        for name in TABLES:
+            DeltaTable.forPath(spark, str(layout.table(name))).vacuum(hours)
+    finally:
+        spark.conf.unset(check)
 
 
 def _totals(manifest: Manifest, new_docs: Any, old_docs: Any | None) -> BatchResult:
@@ -236,48 +291,69 @@ def _totals(manifest: Manifest, new_docs: Any, old_docs: Any | None) -> BatchRes
 
 
 def _new_docs(
-    spark: Any, manifest: Manifest, ranges: Mapping[str, MirrorRange], report: Callable[[str], None]
+    spark: Any,
+    manifest: Manifest,
+    ranges: Mapping[str, MirrorRange],
+    feeds: Mapping[str, Any],
+    report: Callable[[str], None],
 ) -> Any:
-    """The documents, in the mirrors at the batch's end, of the rows the batch touches."""
+    """The documents, in the mirrors at the batch's end, of the rows the batch touches: each
+    row's last image in the change data feed (``feeds``), or the whole mirror for a rebuild."""
     parts = []
     for table, span in ranges.items():
-        mirror = _mirror(spark, manifest, table).option("versionAsOf", span.end).load()
-        columns = [c for c in manifest.columns[table] if c in mirror.columns]
-        gone = [c for c in manifest.columns[table] if c not in columns]
+        if span.rebuild:
+            rows = _mirror(spark, manifest, table).option("versionAsOf", span.end).load()
+        else:
+            rows = _last_images(feeds[table], manifest.keys[table])
+        indexed = _columns_after(manifest, table)
+        columns = [c for c in indexed if c in rows.columns]
+        gone = [c for c in indexed if c not in columns]
         if gone:
             report(f"{table}: column(s) {', '.join(gone)} no longer in its mirror: not indexed")
-        docs = documents(mirror, table, columns, manifest.keys[table])
-        if not span.rebuild:
-            docs = docs.join(_touched(spark, manifest, table, span), on="key", how="left_semi")
-        parts.append(docs)
+        parts.append(documents(rows, table, columns, manifest.keys[table]))
     return reduce(lambda a, b: a.unionByName(b), parts)
 
 
-def _old_docs(
-    spark: Any, layout: IndexLayout, manifest: Manifest, ranges: Mapping[str, MirrorRange]
-) -> Any | None:
-    """The index's documents (at the manifest's version) of the rows the batch touches; None
-    for an index's first batch."""
-    if manifest.batch < 0:
-        return None
-    docs = spark.read.format("delta").option("versionAsOf", manifest.versions["docs"])
-    docs = docs.load(str(layout.table("docs")))
+def _last_images(feed: Any, key: Sequence[str]) -> Any:
+    """The rows a change data feed leaves in its table: per key, the last change (by commit
+    version; an insert after a delete of the same commit, as an overwrite writes them) unless
+    it is a delete. Pre-update images are never the last."""
+    kind = F.col("_change_type")
+    rank = F.when(kind == "delete", 0).otherwise(1)
+    order = Window.partitionBy(*(F.col(quote(k)) for k in key)).orderBy(
+        F.col("_commit_version").desc(), rank.desc()
+    )
+    changes = feed.where(kind != "update_preimage").withColumn(LAST, F.row_number().over(order))
+    return changes.where((F.col(LAST) == 1) & (kind != "delete"))
+
+
+def _columns_after(manifest: Manifest, table: str) -> tuple[str, ...]:
+    """The columns of ``table`` indexed after the manifest's pending batch."""
+    pending = manifest.pending.columns if manifest.pending else {}
+    return pending.get(table) or manifest.columns[table]
+
+
+def _old_docs(w: _Writer, ranges: Mapping[str, MirrorRange], feeds: Mapping[str, Any]) -> Any:
+    """The live documents of the index (at the manifest's versions) of the rows the batch
+    touches (whose key is in ``feeds``, or all of a rebuilt table):
+    ``table, key, column, text, batch, length``."""
+    docs = w.read("docs").join(F.broadcast(w.read("deletes")), on=VERSION, how="left_anti")
     parts = []
     for table, span in ranges.items():
-        mine = docs.where(F.col("table") == table).select("table", "key", "column", "text")
+        mine = docs.where(F.col("table") == table)
         if not span.rebuild:
-            mine = mine.join(_touched(spark, manifest, table, span), on="key", how="left_semi")
-        parts.append(mine)
+            key = F.to_json(F.struct(*(F.col(quote(k)) for k in w.manifest.keys[table])))
+            touched = feeds[table].select(key.alias("key")).distinct()
+            mine = mine.join(F.broadcast(touched), on="key", how="left_semi")
+        parts.append(mine.select(*DOC_ID, "text", "batch", "length"))
     return reduce(lambda a, b: a.unionByName(b), parts)
 
 
-def _touched(spark: Any, manifest: Manifest, table: str, span: MirrorRange) -> Any:
-    """The keys (JSON text) of the rows the change data feed of ``span`` touches."""
+def _feed(spark: Any, manifest: Manifest, table: str, span: MirrorRange) -> Any:
+    """The change data feed of a mirror's versions ``(start, end]``."""
     changes = _mirror(spark, manifest, table).option("readChangeFeed", "true")
     changes = changes.option("startingVersion", span.start + 1)
-    changes = changes.option("endingVersion", span.end).load()
-    key = F.to_json(F.struct(*(F.col(quote(k)) for k in manifest.keys[table])))
-    return changes.select(key.alias("key")).distinct()
+    return changes.option("endingVersion", span.end).load()
 
 
 def _mirror(spark: Any, manifest: Manifest, table: str) -> Any:

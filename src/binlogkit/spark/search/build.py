@@ -4,9 +4,11 @@ The source is a lake kept by ``spark sync``/``spark apply``, or a server URL or
 binlog folder, which is first synced into ``INDEX/lake``. On the first run each
 indexed mirror gets ``delta.enableChangeDataFeed`` and the index is built from
 the mirrors as of that version; every later round brings in the mirrors'
-change data feed from the version after the last one indexed. Where the feed
-cannot be read across a change (a column renamed or dropped, a mirror
-replaced), that table is rebuilt from its mirror. See docs/search.md.
+change data feed from the version after the last one indexed, appended to the
+index. Where the feed cannot be read across a change (a column renamed or
+dropped, a mirror replaced), that table is rebuilt from its mirror. When the
+dead entries or the appended segments pass a threshold (or when asked), the
+index is compacted and its unneeded files vacuumed. See docs/search.md.
 """
 
 from __future__ import annotations
@@ -18,7 +20,6 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from delta.tables import DeltaTable
 from pyspark.errors import AnalysisException
 from pyspark.sql.types import StringType
 
@@ -26,23 +27,44 @@ from binlogkit.binlog.frozen import frozen_dataclass
 from binlogkit.errors import BinlogError
 from binlogkit.schema.store import HistoryStore
 from binlogkit.search.analysis import ENGLISH_STOP_WORDS, Analyzer, read_stop_words
-from binlogkit.search.manifest import IndexLayout, Manifest, MirrorRange
+from binlogkit.search.manifest import IndexLayout, Manifest, MirrorRange, Pending
 from binlogkit.spark.lake.tables import properties, set_properties
-from binlogkit.spark.search.batch import create_tables, mirror_path, run_batch, table_version
+from binlogkit.spark.search.batch import (
+    create_tables,
+    mirror_path,
+    run_batch,
+    table_state,
+    table_version,
+    vacuum,
+)
 
-__all__ = ["CDF", "IndexReport", "index"]
+__all__ = [
+    "CDF",
+    "COMPACT_DEAD_SHARE",
+    "COMPACT_SEGMENTS",
+    "IndexReport",
+    "compaction_due",
+    "index",
+]
 
 CDF = "delta.enableChangeDataFeed"
+COMPACT_DEAD_SHARE = 0.1
+"""Compact when the dead document versions pass this share of the live documents ..."""
+COMPACT_SEGMENTS = 64
+"""... or when this many batches have been appended since the index was last written whole
+(each adds a small file to each partition it touches, which every query of it opens)."""
 
 Progress = Callable[[str], None]
 
 
 @frozen_dataclass
 class IndexReport:
-    """What a run did: batches run, and the documents in the index after it."""
+    """What a run did: update batches and compactions run, and the documents in the index
+    after it."""
 
     batches: int
     docs: int
+    compactions: int = 0
 
 
 def index(
@@ -57,6 +79,8 @@ def index(
     spark: Any = None,
     master: str | None = None,
     interval: float = 5.0,
+    compact: bool | None = None,
+    retain_hours: float = 168.0,
     progress: Progress | None = None,
 ) -> IndexReport:
     """Build the search index ``to`` of ``source`` (a lake folder, a server URL or a folder
@@ -65,7 +89,10 @@ def index(
     ``columns``: ``db.table.column`` names; ``tables``: ``db.table`` names, each of whose text
     columns is indexed (one of the two, for a new index; an index keeps its own).
     ``stem``: a Snowball language; ``stop_words``: True for the English list, or a file of
-    words. ``interval``: seconds between rounds when not ``once``.
+    words. ``interval``: seconds between rounds when not ``once``. ``compact``: True compacts
+    the index after each round that leaves dead entries or segments, False never, None when
+    :func:`compaction_due`; after a compaction, files that no version of the last
+    ``retain_hours`` needs are vacuumed.
     """
     from binlogkit.spark.lakehouse import lake_session
 
@@ -74,27 +101,61 @@ def index(
     manifest = Manifest.load(layout)
     wanted = _wanted(columns, tables)
     lake = _lake(source, layout, manifest, wanted)
+    asked = None if stem is None and stop_words is False else _analyzer(stem, stop_words)
+    if manifest is not None and asked is not None and asked != manifest.analyzer:
+        raise BinlogError(
+            f"index {layout.root} analyses text with {_settings(manifest.analyzer)}, "
+            f"not {_settings(asked)}",
+            hint="an index keeps its analysis: leave out --stem and --stop-words, "
+            "or build a new index into another folder",
+        )
     synced = sorted(wanted or (manifest.columns if manifest else ()))
     session = spark or lake_session(master)
-    batches = 0
+    done = {False: 0, True: 0}  # update batches, compactions
+
+    def run(pending: Manifest) -> Manifest:
+        assert pending.pending is not None
+        compacting = pending.pending.compact
+        pending.save(layout)
+        finished = run_batch(session, layout, pending, report)
+        finished.save(layout)
+        done[compacting] += 1
+        if compacting:
+            vacuum(session, layout, retain_hours)
+            report(f"vacuumed the files older versions needed (kept {retain_hours:g} hours)")
+        return finished
+
     try:
         while True:
             _sync(source, lake, layout, synced, session, report)
             if manifest is None:
                 manifest = _create(session, layout, lake, wanted, stem, stop_words, report)
-            if manifest.pending is None:
-                manifest = _plan(session, manifest, report)
+            if manifest.pending is not None:  # a batch a crash left half done
+                manifest = run(manifest)
+            manifest = _plan(session, manifest, report)
             if manifest.pending is not None:
-                manifest.save(layout)
-                manifest = run_batch(session, layout, manifest, report)
-                manifest.save(layout)
-                batches += 1
+                manifest = run(manifest)
+            if compaction_due(manifest, compact):
+                manifest = run(manifest.with_pending(Pending(manifest.batch + 1, {}, True)))
             if once:
                 break
             time.sleep(interval)
     except KeyboardInterrupt:
         report("stopped")
-    return IndexReport(batches, 0 if manifest is None else manifest.docs)
+    docs = 0 if manifest is None else manifest.docs
+    return IndexReport(done[False], docs, done[True])
+
+
+def compaction_due(manifest: Manifest, compact: bool | None) -> bool:
+    """Whether to compact the index now: ``compact`` True when it has anything to clean up,
+    None when it has passed :data:`COMPACT_DEAD_SHARE` or :data:`COMPACT_SEGMENTS`."""
+    if compact is False or manifest.batch < 0:
+        return False
+    if compact:
+        return bool(manifest.dead or manifest.segments)
+    return (
+        manifest.dead > COMPACT_DEAD_SHARE * manifest.docs or manifest.segments >= COMPACT_SEGMENTS
+    )
 
 
 def _wanted(columns: Sequence[str] | None, tables: Sequence[str] | None) -> dict[str, list[str]]:
@@ -183,12 +244,7 @@ def _create(
 ) -> Manifest:
     """A new index's manifest with its first batch pending: change data feed switched on in
     each mirror, the index built from the mirrors at that version."""
-    words: frozenset[str] = frozenset()
-    if stop_words is True:
-        words = ENGLISH_STOP_WORDS
-    elif stop_words:
-        words = read_stop_words(stop_words)
-    analyzer = Analyzer(stem=stem, stop_words=words)
+    analyzer = _analyzer(stem, stop_words)
     columns: dict[str, tuple[str, ...]] = {}
     ranges: dict[str, MirrorRange] = {}
     for table, chosen in sorted(wanted.items()):
@@ -200,16 +256,36 @@ def _create(
             )
         columns[table] = _text_columns(spark, table, path, chosen)
         _feed_on(spark, table, path, report)
-        ranges[table] = MirrorRange(-1, table_version(spark, path), _table_id(spark, path), True)
+        ranges[table] = MirrorRange(-1, *table_state(path), True)
     manifest = Manifest(
         analyzer=analyzer,
         lake=lake,
         columns=columns,
         keys=_keys(lake, list(columns)),
         app_id=f"binlogkit-search-{uuid.uuid4()}",
+        whole=tuple(t for t, chosen in sorted(wanted.items()) if not chosen),
     )
     create_tables(spark, layout)
-    return manifest.with_pending(0, ranges)
+    return manifest.with_pending(Pending(0, ranges))
+
+
+def _analyzer(stem: str | None, stop_words: bool | str | Path) -> Analyzer:
+    words: frozenset[str] = frozenset()
+    if stop_words is True:
+        words = ENGLISH_STOP_WORDS
+    elif stop_words:
+        words = read_stop_words(stop_words)
+    return Analyzer(stem=stem, stop_words=words)
+
+
+def _settings(analyzer: Analyzer) -> str:
+    """An analysis described for an error message."""
+    stem = f"stemming {analyzer.stem}" if analyzer.stem else "no stemming"
+    if not analyzer.stop_words:
+        return f"{stem} and no stop words"
+    if analyzer.stop_words == ENGLISH_STOP_WORDS:
+        return f"{stem} and the English stop words"
+    return f"{stem} and {len(analyzer.stop_words)} stop words of a file"
 
 
 def _feed_on(spark: Any, table: str, path: str, report: Progress) -> None:
@@ -219,9 +295,15 @@ def _feed_on(spark: Any, table: str, path: str, report: Progress) -> None:
         report(f"{table}: change data feed switched on in its mirror")
 
 
-def _text_columns(spark: Any, table: str, path: str, chosen: list[str]) -> tuple[str, ...]:
-    """The columns to index: ``chosen``, each checked to be text, or every text column."""
-    fields = {f.name: f.dataType for f in spark.read.format("delta").load(path).schema}
+def _text_columns(
+    spark: Any, table: str, path: str, chosen: list[str], version: int | None = None
+) -> tuple[str, ...]:
+    """The columns to index: ``chosen``, each checked to be text, or every text column (of
+    the mirror at ``version``, else at its last)."""
+    reader = spark.read.format("delta")
+    if version is not None:
+        reader = reader.option("versionAsOf", version)
+    fields = {f.name: f.dataType for f in reader.load(path).schema}
     if not chosen:
         found = tuple(n for n, t in fields.items() if isinstance(t, StringType))
         if not found:
@@ -256,23 +338,17 @@ def _keys(lake: str, tables: list[str]) -> dict[str, tuple[str, ...]]:
     return keys
 
 
-def _table_id(spark: Any, path: str) -> str:
-    return str(DeltaTable.forPath(spark, path).detail().collect()[0]["id"])
-
-
 def _plan(spark: Any, manifest: Manifest, report: Progress) -> Manifest:
     """The manifest with its next batch pending, or unchanged when no mirror moved on."""
     ranges: dict[str, MirrorRange] = {}
     for table, last in manifest.mirrors.items():
         path = mirror_path(manifest.lake, table)
-        table_id = _table_id(spark, path)
+        end, table_id = table_state(path)
         if table_id != last.table_id:
             report(f"{table}: its mirror was replaced: rebuilding its documents")
             _feed_on(spark, table, path, report)
-            ranges[table] = MirrorRange(-1, table_version(spark, path), table_id, True)
-            continue
-        end = table_version(spark, path)
-        if end > last.end:
+            ranges[table] = MirrorRange(-1, table_version(path), table_id, True)
+        elif end > last.end:
             readable = _feed_readable(spark, path, last.end + 1, end)
             if not readable:
                 report(
@@ -280,9 +356,18 @@ def _plan(spark: Any, manifest: Manifest, report: Progress) -> Manifest:
                     "be read (a column renamed or dropped?): rebuilding its documents"
                 )
             ranges[table] = MirrorRange(last.end, end, table_id, not readable)
+    columns = {}
+    for table in set(ranges) & set(manifest.whole):
+        span, indexed = ranges[table], manifest.columns[table]
+        found = _text_columns(spark, table, mirror_path(manifest.lake, table), [], span.end)
+        added = tuple(c for c in found if c not in indexed)
+        if added:
+            report(f"{table}: text column(s) {', '.join(added)} added: rebuilding its documents")
+            columns[table] = (*indexed, *added)
+            ranges[table] = MirrorRange(span.start, span.end, span.table_id, True)
     if not ranges:
         return manifest
-    return manifest.with_pending(manifest.batch + 1, ranges)
+    return manifest.with_pending(Pending(manifest.batch + 1, ranges, columns=columns))
 
 
 def _feed_readable(spark: Any, path: str, start: int, end: int) -> bool:
