@@ -99,9 +99,9 @@ class Profile:
                     f"  {call.began - began:6.2f}: {call.ended - call.began:5.2f}"
                     f"  {'  ' * call.depth}{call.name}"
                 )
-        jobs = [j for j in _jobs(spark) if began <= j[0] <= ended]
-        print(f"Spark jobs: {len(jobs)}, {sum(j[1] - j[0] for j in jobs):.2f} s in all")
-        for start, end, tasks, what in jobs:
+        found = [j for j in jobs(spark) if began <= j[0] <= ended]
+        print(f"Spark jobs: {len(found)}, {sum(j[1] - j[0] for j in found):.2f} s in all")
+        for start, end, tasks, what in found:
             print(f"  {start - began:6.2f}: {end - start:5.2f}  {tasks:3d} tasks  {what[:110]}")
         commits = sorted(c for c in _commits(lake) if began <= c[0] <= ended)
         print(f"Delta commits: {len(commits)}")
@@ -115,7 +115,7 @@ def instant(text: str) -> float:
     return datetime.fromisoformat(text).timestamp()
 
 
-def _jobs(spark: Any) -> list[tuple[float, float, int, str]]:
+def jobs(spark: Any) -> list[tuple[float, float, int, str]]:
     """(start, end, tasks, description) of the session's finished jobs."""
     context = spark.sparkContext
     url = f"{context.uiWebUrl}/api/v1/applications/{context.applicationId}/jobs"

@@ -47,6 +47,13 @@ for a fixed cost F per batch, and the p99 lag is about twice that: with R near
 5,000, the target (p99 under 5 s) needs F under 2 s.
 
 (The last quiet measurement before these cuts gave p50 4.65 s, p99 8.2 s.)
+
+With batch writes marked instead of Delta transaction ids (docs/lakehouse.md,
+"Cost of a micro-batch"), run after a run of the code before them (load average
+4.3 and 3.0): p50 3.60 s, p99 6.58 s, 25 batches of median 2,445 rows and 2.29 s,
+against p50 4.32 s, p99 7.74 s, 21 batches of 2,820 rows and 2.80 s; again,
+load 4.5: p50 3.46 s, p99 6.16 s, batches of 2,395 rows and 2.26 s. The target
+is still not met.
 """
 
 from __future__ import annotations

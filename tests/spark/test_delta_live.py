@@ -28,6 +28,7 @@ from pyspark.sql.types import DecimalType, IntegerType, TimestampNTZType
 from binlogkit.schema.history import SchemaHistory
 from binlogkit.sources import open_binlog
 from binlogkit.spark.delta import CRASH_ENV, apply_batch, apply_changes, table_key
+from binlogkit.spark.lake.marks import Mark, holds
 
 pytestmark = [pytest.mark.mariadb, pytest.mark.xdist_group("mariadb")]
 
@@ -162,6 +163,19 @@ def test_a_stop_between_log_and_merge_is_completed_by_a_rerun(
     assert _log(spark, tmp_path) == sorted(
         tuple(r) for r in every.select("file", "pos", "row", "op").collect()
     )
+
+
+def test_a_merge_that_changes_no_row_is_recorded_as_the_batch_write(
+    spark: Any, workload: Any, tmp_path: Path
+) -> None:
+    _, batches, _ = workload
+    apply_changes(_batch(spark, batches[0]), tmp_path, "shop.items", ["id"], app_id="t", version=0)
+    # batch 1 cut down to the changes of a key it inserts and deletes: the MERGE changes nothing
+    seven = _batch(spark, batches[1]).where("coalesce(after.id, before.id) = 7")
+    assert sorted(r.op for r in seven.collect()) == ["c", "d", "u"]
+    apply_changes(seven, tmp_path, "shop.items", ["id"], app_id="t", version=1)
+    assert _versions(tmp_path, spark) == (2, 2)
+    assert holds(str(tmp_path / "shop" / "items" / "mirror"), Mark("t", 1))
 
 
 def test_a_table_without_primary_key_gets_a_change_log_only(

@@ -314,6 +314,33 @@ def test_cli_errors_are_one_line(tmp_path: Path) -> None:
     assert "still in its snapshot of mariadb://u@elsewhere:3306" in runs["failover"][0]
 
 
+def test_a_truncate_or_drop_last_in_a_once_run_reaches_the_mirror(
+    spark: Any, mariadb_factory: Callable[..., MariaDBSandbox], tmp_path: Path
+) -> None:
+    server = mariadb_factory("sync-truncate")
+    server.execute(
+        "CREATE DATABASE shop; CREATE TABLE shop.t (id INT PRIMARY KEY, v INT);"
+        "CREATE TABLE shop.d (id INT PRIMARY KEY); INSERT INTO shop.t VALUES (1, 1), (2, 2);"
+        "INSERT INTO shop.d VALUES (1)"
+    )
+    url, lake = _url(server), tmp_path / "lake"
+    sync(url, lake, spark=spark, once=True)  # the snapshot
+    mirror = {name: lake / "shop" / name / "mirror" for name in ("t", "d")}
+    assert len(_rows(spark, mirror["t"])) == 2 and len(_rows(spark, mirror["d"])) == 1
+    # a batch of no row change: the TRUNCATE and the DROP only
+    server.execute("TRUNCATE TABLE shop.t; DROP TABLE shop.d")
+    report = sync(url, lake, spark=spark, once=True)
+    assert (report.batches, report.rows) == (1, 0)
+    assert _rows(spark, mirror["t"]) == [] and _rows(spark, mirror["d"]) == []
+    # a row change, then the TRUNCATE last in the batch
+    server.execute("INSERT INTO shop.t VALUES (3, 3); TRUNCATE TABLE shop.t")
+    report = sync(url, lake, spark=spark, once=True)
+    assert (report.batches, report.rows) == (1, 1)
+    assert _rows(spark, mirror["t"]) == []
+    ops = [op for (op,) in _rows(spark, lake / "shop" / "t" / "changes", "op")]
+    assert sorted(ops) == ["c", "t", "t"]
+
+
 STREAMED = """
 CREATE DATABASE shop;
 CREATE TABLE shop.a (id INT PRIMARY KEY, v VARCHAR(20), w INT);

@@ -17,12 +17,12 @@ a clear error unless the caller names key columns, or passes ``mirror=False``
 for the change log alone; :func:`apply_batch` writes their change log alone
 and logs a warning.
 
-Exactly once: every write of batch ``version`` carries the Delta transaction id
-``(app_id, version)`` (``txnAppId``/``txnVersion``; for a MERGE as session
-settings), and Delta skips a write whose table already holds that id or a
-later one. Applying the batches in order, and a failed batch again with the
-same version, leaves every change applied once, whether the run stopped
-between two writes or after all.
+Exactly once: every write of batch ``version`` carries the mark
+``(app_id, version)`` in its commit (:mod:`binlogkit.spark.lake.marks`), and
+is skipped when its table already holds that mark or a later batch's. Applying
+the batches in order, and a failed batch again with the same version, leaves
+every change applied once, whether the run stopped between two writes or after
+all.
 """
 
 from __future__ import annotations
@@ -41,6 +41,7 @@ from binlogkit.spark import register
 from binlogkit.spark.jars import fetch_jars
 from binlogkit.spark.lake.batch import CRASH_ENV, apply_batch
 from binlogkit.spark.lake.changelog import append_log
+from binlogkit.spark.lake.marks import Mark
 from binlogkit.spark.lake.mirror import merge_mirror
 from binlogkit.spark.lake.tables import create_table
 from binlogkit.spark.source import ReadPlan
@@ -109,13 +110,14 @@ def apply_changes(
     if mirror:
         _check_key(table, key, columns)
     base = Path(lake, *table.split(".", 1))
-    append_log(changes, str(base / "changes"), app_id, version)
+    mark = Mark(app_id, version)
+    append_log(changes, str(base / "changes"), mark)
     if os.environ.get(CRASH_ENV) == str(version):
         raise RuntimeError(f"{CRASH_ENV}={version}: stopping before the MERGE")
     if mirror:
         path = str(base / "mirror")
         create_table(changes.sparkSession, path, changes.schema["after"].dataType)
-        merge_mirror(changes, path, key, app_id, version)
+        merge_mirror(changes, path, key, mark)
 
 
 def _check_key(table: str, key: Sequence[str], columns: Sequence[str]) -> None:

@@ -33,6 +33,7 @@ from pyspark.sql import SparkSession
 
 from binlogkit.binlog.frozen import frozen_dataclass
 from binlogkit.errors import BinlogError
+from binlogkit.schema.store import Position
 from binlogkit.services.replica_stream import Backoff
 from binlogkit.spark import register
 from binlogkit.spark.delta import apply_batch, with_delta
@@ -121,7 +122,9 @@ def sync(
     reader = reader.option("start", f"{start.file}:{start.pos}")
     changes = _selected(reader.option("schemaHistory", str(layout.history)), selected).load()
     sizes = file_sizes(url)
-    batches, rows = _stream(changes, layout, state, once, trigger, progress, sizes, snapshot.keys)
+    first = Position(start.file, start.pos)
+    keys = snapshot.keys
+    batches, rows = _stream(changes, layout, state, once, trigger, progress, sizes, keys, first)
     if moving:  # the stream went on from the checkpoint there: the lake's source from now on
         replace(state, source=wanted.source).save(layout.state)
     return RunReport(snapshot, batches, rows)
@@ -152,7 +155,8 @@ def apply(
     reader = session.readStream.format("binlog").option("path", folder)
     changes = _selected(reader.option("schemaHistory", str(layout.history)), selected).load()
     sizes = file_sizes(folder)
-    batches, rows = _stream(changes, layout, state, once, trigger, progress, sizes, {})
+    first = Position(None, 0)  # the folder's start
+    batches, rows = _stream(changes, layout, state, once, trigger, progress, sizes, {}, first)
     return RunReport(None, batches, rows)
 
 
@@ -254,9 +258,11 @@ def _stream(
     progress: Progress | None,
     sizes: Callable[[], Sizes],
     keys: Mapping[str, Sequence[str]],
+    first: Position,
 ) -> tuple[int, int]:
     """Run the query that applies ``changes`` to the lake (``keys``: the key of each table
-    the snapshot mirrors, for those without a primary key); the batches and rows it applied."""
+    the snapshot mirrors, for those without a primary key; ``first``: where the query's first
+    batch starts); the batches and rows it applied."""
     log = BatchLog()
     failures: list[BaseException] = []
     applied: list[int] = []
@@ -266,7 +272,8 @@ def _stream(
     def each(df: Any, batch_id: int) -> None:
         began = time.monotonic()
         try:
-            rows, newest = _apply(df, layout, state, batch_id, keys, tables)
+            span = _span(layout.checkpoint, batch_id, first)
+            rows, newest = _apply(df, layout, state, batch_id, keys, tables, span)
         except BaseException as err:
             failures.append(err)
             raise
@@ -333,8 +340,10 @@ def _apply(
     batch_id: int,
     keys: Mapping[str, Sequence[str]],
     tables: LakeTables,
+    span: tuple[Position | None, Position | None],
 ) -> tuple[int, datetime | None]:
-    """Apply one micro-batch; its row changes and newest commit time."""
+    """Apply one micro-batch (``span``: where it starts and ends); its row changes and newest
+    commit time."""
     applied = apply_batch(
         df,
         str(layout.root),
@@ -344,9 +353,36 @@ def _apply(
         scd2=state.scd2,
         keys=keys,
         tables=tables,
+        start=span[0],
+        end=span[1],
     )
     newest = None if applied.newest is None else datetime.fromtimestamp(applied.newest, UTC)
     return applied.rows, newest
+
+
+def _span(
+    checkpoint: Path, batch_id: int, first: Position
+) -> tuple[Position | None, Position | None]:
+    """Where micro-batch ``batch_id`` starts and ends in the binlog: the source's offsets the
+    query's checkpoint records for the batch before it (``first`` for the first batch) and for
+    it (written before the batch runs); None where the checkpoint has none."""
+
+    def offset(batch: int) -> Position | None:
+        path = checkpoint / "offsets" / str(batch)
+        try:
+            lines = path.read_text(encoding="utf-8").splitlines()
+        except FileNotFoundError:
+            return None
+        try:  # "v1", the batch's settings, then the source's offset
+            value = json.loads(lines[2])
+            return Position(str(value["file"]), int(value["pos"]))
+        except (IndexError, KeyError, TypeError, ValueError) as err:
+            raise BinlogError(
+                f"{path}: not a binlog source's offset ({err!r})",
+                hint="the lake's checkpoint is damaged: restore it, or start a new lake",
+            ) from None
+
+    return first if batch_id == 0 else offset(batch_id - 1), offset(batch_id)
 
 
 def _quietly(sizes: Callable[[], Sizes]) -> Callable[[], Sizes]:

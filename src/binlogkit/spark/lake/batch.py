@@ -36,6 +36,7 @@ from binlogkit.spark.lake.evolve import (
     spark_columns,
 )
 from binlogkit.spark.lake.images import typed_images
+from binlogkit.spark.lake.marks import Mark
 from binlogkit.spark.lake.mirror import merge_mirror
 from binlogkit.spark.lake.scd2 import close_all, merge_history
 from binlogkit.spark.lake.tables import (
@@ -70,6 +71,8 @@ class _Run:
     scd2: bool
     timeline: Timeline
     start: Position
+    """Where the batch begins: the source's offset (the previous batch's end: a statement
+    that ends there belongs to that batch), else its first change."""
     keys: Mapping[str, Sequence[str]]
     tables: LakeTables
     warned: set[str] = field(default_factory=set)
@@ -111,6 +114,8 @@ def apply_batch(
     scd2: bool = False,
     keys: Mapping[str, Sequence[str]] | None = None,
     tables: LakeTables | None = None,
+    start: Position | None = None,
+    end: Position | None = None,
 ) -> Applied:
     """Apply batch ``version`` of row changes (a DataFrame of ``CHANGE_SCHEMA`` rows, any
     tables) to the lake: per table a change log, a mirror (tables with a primary key, or a key
@@ -118,22 +123,29 @@ def apply_batch(
     ``scd2``, an SCD type 2 history; the columns of each change come from the schema history
     file ``history``. A batch applied before changes nothing. ``tables``: what the caller's
     earlier batches learnt of the lake's tables (:class:`LakeTables`), so that each is read
-    once per driver, not once per batch."""
+    once per driver, not once per batch.
+
+    ``start``, ``end``: where the batch begins and ends in the binlog (a streaming source's
+    offsets for it; by default its first and its last change). The DROP, RENAME and TRUNCATE
+    TABLE statements the history recorded up to ``end`` are applied with the batch, also when
+    no row change follows them in it, or when it has none."""
     spark = changes.sparkSession
     changes = changes.persist()
     try:
         spans, applied = _summary(changes)
-        if not spans:
-            return applied
         ends = [Position(f, hi) for files in spans.values() for f, (_, hi) in files.items()]
         starts = [Position(f, lo) for files in spans.values() for f, (lo, _) in files.items()]
+        if end is not None:
+            ends.append(end)
+        if not ends:
+            return applied
         run = _Run(
             Path(lake),
             app_id,
             version,
             scd2,
             Timeline(history),
-            min(starts, key=Position.key),
+            start or min(starts or ends, key=Position.key),
             dict(keys or {}),
             tables or LakeTables(spark),
         )
@@ -237,12 +249,12 @@ def _apply_segment(run: _Run, segment: _Segment) -> None:
         )
     definition = version.definition
     log_path, mirror_path, history_path = run.paths(segment.db, segment.name)
-    app_id = run.app_id if segment.index == 0 else f"{run.app_id}+{segment.index}"
+    mark = Mark(run.app_id, run.version, str(segment.index) if segment.index else "")
     with _cached(typed_images(segment.rows, spark_columns(definition), table)) as typed:
         key = definition.primary_key or tuple(run.keys.get(table, ()))
         versions = run.timeline.of(segment.db, segment.name)
         steps = _mirror_steps(run.tables, table, mirror_path, versions, version) if key else None
-        append_log(typed, log_path, app_id, run.version, run.tables)
+        append_log(typed, log_path, mark, run.tables)
         if os.environ.get(CRASH_ENV) == str(run.version):
             raise RuntimeError(f"{CRASH_ENV}={run.version}: stopping before the mirror")
         if steps is None:
@@ -258,9 +270,9 @@ def _apply_segment(run: _Run, segment: _Segment) -> None:
             )
         elif steps:
             _follow(run.tables, mirror_path, steps, version.at, history_path if run.scd2 else None)
-        merge_mirror(typed, mirror_path, key, app_id, run.version)
+        merge_mirror(typed, mirror_path, key, mark)
         if run.scd2:
-            merge_history(typed, history_path, table, key, app_id, run.version)
+            merge_history(typed, history_path, table, key, mark)
 
 
 @contextmanager
@@ -415,7 +427,7 @@ def _unknown_after(unknown: dict[str, str], plan: Plan) -> dict[str, str]:
 def _truncate(run: _Run, versions: Sequence[Version], truncated: Version) -> None:
     """A truncation, once: its change log row, then the mirror brought up to it (emptied).
     A mirror past it was truncated before; a table without a mirror gets the change log row
-    only for a truncation within the batch's changes."""
+    only for a truncation within the batch."""
     assert truncated.definition is not None
     table = str(truncated.definition.table_name)
     log_path, mirror, history = run.paths(truncated.definition.db, truncated.definition.name)
@@ -425,10 +437,10 @@ def _truncate(run: _Run, versions: Sequence[Version], truncated: Version) -> Non
         steps = _mirror_steps(run.tables, table, mirror, versions, truncated)
         if not isinstance(steps, list) or not steps:
             return  # done before
-        log_truncate(spark, log_path, truncated, run.app_id)
+        log_truncate(spark, log_path, truncated, Mark(run.app_id, run.version))
         _follow(run.tables, mirror, steps, truncated.at, history if run.scd2 else None)
-    elif truncated.at.key() >= run.start.key() and run.tables.exists(log_path):
-        log_truncate(spark, log_path, truncated, run.app_id)
+    elif truncated.at.key() > run.start.key() and run.tables.exists(log_path):
+        log_truncate(spark, log_path, truncated, Mark(run.app_id, run.version))
 
 
 # -- DROP / RENAME TABLE -------------------------------------------------------------------
@@ -452,7 +464,7 @@ def _drop(spark: Any, run: _Run, versions: Sequence[Version], dropped: Version) 
         return
     text = run.tables.properties(mirror).get(DEFINITION)
     if text is None:
-        if dropped.at.key() < run.start.key():
+        if dropped.at.key() <= run.start.key():
             return  # a snapshot's mirror: a table of that name dropped before it was taken
     elif Position(**json.loads(text)).key() >= dropped.at.key():
         return

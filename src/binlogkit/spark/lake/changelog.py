@@ -14,19 +14,20 @@ from typing import Any
 
 from pyspark.sql import functions as F
 
+from binlogkit.spark.lake.marks import Mark, holds, marked
 from binlogkit.spark.lake.tables import LakeTables
 
 __all__ = ["append_log"]
 
 
-def append_log(
-    changes: Any, path: str, app_id: str, version: int, tables: LakeTables | None = None
-) -> None:
+def append_log(changes: Any, path: str, mark: Mark, tables: LakeTables | None = None) -> None:
     """Append typed row changes to the change log at ``path`` (created if ``tables`` does not
-    know it); skipped when the log holds ``(app_id, version)`` (or a later version of
-    ``app_id``) already."""
+    know it) as the write ``mark``; skipped when the log holds it already."""
     day = F.to_date(F.coalesce(F.col("commit_ts"), F.col("ts")))
     rows = changes.withColumn("date", day)
     (tables or LakeTables(changes.sparkSession)).create(path, rows.schema, partition="date")
+    if holds(path, mark):
+        return
     writer = rows.write.format("delta").mode("append").option("mergeSchema", "true")
-    writer.option("txnAppId", app_id).option("txnVersion", version).save(path)
+    with marked(changes.sparkSession, mark):
+        writer.save(path)

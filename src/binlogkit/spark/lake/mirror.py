@@ -14,7 +14,8 @@ from delta.tables import DeltaTable
 from pyspark.sql import Column, Window
 from pyspark.sql import functions as F
 
-from binlogkit.spark.lake.tables import quote, transaction
+from binlogkit.spark.lake.marks import Mark, holds, marked
+from binlogkit.spark.lake.tables import quote
 
 __all__ = ["ORDER", "merge_mirror"]
 
@@ -41,9 +42,11 @@ def _latest(changes: Any, key: Sequence[str]) -> Any:
     return both.where(F.col(RANK) == 1).drop(RANK)
 
 
-def merge_mirror(changes: Any, path: str, key: Sequence[str], app_id: str, version: int) -> None:
-    """MERGE typed row changes into the mirror at ``path`` (which has their image's columns);
-    skipped when the mirror holds ``(app_id, version)`` already."""
+def merge_mirror(changes: Any, path: str, key: Sequence[str], mark: Mark) -> None:
+    """MERGE typed row changes into the mirror at ``path`` (which has their image's columns) as
+    the write ``mark``; skipped when the mirror holds it already."""
+    if holds(path, mark):
+        return
     spark = changes.sparkSession
     image = changes.schema["after"].dataType
     values: dict[str, str | Column] = {quote(c): f"s.{quote(c)}" for c in image.fieldNames()}
@@ -51,5 +54,5 @@ def merge_mirror(changes: Any, path: str, key: Sequence[str], app_id: str, versi
     merge = DeltaTable.forPath(spark, path).alias("t").merge(_latest(changes, key).alias("s"), on)
     merge = merge.whenMatchedDelete(f"s.{STEP}.deleted").whenMatchedUpdate(set=values)
     merge = merge.whenNotMatchedInsert(condition=f"NOT s.{STEP}.deleted", values=values)
-    with transaction(spark, app_id, version):
+    with marked(spark, mark):
         merge.execute()

@@ -39,7 +39,8 @@ from binlogkit.errors import BinlogError
 from binlogkit.schema.model import fold_column
 from binlogkit.schema.store import Position
 from binlogkit.spark.lake.evolve import delta_widens
-from binlogkit.spark.lake.tables import create_table, exists, quote, transaction
+from binlogkit.spark.lake.marks import Mark, holds, marked
+from binlogkit.spark.lake.tables import create_table, exists, quote
 
 __all__ = ["SCD2_COLUMNS", "close_all", "merge_history"]
 
@@ -140,17 +141,17 @@ def _evolve(spark: Any, path: str, schema: StructType, table: str) -> None:
         spark.sql(f"ALTER TABLE {target} ADD COLUMNS ({', '.join(adds)})")
 
 
-def merge_history(
-    changes: Any, path: str, table: str, key: Sequence[str], app_id: str, version: int
-) -> None:
-    """Record typed row changes as versions in the history at ``path``; skipped when it holds
-    ``(app_id, version)`` already."""
+def merge_history(changes: Any, path: str, table: str, key: Sequence[str], mark: Mark) -> None:
+    """Record typed row changes as versions in the history at ``path``, as the write ``mark``;
+    skipped when it holds that write already."""
     spark = changes.sparkSession
     schema = _schema(changes)
     if exists(spark, path):
         _evolve(spark, path, schema, table)
     else:
         create_table(spark, path, schema)
+    if holds(path, mark):
+        return
     columns = changes.schema["after"].dataType.fieldNames()
     source = _versions(changes, key, columns)
     on = " AND ".join(
@@ -160,7 +161,7 @@ def merge_history(
     merge = DeltaTable.forPath(spark, path).alias("t").merge(source.alias("s"), on)
     merge = merge.whenMatchedUpdate(set={"valid_to": "s.valid_to", "is_current": "false"})
     merge = merge.whenNotMatchedInsert(condition=f"s.{KIND} = 'open'", values=inserted)
-    with transaction(spark, app_id, version):
+    with marked(spark, mark):
         merge.execute()
 
 

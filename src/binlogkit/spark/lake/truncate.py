@@ -13,12 +13,14 @@ removes rows the mirror cannot tell apart: it stops the table.
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
 from binlogkit.errors import BinlogError
 from binlogkit.spark.lake.changelog import append_log
 from binlogkit.spark.lake.evolve import spark_columns
+from binlogkit.spark.lake.marks import Mark
 from binlogkit.spark.lake.scd2 import close_all
 from binlogkit.spark.lake.tables import LakeTables, quote, resnapshot_hint
 from binlogkit.spark.lake.timeline import Version
@@ -49,11 +51,11 @@ def empty_mirror(tables: LakeTables, mirror: str, history: str | None, version: 
     tables.spark.sql(f"DELETE FROM delta.{quote(mirror)}")
 
 
-def log_truncate(spark: Any, path: str, version: Version, app_id: str) -> None:
+def log_truncate(spark: Any, path: str, version: Version, batch: Mark) -> None:
     """Append the change log row of a truncation: op ``t``, no images, ``pos`` and
     ``next_pos`` the history's position of the statement (just past it), ``ts`` its time
     (the epoch where the history has none), ``server_id`` 0 (not recorded). Once: the write
-    carries the transaction id ``(app_id:truncate:file:pos, 0)``."""
+    is ``batch``'s step ``truncate:FILE:POS``."""
     assert version.definition is not None
     at = version.at
     schema = typed_schema(spark_columns(version.definition))
@@ -72,4 +74,4 @@ def log_truncate(spark: Any, path: str, version: Version, app_id: str) -> None:
         row=0,
     )
     frame = spark.createDataFrame([tuple(row.values())], schema)
-    append_log(frame, path, f"{app_id}:truncate:{row['file']}:{at.pos}", 0)
+    append_log(frame, path, replace(batch, step=f"truncate:{row['file']}:{at.pos}"))
