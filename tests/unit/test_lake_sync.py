@@ -13,7 +13,13 @@ from binlogkit.errors import BinlogError, ConnectionLost, ServerError
 from binlogkit.spark.lake_status import LakeStatus, TableStatus, committed_offset
 from binlogkit.spark.query_errors import query_error, restartable
 from binlogkit.spark.sync_progress import AppliedBatch, BatchLog, bytes_behind, describe
-from binlogkit.spark.sync_state import LakeLayout, SyncState, redact_url, source_address
+from binlogkit.spark.sync_state import (
+    LakeLayout,
+    SyncState,
+    batch_offset,
+    redact_url,
+    source_address,
+)
 
 
 def test_redact_url_drops_the_password_only() -> None:
@@ -212,3 +218,15 @@ def test_status_text_says_how_far_the_snapshot_and_the_stream_got() -> None:
         "  shop.n: no mirror, 2 changes, last commit -",
     ]
     assert found.to_json()["tables"][0]["last_commit"] == "2026-01-02T03:04:05+00:00"
+
+
+def test_batch_offset_reads_a_batchs_end_and_names_a_damaged_file(tmp_path: Path) -> None:
+    assert batch_offset(tmp_path, 0) is None
+    (tmp_path / "offsets").mkdir()
+    offset = json.dumps({"file": "bin.000001", "pos": 4})
+    (tmp_path / "offsets" / "0").write_text(f'v1\n{{"batchWatermarkMs":0}}\n{offset}')
+    assert batch_offset(tmp_path, 0) == {"file": "bin.000001", "pos": 4}
+    for damaged in ("v1\n{}", 'v1\n{}\n{"file": "bin.0', "v1\n{}\n[4]"):
+        (tmp_path / "offsets" / "1").write_text(damaged)
+        with pytest.raises(BinlogError, match=r"offsets/1: not a binlog source's offset"):
+            batch_offset(tmp_path, 1)

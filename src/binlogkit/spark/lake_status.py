@@ -16,7 +16,7 @@ from typing import Any
 
 from binlogkit.binlog.frozen import frozen_dataclass
 from binlogkit.errors import BinlogError
-from binlogkit.spark.sync_state import LakeLayout, SyncState
+from binlogkit.spark.sync_state import LakeLayout, SyncState, batch_offset
 
 __all__ = ["LakeStatus", "TableStatus", "committed_offset", "status"]
 
@@ -83,9 +83,7 @@ def committed_offset(checkpoint: Path) -> tuple[int, dict[str, Any] | None]:
     if not commits:
         return 0, None
     last = max(commits)
-    lines = (checkpoint / "offsets" / str(last)).read_text(encoding="utf-8").splitlines()
-    offset: dict[str, Any] = json.loads(lines[-1])
-    return last + 1, offset
+    return last + 1, batch_offset(checkpoint, last)
 
 
 def status(lake: str | Path, *, spark: Any = None) -> LakeStatus:

@@ -41,7 +41,13 @@ from binlogkit.spark.jars import fetch_jars
 from binlogkit.spark.lake.tables import LakeTables
 from binlogkit.spark.query_errors import query_error, restartable
 from binlogkit.spark.sync_progress import AppliedBatch, BatchLog, Sizes, file_sizes
-from binlogkit.spark.sync_state import LakeLayout, SyncState, redact_url, source_address
+from binlogkit.spark.sync_state import (
+    LakeLayout,
+    SyncState,
+    batch_offset,
+    redact_url,
+    source_address,
+)
 
 __all__ = ["JARS_ENV", "KILL_ENV", "SYSTEM_TABLES", "RunReport", "apply", "lake_session", "sync"]
 
@@ -368,17 +374,12 @@ def _span(
     it (written before the batch runs); None where the checkpoint has none."""
 
     def offset(batch: int) -> Position | None:
-        path = checkpoint / "offsets" / str(batch)
+        found = batch_offset(checkpoint, batch)
         try:
-            lines = path.read_text(encoding="utf-8").splitlines()
-        except FileNotFoundError:
-            return None
-        try:  # "v1", the batch's settings, then the source's offset
-            value = json.loads(lines[2])
-            return Position(str(value["file"]), int(value["pos"]))
-        except (IndexError, KeyError, TypeError, ValueError) as err:
+            return None if found is None else Position(str(found["file"]), int(found["pos"]))
+        except (KeyError, TypeError, ValueError) as err:
             raise BinlogError(
-                f"{path}: not a binlog source's offset ({err!r})",
+                f"{checkpoint}: batch {batch}'s offset names no binlog position ({err!r})",
                 hint="the lake's checkpoint is damaged: restore it, or start a new lake",
             ) from None
 

@@ -27,6 +27,26 @@ META = "_binlogkit"
 """The lake's folder of binlogkit's own files, beside the ``db`` folders."""
 
 
+def batch_offset(checkpoint: Path, batch: int) -> dict[str, Any] | None:
+    """The source offset a streaming query's ``checkpoint`` records for micro-batch ``batch``
+    (where it ends; written before the batch runs), None when it has none."""
+    path = checkpoint / "offsets" / str(batch)
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except FileNotFoundError:
+        return None
+    try:  # "v1", the batch's settings, then the source's offset
+        offset = json.loads(lines[2])
+    except (IndexError, ValueError) as err:
+        offset = err
+    if not isinstance(offset, dict):
+        raise BinlogError(
+            f"{path}: not a binlog source's offset ({offset!r})",
+            hint="the lake's checkpoint is damaged: restore it, or start a new lake",
+        )
+    return offset
+
+
 @frozen_dataclass
 class LakeLayout:
     """The paths of a lake (see ``docs/lakehouse.md``)."""
