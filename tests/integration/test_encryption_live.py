@@ -5,10 +5,12 @@
   and ``binlogkit dump --key-file`` prints the events after START_ENCRYPTION
   exactly as ``mariadb-binlog --read-from-remote-server`` (the server
   decrypting) does.
-- Write: a binlog binlogkit writes encrypted with the same key file, put into
-  the server's binlog folder and index while it is stopped, is read by the
-  server (``mariadb-binlog --read-from-remote-server`` through it) and its
-  rows, applied with ``| mariadb``, are the rows written.
+- Write: a binlog binlogkit writes encrypted with the same key file (left in
+  use, continued by ``BinlogWriter.open`` and a transaction inserted into it
+  by ``insert_events``), put into the server's binlog folder and index while
+  it is stopped, is read by the server (``SHOW BINLOG EVENTS`` and
+  ``mariadb-binlog --read-from-remote-server`` through it) and its rows,
+  applied with ``| mariadb``, are the rows written.
 
 Both for the key plugin's AES_CBC (a plain key file) and AES_CTR (the key
 file encrypted by ``openssl enc``, the server given its secret as
@@ -29,18 +31,16 @@ from pathlib import Path
 import pytest
 from dump_compare import local_time_zone, our_run
 from encrypted_corpus import OLD_KEYS, OLD_MARIADB, per_file, remote_sections
+from encrypted_writes import transaction_events, w_row, write_rows
 
 import binlogkit
-from binlogkit.binlog.constants import MAGIC, ColumnType, EventFlag, EventType
-from binlogkit.binlog.events.table_map import OptionalMetadataType, TableMapEvent
+from binlogkit.binlog.constants import MAGIC, EventFlag
 from binlogkit.binlog.header import FLAGS_OFFSET
 from binlogkit.binlog.info import list_events
-from binlogkit.binlog.rows.columns import ColumnInfo
 from binlogkit.binlog.rows.plan import RowChange
-from binlogkit.gtid import MariaGtid
 from binlogkit.io.key_files import BinlogEncryption
 from binlogkit.sandbox import MariaDBSandbox
-from binlogkit.writer import BinlogWriter
+from binlogkit.writer import BinlogWriter, insert_events
 
 KEYS = "# the binlog key is 1\n1;" + "a7" * 32 + "\n2;" + "49" * 16 + "\n"
 WORKLOAD = """
@@ -52,11 +52,6 @@ DELETE FROM e.t WHERE id = 2;
 INSERT INTO e.t SELECT seq, REPEAT('x', seq % 40), seq / 7 FROM seq_10_to_300;
 CREATE TABLE e.w (id INT NOT NULL PRIMARY KEY, name VARCHAR(20)) ENGINE=InnoDB;
 """
-CT = ColumnType
-W_COLUMNS = [
-    ColumnInfo(0, CT.LONG, CT.LONG, 0, False),
-    ColumnInfo(1, CT.VARCHAR, CT.VARCHAR, 80, True),  # VARCHAR(20), utf8mb4: 80 bytes
-]
 
 
 def _remote(server: MariaDBSandbox, *args: str) -> subprocess.CompletedProcess[bytes]:
@@ -151,35 +146,28 @@ def test_encrypted_binlogs_both_ways(
     applied = subprocess.run(server.client_command(), input=sent.stdout, capture_output=True)
     assert applied.returncode == 0, applied.stderr
     assert server.query("SELECT id, name FROM e.w ORDER BY id") == [
-        (str(i), f"n{i}" if i % 3 else None) for i in range(1, 201)
+        (str(i), None if (v := w_row(i)["name"]) is None else str(v)) for i in range(1, 201)
     ]
     with binlogkit.open(str(target), key_file=keys, filekey=filekey) as events:
         assert sum(len(getattr(e, "rows", ())) for e in events) == 200
 
 
 def _write_encrypted(folder: Path, keys: Path, filekey: str | None, algorithm: str) -> Path:
-    """A binlog of 200 rows into e.w, encrypted with the binlog key of ``keys``."""
+    """A binlog of 200 rows into e.w, encrypted with the binlog key of ``keys``: rows 1-100
+    written, the file left in use and continued with rows 151-200, then rows 101-150
+    inserted between the two transactions."""
     cipher = "ctr" if algorithm == "AES_CTR" else "cbc"
     encryption = BinlogEncryption.from_key_file(keys, filekey=filekey, algorithm=cipher)
-    with BinlogWriter.create(folder, "w-bin", encryption=encryption) as writer:
-        table = TableMapEvent.build(
-            writer.header(EventType.TABLE_MAP),
-            90,
-            "e",
-            "w",
-            W_COLUMNS,
-            optional_fields=[
-                (OptionalMetadataType.DEFAULT_CHARSET, (45, ())),
-                (OptionalMetadataType.COLUMN_NAME, ("id", "name")),
-            ],
-            server_version=writer.current.fmt.server_version,
-        )
-        rows = [{"id": i, "name": f"n{i}" if i % 3 else None} for i in range(1, 201)]
-        for n in range(2):
-            with writer.transaction(MariaGtid(0, 7, n + 1), xid=n + 1) as tx:
-                part = rows[n * 100 : (n + 1) * 100]
-                tx.rows(table, "insert", [RowChange(None, row) for row in part])
-    return folder / "w-bin.000001"
+    writer = BinlogWriter.create(folder, "w-bin", encryption=encryption)
+    write_rows(writer, 1, range(1, 101))
+    between = writer.position
+    writer.abandon()
+    with BinlogWriter.open(folder, "w-bin", encryption=encryption) as again:
+        write_rows(again, 3, range(151, 201))
+    path = folder / "w-bin.000001"
+    inserted = transaction_events(folder / "tx", 2, range(101, 151))
+    insert_events(path, between, inserted, encryption=encryption)
+    return path
 
 
 def test_mariadb_10_2_encrypted_binlog_as_the_server_reads_it(
