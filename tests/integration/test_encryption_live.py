@@ -17,6 +17,10 @@ file encrypted by ``openssl enc``, the server given its secret as
 ``file_key_management_filekey``, and its events compressed too:
 ``log_bin_compress``, compressed before they are encrypted).
 
+- Served: ``binlogkit serve --key-file`` over a copy of the server's encrypted
+  binlogs sends them as the server does (``mariadb-binlog -R`` prints the
+  same through both), and a real replica of it ends with the primary's tables.
+
 - Old files: the corpus' MariaDB 10.2 encrypted binlog, put into a server
   started with its test's key file, is listed and dumped by the server as
   binlogkit lists and dumps it.
@@ -25,6 +29,7 @@ file encrypted by ``openssl enc``, the server given its secret as
 from __future__ import annotations
 
 import subprocess
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -32,14 +37,20 @@ import pytest
 from dump_compare import local_time_zone, our_run
 from encrypted_corpus import OLD_KEYS, OLD_MARIADB, per_file, remote_sections
 from encrypted_writes import transaction_events, w_row, write_rows
+from test_binlog_server_replica_live import PASSWORD, change_master, served_copy
+from workload_tables import snapshot
 
 import binlogkit
 from binlogkit.binlog.constants import MAGIC, EventFlag
 from binlogkit.binlog.header import FLAGS_OFFSET
 from binlogkit.binlog.info import list_events
 from binlogkit.binlog.rows.plan import RowChange
-from binlogkit.io.key_files import BinlogEncryption
+from binlogkit.io.key_files import BinlogEncryption, read_key_file
+from binlogkit.protocol.auth.base import Secret
 from binlogkit.sandbox import MariaDBSandbox
+from binlogkit.sandbox.workload import run_workload
+from binlogkit.services.binlog_directory import BinlogDirectory
+from binlogkit.services.binlog_server import BinlogServer, BinlogServerThread, User
 from binlogkit.writer import BinlogWriter, insert_events
 
 KEYS = "# the binlog key is 1\n1;" + "a7" * 32 + "\n2;" + "49" * 16 + "\n"
@@ -205,3 +216,48 @@ def test_mariadb_10_2_encrypted_binlog_as_the_server_reads_it(
         dump = our_run("-vv", "--base64-output=decode-rows", "--key-file", str(keys), str(target))
     want = remote_sections(remote.stdout.decode("utf-8", "surrogateescape"))
     assert [events for _, events in per_file(dump.decode("utf-8", "surrogateescape"))] == want
+
+
+def test_serve_encrypted_binlogs_to_a_replica(
+    mariadb_factory: Callable[..., MariaDBSandbox], tmp_path: Path
+) -> None:
+    """``binlogkit serve --key-file``: the binlogs of a primary with ``encrypt_binlog``,
+    served by binlogkit from a folder, reach ``mariadb-binlog -R`` exactly as the primary
+    sends them (decrypted, START_ENCRYPTION flagged ignorable), and a real replica
+    replicating from binlogkit ends with the primary's tables."""
+    keys = tmp_path / "keys.txt"
+    keys.write_text(KEYS)
+    primary = mariadb_factory(
+        "serve-encrypted",
+        plugin_load_add="file_key_management",
+        file_key_management_filename=str(keys),
+        encrypt_binlog="ON",
+    )
+    replica = mariadb_factory("serve-encrypted-replica", server_id=5)
+    workload = run_workload(primary)
+    files = primary.flush_binlogs()
+    folder = served_copy(files, tmp_path / "served")
+    directory = BinlogDirectory(folder, read_key_file(keys))
+    server = BinlogServer(directory, [User("repl", Secret(PASSWORD))], server_id=1)
+    with BinlogServerThread(server):
+        for path in files[:2]:
+            args = ["--base64-output=decode-rows", "-vv", path.name]
+            ours = _remote_tcp(server.port, *args)
+            theirs = _remote(primary, *args)
+            assert ours.returncode == theirs.returncode == 0, ours.stderr
+            assert ours.stdout == theirs.stdout and b"Start_encryption" in ours.stdout
+        replica.execute(f"{change_master(server.port)}; START SLAVE")
+        at_end = primary.gtid_binlog_pos
+        deadline = time.monotonic() + 60
+        while replica.query("SELECT @@gtid_slave_pos")[0][0] != at_end:
+            assert time.monotonic() < deadline, replica.replica_status()
+            time.sleep(0.1)
+        replica.execute("STOP SLAVE")
+    assert snapshot(replica, workload) == snapshot(primary, workload)
+
+
+def _remote_tcp(port: int, *args: str) -> subprocess.CompletedProcess[bytes]:
+    """``mariadb-binlog -R`` from binlogkit's server on ``port``."""
+    command = ["mariadb-binlog", "--no-defaults", "-R", "--host=127.0.0.1", f"--port={port}"]
+    credentials = ["--user=repl", f"--password={PASSWORD}"]
+    return subprocess.run([*command, *credentials, *args], capture_output=True, check=False)

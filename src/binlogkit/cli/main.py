@@ -192,21 +192,26 @@ def binlog_files(command: F) -> F:
     )(command)
 
 
-def read_modes(command: F) -> F:
-    """Decorator: ``--follow``, ``--skip-corrupt``, ``--key-file`` and ``--filekey``;
-    :func:`read_options` turns them into :func:`binlogkit.open` options."""
+def key_options(command: F) -> F:
+    """Decorator: ``--key-file`` and ``--filekey``, the keys of encrypted binlogs."""
     command = click.option(
         "--filekey",
         metavar="SECRET",
         help="The secret of an encrypted --key-file (file_key_management_filekey; "
         "FILE:path reads it from a file).",
     )(command)
-    command = click.option(
+    return click.option(
         "--key-file",
         type=click.Path(dir_okay=False),
         help="Decrypt encrypted binlogs: MariaDB's file_key_management key file "
         "or MySQL's keyring_file.",
     )(command)
+
+
+def read_modes(command: F) -> F:
+    """Decorator: ``--follow``, ``--skip-corrupt``, ``--key-file`` and ``--filekey``;
+    :func:`read_options` turns them into :func:`binlogkit.open` options."""
+    command = key_options(command)
     command = click.option(
         "--skip-corrupt",
         is_flag=True,
