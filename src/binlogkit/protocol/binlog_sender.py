@@ -729,9 +729,7 @@ class DumpSender:
             elif self._after_fde and self._follows_fde(frame, code, out):
                 pass
             elif code == EventType.MARIADB_START_ENCRYPTION:
-                if not self.decrypted:
-                    raise _Refusal(f"{self.file} is encrypted: serve it with its key file")
-                self.position = frame.header.offset + len(frame.raw)  # not sent
+                self.position = frame.header.offset + len(frame.raw)  # not sent, as MariaDB
             else:
                 out += self._event(frame, code)
                 if self._until_reached:
@@ -768,10 +766,7 @@ class DumpSender:
             struct.pack_into("<I", raw, _FDE_CREATED, 0)  # keep the replica's temporary tables
         self._fde_sent = True
         self.position = frame.header.offset + len(frame.raw)
-        if self.decrypted:
-            self._after_fde = True  # a START_ENCRYPTION may come before the start
-        else:
-            self._skip_to_start()
+        self._after_fde = True  # a START_ENCRYPTION may come before the start
         return self._packet(
             _resum(raw, self._crc), frame.header.offset, EventType.FORMAT_DESCRIPTION, ack=False
         )
@@ -783,10 +778,13 @@ class DumpSender:
             self._read_offset = self.position = self._start
 
     def _follows_fde(self, frame: Frame, code: int, out: list[Outgoing]) -> bool:
-        """The event after the format description of a decrypted binlog: START_ENCRYPTION
-        goes out IGNORABLE, then the dump goes on at its start. True: ``frame`` is done."""
+        """The event after the format description: a START_ENCRYPTION goes out IGNORABLE
+        (refused when the binlog is not decrypted), then the dump goes on at its start.
+        True: ``frame`` is done."""
         self._after_fde = False
         if code == EventType.MARIADB_START_ENCRYPTION:
+            if not self.decrypted:
+                raise _Refusal(f"{self.file} is encrypted: serve it with its key file")
             raw = bytearray(frame.raw)
             flags = struct.unpack_from("<H", raw, FLAGS_OFFSET)[0] | EventFlag.IGNORABLE
             struct.pack_into("<H", raw, FLAGS_OFFSET, flags)

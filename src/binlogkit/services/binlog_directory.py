@@ -27,7 +27,7 @@ from binlogkit.binlog.context import DecodeContext
 from binlogkit.binlog.decoder import decode_frame
 from binlogkit.binlog.framing import EventFramer, Frame, Signal
 from binlogkit.binlog.header import EVENT_SIZE_OFFSET, V4_HEADER_LENGTH
-from binlogkit.errors import BinlogError
+from binlogkit.errors import BinlogError, EncryptedBinlogError
 from binlogkit.gtid import GtidSet, MariaGtidList
 from binlogkit.io.binlog_index import binlog_order, find_index, read_index, split_binlog_name
 from binlogkit.io.streams import FileInputStream
@@ -166,10 +166,14 @@ class BinlogDirectory:
         framer = self.framer(name)
         framer.receive_data(data)
         frames: list[Frame] = []
-        while len(frames) < 4 and not isinstance(frame := framer.next_frame(), Signal):
-            frames.append(frame)
+        encrypted = False
+        try:
+            while len(frames) < 4 and not isinstance(frame := framer.next_frame(), Signal):
+                frames.append(frame)
+        except EncryptedBinlogError:  # no key: the dump sender refuses the file
+            encrypted = True
         head = _Head(len(data), tuple(frames))
-        if len(frames) == 4 or len(data) == _HEAD_BYTES:
+        if len(frames) == 4 or len(data) == _HEAD_BYTES or encrypted:
             self._heads[name] = head
         return head
 
