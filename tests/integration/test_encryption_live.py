@@ -17,9 +17,11 @@ file encrypted by ``openssl enc``, the server given its secret as
 ``file_key_management_filekey``, and its events compressed too:
 ``log_bin_compress``, compressed before they are encrypted).
 
-- Served: ``binlogkit serve --key-file`` over a copy of the server's encrypted
-  binlogs sends them as the server does (``mariadb-binlog -R`` prints the
-  same through both), and a real replica of it ends with the primary's tables.
+- Relayed and served: ``binlogkit relay --encrypt-key-file`` copies the
+  server's encrypted binlogs byte for byte; ``binlogkit serve --key-file``
+  over the copy sends them as the server does (``mariadb-binlog -R`` prints
+  the same through both), and a real replica of it ends with the primary's
+  tables.
 
 - Old files: the corpus' MariaDB 10.2 encrypted binlog, put into a server
   started with its test's key file, is listed and dumped by the server as
@@ -37,7 +39,7 @@ import pytest
 from dump_compare import local_time_zone, our_run
 from encrypted_corpus import OLD_KEYS, OLD_MARIADB, per_file, remote_sections
 from encrypted_writes import transaction_events, w_row, write_rows
-from test_binlog_server_replica_live import PASSWORD, change_master, served_copy
+from test_binlog_server_replica_live import PASSWORD, change_master
 from workload_tables import snapshot
 
 import binlogkit
@@ -45,12 +47,14 @@ from binlogkit.binlog.constants import MAGIC, EventFlag
 from binlogkit.binlog.header import FLAGS_OFFSET
 from binlogkit.binlog.info import list_events
 from binlogkit.binlog.rows.plan import RowChange
+from binlogkit.io.binlog_index import read_index
 from binlogkit.io.key_files import BinlogEncryption, read_key_file
 from binlogkit.protocol.auth.base import Secret
 from binlogkit.sandbox import MariaDBSandbox
-from binlogkit.sandbox.workload import run_workload
+from binlogkit.sandbox.workload import build_workload
 from binlogkit.services.binlog_directory import BinlogDirectory
 from binlogkit.services.binlog_server import BinlogServer, BinlogServerThread, User
+from binlogkit.services.relay import BinlogRelay, RelayError
 from binlogkit.writer import BinlogWriter, insert_events
 
 KEYS = "# the binlog key is 1\n1;" + "a7" * 32 + "\n2;" + "49" * 16 + "\n"
@@ -218,25 +222,47 @@ def test_mariadb_10_2_encrypted_binlog_as_the_server_reads_it(
     assert [events for _, events in per_file(dump.decode("utf-8", "surrogateescape"))] == want
 
 
-def test_serve_encrypted_binlogs_to_a_replica(
+def test_relay_and_serve_encrypted_binlogs_to_a_replica(
     mariadb_factory: Callable[..., MariaDBSandbox], tmp_path: Path
 ) -> None:
-    """``binlogkit serve --key-file``: the binlogs of a primary with ``encrypt_binlog``,
-    served by binlogkit from a folder, reach ``mariadb-binlog -R`` exactly as the primary
-    sends them (decrypted, START_ENCRYPTION flagged ignorable), and a real replica
-    replicating from binlogkit ends with the primary's tables."""
+    """A primary with ``encrypt_binlog`` -> ``binlogkit relay --encrypt-key-file`` (run twice:
+    the second run resumes mid-file) -> ``binlogkit serve --key-file`` -> a real replica.
+    The relay's copy is the primary's files byte for byte (refused without the key); what
+    binlogkit serves reaches ``mariadb-binlog -R`` exactly as the primary sends it
+    (decrypted, START_ENCRYPTION flagged ignorable); the replica ends with the primary's
+    tables."""
     keys = tmp_path / "keys.txt"
     keys.write_text(KEYS)
     primary = mariadb_factory(
-        "serve-encrypted",
+        "relay-encrypted",
         plugin_load_add="file_key_management",
         file_key_management_filename=str(keys),
         encrypt_binlog="ON",
     )
-    replica = mariadb_factory("serve-encrypted-replica", server_id=5)
-    workload = run_workload(primary)
-    files = primary.flush_binlogs()
-    folder = served_copy(files, tmp_path / "served")
+    replica = mariadb_factory("relay-encrypted-replica", server_id=5)
+    primary.execute(
+        "SET sql_log_bin = 0; CREATE USER 'relay'@'127.0.0.1'; "
+        "GRANT REPLICATION SLAVE, BINLOG MONITOR ON *.* TO 'relay'@'127.0.0.1'"
+    )
+    url = f"mariadb://relay@127.0.0.1:{primary.port}"
+    with pytest.raises(RelayError, match="the copy needs its binlog key") as err:
+        BinlogRelay(url, tmp_path / "no-key", blocking=False).run()
+    assert err.value.event_type == "START_ENCRYPTION"
+    workload = build_workload()
+    half = len(workload.statements) // 2
+    folder = tmp_path / "relayed"
+    encryption = BinlogEncryption.from_key_file(keys)
+    for statements in (workload.statements[:half], workload.statements[half:]):
+        primary.execute(workload.script_of(statements))
+        primary.flush_binlogs()
+        BinlogRelay(url, folder, blocking=False, encryption=encryption).run()
+    files = primary.binlog_files()
+    copies = read_index(folder / "mysql-bin.index")
+    assert copies == [f.name for f in files]
+    for path in files[:-1]:
+        assert (folder / path.name).read_bytes() == path.read_bytes(), path.name
+    assert files[-1].read_bytes().startswith((folder / files[-1].name).read_bytes())
+
     directory = BinlogDirectory(folder, read_key_file(keys))
     server = BinlogServer(directory, [User("repl", Secret(PASSWORD))], server_id=1)
     with BinlogServerThread(server):
