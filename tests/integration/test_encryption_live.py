@@ -31,7 +31,6 @@ file encrypted by ``openssl enc``, the server given its secret as
 from __future__ import annotations
 
 import subprocess
-import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -39,7 +38,7 @@ import pytest
 from dump_compare import local_time_zone, our_run
 from encrypted_corpus import OLD_KEYS, OLD_MARIADB, per_file, remote_sections
 from encrypted_writes import transaction_events, w_row, write_rows
-from test_binlog_server_replica_live import PASSWORD, change_master
+from test_binlog_server_replica_live import PASSWORD, change_master, wait_applied
 from workload_tables import snapshot
 
 import binlogkit
@@ -273,11 +272,7 @@ def test_relay_and_serve_encrypted_binlogs_to_a_replica(
             assert ours.returncode == theirs.returncode == 0, ours.stderr
             assert ours.stdout == theirs.stdout and b"Start_encryption" in ours.stdout
         replica.execute(f"{change_master(server.port)}; START SLAVE")
-        at_end = primary.gtid_binlog_pos
-        deadline = time.monotonic() + 60
-        while replica.query("SELECT @@gtid_slave_pos")[0][0] != at_end:
-            assert time.monotonic() < deadline, replica.replica_status()
-            time.sleep(0.1)
+        wait_applied(replica, primary.gtid_binlog_pos)
         replica.execute("STOP SLAVE")
     assert snapshot(replica, workload) == snapshot(primary, workload)
 

@@ -8,13 +8,14 @@ from typing import TYPE_CHECKING
 from binlogkit.binlog.context import FormatContext
 from binlogkit.binlog.framing import EventFramer, Frame
 from binlogkit.binlog.frozen import frozen_dataclass
+from binlogkit.errors import EncryptedBinlogError
 from binlogkit.io.streams import FileInputStream
 
 if TYPE_CHECKING:
-    from binlogkit.io.key_files import EncryptionStart, KeyFile
+    from binlogkit.io.key_files import BinlogEncryption, EncryptionStart, KeyFile
     from binlogkit.io.streams.mariadb_encryption import MariaDBDecryptingStream
 
-__all__ = ["FileEnd", "plain_input", "scan_to_end"]
+__all__ = ["FileEnd", "plain_input", "scan_to_continue", "scan_to_end"]
 
 _SCAN_CHUNK = 1 << 20
 
@@ -50,6 +51,29 @@ def scan_to_end(
                 last = frame
         encryption = None if isinstance(stream, FileInputStream) else stream.encryption_start()
     return FileEnd(framer.offset, first, last, framer.fmt, encryption)
+
+
+def scan_to_continue(
+    path: str | os.PathLike[str],
+    encryption: BinlogEncryption | None,
+    *,
+    verify_checksum: bool = True,
+    hint: str,
+) -> FileEnd:
+    """:func:`scan_to_end` of a binlog about to be continued, decrypted with ``encryption``'s
+    binlog key; an encrypted one without it is an error saying so, with ``hint``."""
+    keys = None if encryption is None else encryption.keys()
+    try:
+        return scan_to_end(path, verify_checksum=verify_checksum, keys=keys)
+    except EncryptedBinlogError as err:
+        if keys is not None:
+            raise
+        raise EncryptedBinlogError(
+            "the binlog is encrypted: continuing it needs its binlog key",
+            file=os.fspath(path),
+            offset=err.offset,
+            hint=hint,
+        ) from err
 
 
 def plain_input(

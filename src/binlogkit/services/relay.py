@@ -48,14 +48,8 @@ from binlogkit.binlog.events.format_description import fde_checksum_alg
 from binlogkit.binlog.framing import crc32_ok, event_crc32
 from binlogkit.binlog.frozen import frozen_dataclass
 from binlogkit.binlog.header import FLAGS_OFFSET, LOG_POS_OFFSET, V4_HEADER, EventHeader
-from binlogkit.errors import (
-    BinlogError,
-    ChecksumError,
-    ConnectionLost,
-    EncryptedBinlogError,
-    ServerError,
-)
-from binlogkit.io.binlog_end import scan_to_end
+from binlogkit.errors import BinlogError, ChecksumError, ConnectionLost, ServerError
+from binlogkit.io.binlog_end import scan_to_continue
 from binlogkit.io.binlog_index import add_to_index, find_index, read_index
 from binlogkit.io.streams import FileInputStream, FileOutputStream
 from binlogkit.protocol.replication import DumpFlag
@@ -188,18 +182,12 @@ class RelayWriter:
                 raise RelayError("not a binlog copy", file=str(path), offset=0)
             self._open(path, truncate=True)
             return RelayPosition(name, len(MAGIC))
-        keys = None if self.encryption is None else self.encryption.keys()
-        try:
-            scanned = scan_to_end(path, verify_checksum=self.verify_checksum, keys=keys)
-        except EncryptedBinlogError as err:
-            if keys is not None:
-                raise
-            raise RelayError(
-                "the copy is encrypted: continuing it needs the server's binlog key",
-                file=str(path),
-                offset=err.offset,
-                hint="give --encrypt-key-file",
-            ) from err
+        scanned = scan_to_continue(
+            path,
+            self.encryption,
+            verify_checksum=self.verify_checksum,
+            hint="give --encrypt-key-file (the server's key file)",
+        )
         end, last = scanned.end, scanned.last
         self._checksum = scanned.fmt.checksum_length > 0
         if end < path.stat().st_size:

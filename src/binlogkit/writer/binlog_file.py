@@ -22,8 +22,8 @@ from binlogkit.binlog.events import Event, FormatDescriptionEvent
 from binlogkit.binlog.events.informational import StartEncryptionEvent
 from binlogkit.binlog.framing import event_crc32
 from binlogkit.binlog.header import FLAGS_OFFSET, LOG_POS_OFFSET, EventHeader
-from binlogkit.errors import BinlogError, EncryptedBinlogError
-from binlogkit.io.binlog_end import scan_to_end
+from binlogkit.errors import BinlogError
+from binlogkit.io.binlog_end import scan_to_continue
 from binlogkit.io.streams import BinlogCache, FileOutputStream
 from binlogkit.writer.positions import ShiftPositions
 
@@ -112,18 +112,12 @@ class BinlogFileWriter:
         plain file stays plain. Refused for a file a STOP or ROTATE ended: its
         successor is where events go.
         """
-        keys = None if encryption is None else encryption.keys()
-        try:
-            scanned = scan_to_end(path, verify_checksum=verify_checksum, keys=keys)
-        except EncryptedBinlogError as err:
-            if encryption is not None:
-                raise
-            raise EncryptedBinlogError(
-                "the binlog is encrypted: continuing it needs its binlog key",
-                file=str(path),
-                offset=err.offset,
-                hint="give encryption=BinlogEncryption.from_key_file(KEY_FILE)",
-            ) from err
+        scanned = scan_to_continue(
+            path,
+            encryption,
+            verify_checksum=verify_checksum,
+            hint="give encryption=BinlogEncryption.from_key_file(KEY_FILE)",
+        )
         first, last = scanned.first, scanned.last
         if first is None or first.header.type_code != EventType.FORMAT_DESCRIPTION:
             raise BinlogError("not a v4 binlog: no format description to continue", file=str(path))
