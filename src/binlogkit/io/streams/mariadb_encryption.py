@@ -69,6 +69,8 @@ _HEADER = 19
 _CLEAR_END = EVENT_SIZE_OFFSET + 4
 """The bytes an event needs before its length can be read: up to the end of the clear length."""
 _READ_CHUNK = 1 << 16
+_HEAD_CHUNK = 1 << 12
+"""Reads that find where the encrypted events begin (without decrypting much past it)."""
 _U16 = struct.Struct("<H")
 _KNOWN_TYPES = frozenset(int(t) for t in EventType)
 _KNOWN_FLAGS = sum(int(f) for f in EventFlag)
@@ -179,7 +181,7 @@ class MariaDBDecryptingStream(DecryptingStage):
         """Continue at ``offset``; an offset inside the plain events at the start is reached
         by reading them again from the start."""
         while self._state in ("magic", "format", "start"):  # learn where encryption starts
-            chunk = self._inner.read(_READ_CHUNK)
+            chunk = self._inner.read(_HEAD_CHUNK)
             if not chunk:
                 break
             self._pending += chunk
