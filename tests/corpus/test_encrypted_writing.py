@@ -13,7 +13,9 @@ encrypted relay log without checksums.
   move and are encrypted again at their new offsets under a fresh nonce.
 - A real checksum-less relay log (mtr's bug33029, its events at the
   primary's positions) encrypted with START_ENCRYPTION: AES-CBC and AES-CTR
-  each read back, where the end-position rule alone picks neither.
+  each read back, where the end-position rule alone picks neither; under a
+  nonce where both ciphers make the first event look valid, the next events
+  decide (and a file of that one event is read as AES-CBC, with a warning).
 """
 
 from __future__ import annotations
@@ -33,7 +35,11 @@ from binlogkit.errors import BinlogError, EncryptedBinlogError
 from binlogkit.io.binlog_end import plain_input
 from binlogkit.io.key_files import BinlogEncryption, EncryptionStart, KeyFile
 from binlogkit.io.streams import FileInputStream, FileOutputStream
-from binlogkit.io.streams.mariadb_encryption import EventCipher, MariaDBEncryptingStream
+from binlogkit.io.streams.mariadb_encryption import (
+    EventCipher,
+    MariaDBEncryptingStream,
+    _plausible,
+)
 from binlogkit.writer import BinlogFileWriter, BinlogWriter, insert_events
 
 RELAY = "enhancedformysql+mysql-8.0.40/mysql-test/std_data/bug33029-slave-relay-bin.000001"
@@ -203,3 +209,36 @@ def test_checksumless_relay_log_picks_its_cipher(
     with binlogkit.open(str(path), key_file=keys) as events:
         decoded = [e.header.type_code for e in events]
     assert decoded.count(EventType.QUERY) == 28 and len(decoded) == 44
+
+
+def test_checksumless_cipher_decided_by_the_next_events(
+    corpus_dir: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A nonce under which the relay log's first encrypted event, encrypted in AES-CTR, also
+    decrypts in AES-CBC into a known type with known flags: the events after it decide
+    (AES-CTR). A file of that one event leaves both possible: read as AES-CBC, with a
+    warning naming the file and offset."""
+    relay = (corpus_dir / RELAY).read_bytes()
+    key = bytes(range(32))
+    plain = _with_start_encryption(relay, bytes(12))
+    first = len(MAGIC) + _U32.unpack_from(plain, len(MAGIC) + 9)[0] + 36
+    event = plain[first : first + _U32.unpack_from(plain, first + 9)[0]]
+    for n in range(1, 20000):  # about 1 nonce in 150 does it
+        nonce = n.to_bytes(12, "little")
+        secret = EventCipher(key, nonce, "ctr").encrypt(event, first)
+        if _plausible(EventCipher(key, nonce, "cbc").decrypt(secret, first)):
+            break
+    else:
+        raise AssertionError("no nonce found")
+    keys = KeyFile("k", "file_key_management", {1: key})
+    for size, algorithm in ((len(plain), "ctr"), (first + len(event), "cbc")):
+        path = tmp_path / f"relay-bin.{size}"
+        stage = MariaDBEncryptingStream(FileOutputStream(path), key, nonce=nonce, algorithm="ctr")
+        stage.write(_with_start_encryption(relay, nonce)[:size])
+        stage.close()
+        decrypted, start = _plain(path, keys)
+        assert start.algorithm == algorithm
+        assert (decrypted == _with_start_encryption(relay, nonce)[:size]) == (algorithm == "ctr")
+    assert f"relay-bin.{first + len(event)}: AES-CBC and AES-CTR both give valid events" in (
+        caplog.text
+    )

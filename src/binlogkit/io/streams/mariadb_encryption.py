@@ -316,11 +316,11 @@ class MariaDBDecryptingStream(DecryptingStage):
         """Keep ``cipher``; the events read while undecided go out decrypted."""
         if len(self._candidates) > 1:
             log.warning(
-                "%s: AES-CBC and AES-CTR both decrypt the %d events from offset %d into "
-                "valid ones; reading them as %s",
+                "%s: AES-CBC and AES-CTR both give valid events from offset %d (%d read); "
+                "reading them as %s",
                 self.name,
-                len(self._undecided),
                 self._undecided[0][1],
+                len(self._undecided),
                 cipher.algorithm.upper(),
             )
         self.cipher = cipher
