@@ -35,6 +35,8 @@ __all__ = [
     "cli",
     "command",
     "emit",
+    "key_file_options",
+    "key_options",
     "lazy",
     "main",
     "open_files",
@@ -229,9 +231,12 @@ def read_options(
 ) -> dict[str, Any]:
     """The :func:`binlogkit.open` options of :func:`read_modes`."""
     options: dict[str, Any] = {"follow": follow, "on_corrupt": "skip" if skip_corrupt else "error"}
-    if key_file is not None:
-        options |= {"key_file": key_file, "filekey": filekey}
-    return options
+    return options | key_file_options(key_file, filekey)
+
+
+def key_file_options(key_file: str | None, filekey: str | None) -> dict[str, Any]:
+    """The :func:`binlogkit.open` options of :func:`key_options`."""
+    return {} if key_file is None else {"key_file": key_file, "filekey": filekey}
 
 
 def open_files(
