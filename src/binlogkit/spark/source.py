@@ -43,7 +43,8 @@ Options (all optional besides the path):
   encrypted MariaDB key file, or better ``FILE:path`` of a file holding it.
   Only the paths (and ``filekey`` as given) go to the executors, which read
   the key file themselves. An encrypted file is one partition (its events
-  are not walked by size), and the schema history decodes it whole.
+  are not walked by size), and the schema history decodes it whole. Batch
+  reads only: a stream over a folder of encrypted binlogs is refused.
 - Replication filters, as a replica's variables of the same names take them
   (:meth:`~binlogkit.pipeline.filters.ReplicationFilter.from_variables`):
   ``replicateDoDb``, ``replicateIgnoreDb``, ``replicateDoTable``,
@@ -657,6 +658,11 @@ class BinlogDataSource(DataSource):
         if "path" not in options:
             raise BinlogError(
                 'give the binlog folder: spark.readStream.format("binlog").load(path)'
+            )
+        if plan.key_file is not None:  # its offsets are found by walking the raw events
+            raise BinlogError(
+                "option keyFile: a stream over a folder of encrypted binlogs is not supported",
+                hint="read them with spark.read (batches), or stream the server (url)",
             )
         from binlogkit.spark.stream import FileStreamReader
 
