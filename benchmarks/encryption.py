@@ -26,6 +26,7 @@ from pathlib import Path
 from write import best, make_rows, read_rows, write_rows
 
 import binlogkit
+from binlogkit.binlog.constants import Flavor
 from binlogkit.binlog.events import FormatDescriptionEvent
 from binlogkit.io.key_files import BinlogEncryption, KeyFile, read_key_file
 from binlogkit.io.streams import FileInputStream, SeekableInputStream
@@ -131,7 +132,7 @@ def main() -> None:
     try:
         keys = base / "keys.txt"
         keys.write_text(f"1;{KEY.hex()}\n")
-        source = write_rows(base / "source", make_rows(count))
+        source = write_rows(base / "source", make_rows(count), Flavor.MARIADB, False)
         (base / "large").mkdir()
         compare(source, base / "large", keys, f"{count} row inserts, 100 rows per event", 3)
         if args.small.is_file():

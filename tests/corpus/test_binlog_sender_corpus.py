@@ -380,3 +380,60 @@ def test_transaction_end_is_mariadbs_exact_rule(corpus_dir: Path, query: bytes, 
     event = decode_frame(frame, DecodeContext(frame.fmt))  # type: ignore[arg-type]
     raw = encode_event(dataclasses.replace(event, query=query), frame.fmt)  # type: ignore[union-attr]
     assert _ends_transaction(raw, 4) is ends
+
+
+@pytest.mark.parametrize("keyed", [True, False], ids=["key file", "no key file"])
+def test_encrypted_binlog_served_decrypted(corpus_dir: Path, tmp_path: Path, keyed: bool) -> None:
+    """The corpus' encrypted MariaDB 10.11 binlog read from a BinlogDirectory with its key
+    file, in reads of random sizes, from a position past START_ENCRYPTION: the FDE and
+    then START_ENCRYPTION, flagged IGNORABLE, both with log_pos 0, then the file's events
+    from the position, decrypted. Without the key file the dump is refused."""
+    from encrypted_corpus import MARIADB, MARIADB_KEYS
+
+    from binlogkit.io.key_files import read_key_file
+    from binlogkit.services.binlog_directory import BinlogDirectory
+
+    name = "mysql-bin.000002"
+    (tmp_path / name).write_bytes((corpus_dir / MARIADB / name).read_bytes())
+    keys = corpus_dir / MARIADB_KEYS
+    directory = BinlogDirectory(tmp_path, read_key_file(keys) if keyed else None)
+    with binlogkit.open(str(tmp_path / name), key_file=keys) as events:
+        listed = [(e.header.offset, e.header.type_code) for e in events]
+    start = listed[5][0]
+    sender = DumpSender(
+        BinlogDump(name, start, 9),
+        directory.starts(),
+        GTID_CAPABLE,
+        server_id=77,
+        flavor="mariadb",
+        decrypted=keyed,
+    )
+    assert sender.start() is None
+    rng = random.Random(3)
+    out: list[Outgoing] = []
+    while True:
+        packet = sender.next_packet()
+        if isinstance(packet, DumpRefused):
+            assert not keyed and "serve it with its key file" in packet.message
+            return
+        if isinstance(packet, (EventRun, Outgoing)):
+            out += packet.packets() if isinstance(packet, EventRun) else [packet]
+            continue
+        name_at, offset = sender.read_at
+        data = directory.read(name_at, offset, rng.randint(1, 3000))
+        if not data:
+            break
+        sender.receive_data(data, at_end=offset + len(data) == directory.size(name_at))
+    assert keyed
+    heads = [fields(p) for p in out]  # every CRC32 right
+    start_encryption = heads[2]
+    assert [h[1] for h in heads[:3]] == [
+        EventType.ROTATE,
+        EventType.FORMAT_DESCRIPTION,
+        EventType.MARIADB_START_ENCRYPTION,
+    ]
+    assert heads[1][4] == start_encryption[4] == 0  # log_pos
+    assert start_encryption[5] & EventFlag.IGNORABLE
+    sent = [(h[4] - h[3], h[1]) for h in heads[3:]]  # (offset, type) from log_pos and size
+    annotate = EventType.MARIADB_ANNOTATE_ROWS  # left out: the replica did not ask for them
+    assert sent == [e for e in listed[5:] if e[1] != annotate]

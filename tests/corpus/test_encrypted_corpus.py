@@ -175,6 +175,12 @@ def test_cli_reads_with_key_file(corpus_dir: Path) -> None:
     with binlogkit.open(rows_file, key_file=keys) as events:
         changes = [c for e in events for c in getattr(e, "rows", ())]
     assert len(printed.output.splitlines()) == len(changes) > 1000
+    says = {"flashback": "BINLOG '", "schema": "CREATE TABLE `typesdb`.`t_int`"}
+    for command, output in says.items():  # binlog files are read there too
+        refused = CliRunner().invoke(cli, [command, str(rows_file)])
+        assert refused.exit_code == 1 and "--key-file" in refused.output
+        done = CliRunner().invoke(cli, [command, "--key-file", keys, str(rows_file)])
+        assert done.exit_code == 0 and output in done.output, done.output
 
 
 @pytest.mark.parametrize("which", ["mariadb", "mysql"])

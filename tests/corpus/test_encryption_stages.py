@@ -161,7 +161,10 @@ def test_encrypting_stage_round_trip(
 
 @pytest.mark.parametrize(
     ("at", "says", "after"),
-    [(0, "encryption scheme 2: only scheme 1 is known", 0), (1, "version 2 of key 1", 40)],
+    [
+        (0, "encryption scheme 2: only scheme 1 is known", 0),
+        (1, "version 2 of key 1; the file_key_management key file keys holds version 1", 40),
+    ],
     ids=["scheme", "key version"],
 )
 def test_unknown_scheme_or_key_version(
@@ -174,4 +177,5 @@ def test_unknown_scheme_or_key_version(
     keys = KeyFile("keys", "file_key_management", {1: bytes(32)})
     with pytest.raises(EncryptedBinlogError, match=says) as err:
         _decrypted(bytes(changed), keys, [len(changed)], [len(changed)])
-    assert err.value.offset == start + after
+    assert err.value.offset == start + after and err.value.file == "test"
+    assert at == 0 or "read this binlog through that server" in str(err.value)

@@ -47,6 +47,14 @@ def wait_for(replica: MariaDBSandbox, done: object, timeout: float = 60) -> dict
     return status
 
 
+def wait_applied(replica: MariaDBSandbox, position: str, timeout: float = 60) -> None:
+    """Wait until the replica has applied up to the GTID position ``position``."""
+    deadline = time.monotonic() + timeout
+    while replica.query("SELECT @@gtid_slave_pos")[0][0] != position:
+        assert time.monotonic() < deadline, replica.replica_status()
+        time.sleep(0.1)
+
+
 def served_copy(files: list[Path], folder: Path) -> Path:
     """``folder`` with a copy of ``files`` and their index."""
     folder.mkdir()
@@ -120,10 +128,7 @@ def test_a_replica_of_an_empty_folder_waits_for_the_first_binlog(
         write_index(folder / "mysql-bin.index", [p.name for p in files])
         at_end = primary.gtid_binlog_pos
         wait_for(replica, lambda s: s.get("Gtid_IO_Pos") == at_end)
-        deadline = time.monotonic() + 60
-        while replica.query("SELECT @@gtid_slave_pos")[0][0] != at_end:
-            assert time.monotonic() < deadline, replica.replica_status()
-            time.sleep(0.1)
+        wait_applied(replica, at_end)
         replica.execute("STOP SLAVE")
     assert snapshot(replica, workload) == snapshot(primary, workload)
 

@@ -46,6 +46,7 @@ CHANGE_COLUMNS = (
 MANY_TABLES = "local-mariadb-10.11/gtid/mysql-bin.000002"
 BIG = "local-mariadb-10.11/full/mysql-bin.000002"
 """A 4 MB file of many transactions."""
+ENCRYPTED = "local-mariadb-10.11/encrypted"
 
 
 def plain_changes(paths: list[Path]) -> list[tuple[Any, ...]]:
@@ -219,3 +220,22 @@ def test_default_split_size_gives_each_core_a_split(corpus_dir: Path) -> None:
     assert len(_reader(path, parallelism=2).partitions()) == 2
     assert len(_reader(path, parallelism=3).partitions()) == 3
     assert len(_reader(path, parallelism=8).partitions()) == 3  # one transaction holds 2.3 MB
+
+
+def test_encrypted_files_read_with_their_key_file(spark: Any, corpus_dir: Path) -> None:
+    """Option keyFile: the corpus' encrypted MariaDB 10.11 binlogs give the row changes the
+    plain reader gives with the key file; only the key file's path goes to the executors."""
+    folder = corpus_dir / ENCRYPTED
+    paths = [str(folder / f"mysql-bin.00000{n}") for n in (1, 2)]  # 3: a TIME without width
+    keys = folder / "keys.txt"
+    with binlogkit.open(paths, key_file=keys) as reader:
+        expected = change_tuples(reader)
+    assert len(expected) > 100
+    df = spark.read.format("binlog").option("keyFile", str(keys)).load(paths)
+    assert collected(df) == expected
+    with pytest.raises(Exception, match="events after START_ENCRYPTION are encrypted"):
+        spark.read.format("binlog").load(paths[1]).collect()
+    reader = _reader(Path(paths[1]), keyFile=str(keys))
+    shipped = pickle.dumps(reader) + b"".join(pickle.dumps(p) for p in reader.partitions())
+    key = bytes.fromhex(keys.read_text().split("1;")[1].split()[0])
+    assert str(keys).encode() in shipped and key not in shipped

@@ -162,6 +162,7 @@ def test_a_purged_file_is_a_clear_error(spark: Any, files: list[Path], folder: P
         ({"url": "mariadb://u@h/", "events": "all"}, "events=all needs files"),
         ({"url": "mariadb://u@h/", "serverId": "x"}, "serverId must be a number"),
         ({"schema": "none", "schemaHistory": "h.jsonl"}, "not with schema=none"),
+        ({"keyFile": "keys.txt"}, "folder of encrypted binlogs is not supported"),
         (
             {"url": "mariadb://u@h/", "maxRowsPerTrigger": "5", "maxBytesPerTrigger": "1k"},
             "not both",

@@ -56,3 +56,14 @@ def test_bad_settings_are_usage_errors(
     assert result.exit_code == 2, result.output
     assert message in result.output
     assert ":pw" not in result.output.replace("--user :pw", "")
+
+
+def test_bad_key_file_names_the_file(tmp_path: Path) -> None:
+    """``serve --key-file``: a file that is no key file stops before serving, naming it."""
+    keys = tmp_path / "keys.txt"
+    keys.write_text("1;not hex\n")
+    result = CliRunner().invoke(
+        cli, ["serve", str(tmp_path), "--user", "r:pw", "--key-file", str(keys)]
+    )
+    assert result.exit_code == 1, result.output
+    assert f"Error: {keys}" in result.output and "line 1 is not ID;HEXKEY" in result.output

@@ -8,7 +8,15 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from binlogkit.cli.main import POSITION, binlog_files, command, emit, reading_errors
+from binlogkit.cli.main import (
+    POSITION,
+    binlog_files,
+    command,
+    emit,
+    key_file_options,
+    key_options,
+    reading_errors,
+)
 from binlogkit.cli.selecting import GTID_SET, ID_LIST, REWRITE_DB
 
 if TYPE_CHECKING:
@@ -116,6 +124,7 @@ def _columns(values: tuple[str, ...]) -> dict[tuple[str, str], list[str]]:
     metavar="DB.TABLE=a,b,c",
     help="Column names of a table whose table maps lack them (for --sql; repeatable).",
 )
+@key_options
 def flashback_command(
     files: tuple[str, ...],
     start_position: int | None,
@@ -123,6 +132,8 @@ def flashback_command(
     output: str,
     to_file: str | None,
     columns: tuple[str, ...],
+    key_file: str | None,
+    filekey: str | None,
     **options: Any,
 ) -> None:
     """Print the undo of the selected range of binlog FILES, ready for the mysql client.
@@ -140,7 +151,12 @@ def flashback_command(
     with reading_errors():
         chosen = selection(start_position, **options)
         names = _columns(columns)
-        events = read_selected(list(files), chosen, verify_checksum=not no_verify_checksum)
+        events = read_selected(
+            list(files),
+            chosen,
+            verify_checksum=not no_verify_checksum,
+            **key_file_options(key_file, filekey),
+        )
         undo = flashback(events)
         if to_file is not None:
             write_undo_binlog(undo, to_file)

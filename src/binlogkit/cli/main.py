@@ -35,6 +35,8 @@ __all__ = [
     "cli",
     "command",
     "emit",
+    "key_file_options",
+    "key_options",
     "lazy",
     "main",
     "open_files",
@@ -192,21 +194,26 @@ def binlog_files(command: F) -> F:
     )(command)
 
 
-def read_modes(command: F) -> F:
-    """Decorator: ``--follow``, ``--skip-corrupt``, ``--key-file`` and ``--filekey``;
-    :func:`read_options` turns them into :func:`binlogkit.open` options."""
+def key_options(command: F) -> F:
+    """Decorator: ``--key-file`` and ``--filekey``, the keys of encrypted binlogs."""
     command = click.option(
         "--filekey",
         metavar="SECRET",
         help="The secret of an encrypted --key-file (file_key_management_filekey; "
         "FILE:path reads it from a file).",
     )(command)
-    command = click.option(
+    return click.option(
         "--key-file",
         type=click.Path(dir_okay=False),
         help="Decrypt encrypted binlogs: MariaDB's file_key_management key file "
         "or MySQL's keyring_file.",
     )(command)
+
+
+def read_modes(command: F) -> F:
+    """Decorator: ``--follow``, ``--skip-corrupt``, ``--key-file`` and ``--filekey``;
+    :func:`read_options` turns them into :func:`binlogkit.open` options."""
+    command = key_options(command)
     command = click.option(
         "--skip-corrupt",
         is_flag=True,
@@ -224,9 +231,12 @@ def read_options(
 ) -> dict[str, Any]:
     """The :func:`binlogkit.open` options of :func:`read_modes`."""
     options: dict[str, Any] = {"follow": follow, "on_corrupt": "skip" if skip_corrupt else "error"}
-    if key_file is not None:
-        options |= {"key_file": key_file, "filekey": filekey}
-    return options
+    return options | key_file_options(key_file, filekey)
+
+
+def key_file_options(key_file: str | None, filekey: str | None) -> dict[str, Any]:
+    """The :func:`binlogkit.open` options of :func:`key_options`."""
+    return {} if key_file is None else {"key_file": key_file, "filekey": filekey}
 
 
 def open_files(

@@ -8,7 +8,7 @@ import signal
 from collections.abc import Iterator
 from contextlib import contextmanager
 from types import FrameType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 import click
 
@@ -71,6 +71,24 @@ def _stopped_by_signals(relay: BinlogRelay) -> Iterator[None]:
 @click.option(
     "--heartbeat", type=float, default=5.0, show_default=True, help="Heartbeat period, seconds."
 )
+@click.option(
+    "--encrypt-key-file",
+    type=click.Path(dir_okay=False),
+    help="The server's file_key_management key file: the files of a server with "
+    "encrypt_binlog are copied encrypted as the server's are (needed to copy them).",
+)
+@click.option(
+    "--filekey",
+    metavar="SECRET",
+    help="The secret of an encrypted --encrypt-key-file (FILE:path reads it from a file).",
+)
+@click.option(
+    "--encrypt-algorithm",
+    type=click.Choice(["cbc", "ctr"]),
+    default="cbc",
+    show_default=True,
+    help="The server's file_key_management_encryption_algorithm (AES_CBC or AES_CTR).",
+)
 @credential_options
 @retry_option
 def relay_command(
@@ -82,6 +100,9 @@ def relay_command(
     no_verify_checksum: bool,
     sync: bool,
     heartbeat: float,
+    encrypt_key_file: str | None,
+    filekey: str | None,
+    encrypt_algorithm: Literal["cbc", "ctr"],
     password: str | None,
     password_file: str | None,
     defaults_extra_file: str | None,
@@ -91,12 +112,22 @@ def relay_command(
 
     The files get the server's names and bytes, with an index file; a rerun
     resumes after the last complete event. Reconnects after a broken
-    connection; SIGINT or SIGTERM stops it cleanly.
+    connection; SIGINT or SIGTERM stops it cleanly. A MariaDB server with
+    encrypt_binlog sends its binlogs decrypted: with --encrypt-key-file the
+    copy is encrypted again, byte for byte the server's files.
     """
+    from binlogkit.io.key_files import BinlogEncryption
     from binlogkit.services.relay import RECONNECT, BinlogRelay
 
     show_progress()
     with reading_errors():
+        encryption = None
+        if encrypt_key_file is not None:
+            encryption = BinlogEncryption.from_key_file(
+                encrypt_key_file, filekey=filekey, algorithm=encrypt_algorithm
+            )
+        elif filekey is not None:
+            raise click.UsageError("--filekey decrypts an --encrypt-key-file: give it too")
         try:
             relay = BinlogRelay(
                 server_spec(url, password, password_file, defaults_extra_file),
@@ -108,6 +139,7 @@ def relay_command(
                 sync=sync,
                 heartbeat=heartbeat,
                 reconnect=first_retries(RECONNECT, connect_retries),
+                encryption=encryption,
             )
         except ValueError as err:
             raise click.UsageError(str(err)) from None

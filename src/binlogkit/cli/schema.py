@@ -5,11 +5,18 @@ from __future__ import annotations
 import json
 from dataclasses import asdict
 from math import inf
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from binlogkit.cli.main import command, emit, open_files, reading_errors
+from binlogkit.cli.main import (
+    command,
+    emit,
+    key_file_options,
+    key_options,
+    open_files,
+    reading_errors,
+)
 from binlogkit.cli.schema_source import SchemaChoice, load_catalog, schema_options
 
 if TYPE_CHECKING:  # the schema's modules are imported when the command runs
@@ -40,8 +47,14 @@ def _position(text: str | None) -> Position | None:
     help="sql: CREATE statements; json: one definition per line.",
 )
 @schema_options
+@key_options
 def schema_command(
-    sources: tuple[str, ...], at_text: str | None, fmt: str, schema: SchemaChoice
+    sources: tuple[str, ...],
+    at_text: str | None,
+    fmt: str,
+    schema: SchemaChoice,
+    key_file: str | None,
+    filekey: str | None,
 ) -> None:
     """Print the tables that SOURCES define as of a position (default: their end).
 
@@ -58,12 +71,14 @@ def schema_command(
         ):
             catalog, _ = load_catalog(sources[0], at)
         else:
-            catalog = _from_binlogs(sources, at, schema)
+            catalog = _from_binlogs(sources, at, schema, key_file_options(key_file, filekey))
     for line in _render(catalog, fmt):
         emit(line)
 
 
-def _from_binlogs(files: tuple[str, ...], at: Position | None, schema: SchemaChoice) -> Catalog:
+def _from_binlogs(
+    files: tuple[str, ...], at: Position | None, schema: SchemaChoice, keys: dict[str, Any]
+) -> Catalog:
     from binlogkit.io.binlog_index import resolve_sources
     from binlogkit.schema.store import Position
 
@@ -75,7 +90,7 @@ def _from_binlogs(files: tuple[str, ...], at: Position | None, schema: SchemaCho
     catalog = history.catalog
     file: str | None = ""
     stop_at: float = inf  # the offset to stop at in ``file``
-    with open_files(files, None, False, schema=history) as events:
+    with open_files(files, None, False, schema=history, **keys) as events:
         for event in events:  # the history has taken an event in once it is given
             header = event.header
             if stop is not None and header.file != file:  # the file's place, once per file

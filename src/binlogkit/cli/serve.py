@@ -14,7 +14,7 @@ from binlogkit.cli.connection import (
     scrub_argv,
 )
 from binlogkit.cli.filtering import replication_filter
-from binlogkit.cli.main import command, os_error_text, reading_errors
+from binlogkit.cli.main import command, key_options, os_error_text, reading_errors
 
 if TYPE_CHECKING:
     import ssl
@@ -167,6 +167,7 @@ async def _serve(server: BinlogServer) -> None:
     help="Seconds a logged-in client may stay silent between commands (MariaDB's "
     "wait_timeout); replicas in their dump are not timed out.",
 )
+@key_options
 @replication_filter
 @credential_options
 def serve_command(
@@ -186,12 +187,15 @@ def serve_command(
     password_file: str | None,
     defaults_extra_file: str | None,
     rules: ReplicationFilter,
+    key_file: str | None,
+    filekey: str | None,
 ) -> None:
     """Serve the binlogs of DIRECTORY (its index file, as ``binlogkit relay`` writes it) to
     replicas: CHANGE MASTER TO MASTER_HOST=..., MASTER_PORT=... on a real replica, or any
     binlogkit stream. Files and bytes that appear are sent as they come; SIGINT or SIGTERM
     stops it. The --replicate-* options filter what every replica gets, as a replica
-    started with them would apply it."""
+    started with them would apply it. With --key-file, MariaDB binlogs encrypted with it
+    (encrypt_binlog) are sent decrypted, as MariaDB sends them."""
     users = _users(user_specs, auth_plugins, password, password_file, defaults_extra_file)
     if require_tls:
         if tls_cert is None:
@@ -199,12 +203,15 @@ def serve_command(
         users = [replace(u, require_tls=True) for u in users]
     import asyncio
 
+    from binlogkit.io.key_files import read_key_file
+    from binlogkit.services.binlog_directory import BinlogDirectory
     from binlogkit.services.binlog_server import BinlogServer
     from binlogkit.services.dump_observers import ReplicaFilter
 
     with reading_errors():
+        keys = None if key_file is None else read_key_file(key_file, filekey)
         server = BinlogServer(
-            directory,
+            BinlogDirectory(directory, keys),
             users,
             host=host,
             port=port,

@@ -47,7 +47,8 @@ class BinlogReader:
     :meth:`abort` (from another thread) ends a following reader that waits.
     ``key_file``: encrypted binlogs are decrypted with this key file (MariaDB's
     ``file_key_management`` keys, encrypted with ``filekey`` if so, or MySQL's
-    ``keyring_file``; see :mod:`binlogkit.io.streams.decryption`).
+    ``keyring_file``; see :mod:`binlogkit.io.streams.decryption`), or these keys
+    already read (a :class:`~binlogkit.io.key_files.KeyFile`).
     """
 
     def __init__(
@@ -60,7 +61,7 @@ class BinlogReader:
         poll_interval: float = 0.5,
         chunk_size: int = CHUNK_SIZE,
         schema: SchemaSource | None = None,
-        key_file: str | os.PathLike[str] | None = None,
+        key_file: str | os.PathLike[str] | KeyFile | None = None,
         filekey: str | None = None,
     ) -> None:
         self.paths = resolve_sources(source)
@@ -145,11 +146,13 @@ class BinlogReader:
 
     def _decrypting(self, stream: SeekableInputStream, name: str) -> SeekableInputStream:
         """``stream`` through the decrypting stage (cryptography is imported only here)."""
-        from binlogkit.io.key_files import read_key_file
+        from binlogkit.io.key_files import KeyFile, read_key_file
         from binlogkit.io.streams.decryption import decrypting
 
         assert self.key_file is not None
-        if self._keys is None:
+        if isinstance(self.key_file, KeyFile):
+            self._keys = self.key_file
+        elif self._keys is None:
             self._keys = read_key_file(self.key_file, self.filekey)
         try:
             return decrypting(stream, self._keys, name=name, follow=self.follow)

@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from binlogkit.io.streams.file import FileOutputStream
     from binlogkit.io.streams.mariadb_encryption import MariaDBEncryptingStream
 
-__all__ = ["BinlogEncryption", "KeyFile", "read_key_file"]
+__all__ = ["BinlogEncryption", "EncryptionStart", "KeyFile", "read_key_file"]
 
 _OPENSSL_PREFIX = b"Salted__"
 _KEYRING_PREFIX = b"Keyring file version:"
@@ -68,14 +68,29 @@ class KeyFile:
 
 
 @frozen_dataclass
+class EncryptionStart:
+    """What an encrypted MariaDB binlog says of its encryption, read through the decrypting
+    stage: START_ENCRYPTION's offset, key version and nonce, where the encrypted events
+    begin, and the cipher that decrypts them (None while none was read)."""
+
+    starts_at: int
+    key_version: int
+    nonce: bytes
+    encrypted_from: int
+    algorithm: Literal["cbc", "ctr"] | None
+
+
+@frozen_dataclass
 class BinlogEncryption:
     """How binlogs being written are encrypted, as MariaDB's ``encrypt_binlog`` does: with
     ``key`` (the binlog key, id 1, at ``key_version``) in the key plugin's cipher
-    ``algorithm`` (``file_key_management_encryption_algorithm``: AES_CBC or AES_CTR)."""
+    ``algorithm`` (``file_key_management_encryption_algorithm``: AES_CBC or AES_CTR).
+    ``key_file`` names where the key came from, in errors."""
 
     key: bytes
     algorithm: Literal["cbc", "ctr"] = "cbc"
     key_version: int = 1
+    key_file: str = "<binlog key>"
 
     @classmethod
     def from_key_file(
@@ -91,14 +106,32 @@ class BinlogEncryption:
             raise BinlogError(
                 "MariaDB binlogs are encrypted with a file_key_management key file", file=keys.path
             )
-        return cls(keys.key(1), algorithm)
+        return cls(keys.key(1), algorithm, key_file=keys.path)
 
-    def stage(self, inner: FileOutputStream) -> MariaDBEncryptingStream:
-        """The encrypting stage over ``inner`` (cryptography is imported here)."""
+    def keys(self) -> KeyFile:
+        """The binlog key as a key file, to read what is encrypted with it."""
+        return KeyFile(self.key_file, "file_key_management", {1: self.key})
+
+    def stage(
+        self, inner: FileOutputStream, continuing: EncryptionStart | None = None
+    ) -> MariaDBEncryptingStream:
+        """The encrypting stage over ``inner`` (cryptography is imported here): a new file's,
+        or with ``continuing`` the one that goes on encrypting the file ``inner`` appends to
+        (its nonce and key version; its cipher, or ``algorithm`` when it has no encrypted
+        event yet)."""
         from binlogkit.io.streams.mariadb_encryption import MariaDBEncryptingStream
 
+        if continuing is None:
+            return MariaDBEncryptingStream(
+                inner, self.key, key_version=self.key_version, algorithm=self.algorithm
+            )
         return MariaDBEncryptingStream(
-            inner, self.key, key_version=self.key_version, algorithm=self.algorithm
+            inner,
+            self.key,
+            key_version=continuing.key_version,
+            nonce=continuing.nonce,
+            algorithm=continuing.algorithm or self.algorithm,
+            encrypting_from=continuing.encrypted_from,
         )
 
 

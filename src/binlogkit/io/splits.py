@@ -18,7 +18,9 @@ is still writing. Its first split carries the format description at offset 4.
 
 Files the walk cannot cut safely (no binlog magic, formats v1/v3, encryption,
 a damaged header) are one split from 0 to the end; the decoder then reports
-their problem with file and offset as a whole-file read would.
+their problem with file and offset as a whole-file read would. An encrypted
+file is read through the decrypting stage when :func:`read_split` is given
+its keys (:mod:`binlogkit.io.streams.decryption`).
 """
 
 from __future__ import annotations
@@ -28,23 +30,30 @@ import mmap
 import os
 import sys
 from collections.abc import Callable, Iterator, Sequence
+from typing import TYPE_CHECKING
 
 from binlogkit.binlog.constants import MAGIC, EventType
 from binlogkit.binlog.context import DecodeOptions
 from binlogkit.binlog.decoder import BinlogDecoder
 from binlogkit.binlog.events import Event
 from binlogkit.binlog.events.query import raw_statement
-from binlogkit.binlog.framing import END, Signal
+from binlogkit.binlog.framing import END, MYSQL_ENCRYPTED_MAGIC, Signal
 from binlogkit.binlog.frozen import frozen_dataclass
-from binlogkit.binlog.header import HeaderWalk, format_description_size
+from binlogkit.binlog.header import TYPE_CODE_OFFSET, HeaderWalk, format_description_size
 from binlogkit.binlog.tables import SchemaSource
 from binlogkit.binlog.transactions import GTID_CODES, Control, control
 from binlogkit.errors import BinlogError
 from binlogkit.io.resync import find_event_start, resync_checksum
+from binlogkit.io.streams import FileInputStream, SeekableInputStream
+
+if TYPE_CHECKING:
+    from binlogkit.io.key_files import KeyFile
 
 __all__ = [
     "DEFAULT_SPLIT_SIZE",
     "Split",
+    "encrypted_format_event",
+    "is_encrypted",
     "plan_partitions",
     "plan_splits",
     "read_split",
@@ -68,6 +77,8 @@ _SAMPLES_PER_PARTITION = 16
 """Samples of the work per partition (fewer where that would be closer than the step)."""
 _SAMPLE_BYTES = 64 << 10
 """Bytes of events counted at each sample."""
+_HEAD_BYTES = 1 << 12
+"""Bytes that hold a binlog's magic, format description and START_ENCRYPTION."""
 _BEGIN_QUERY_MAX = 512
 """QUERY events larger than this are not read to look for ``BEGIN`` (a BEGIN event is small)."""
 
@@ -329,15 +340,20 @@ def _is_begin(raw: bytes, post_header: int, checksum: int) -> bool:
 
 
 def split_decoder(
-    split: Split, options: DecodeOptions | None = None, schema: SchemaSource | None = None
+    split: Split,
+    options: DecodeOptions | None = None,
+    schema: SchemaSource | None = None,
+    *,
+    decrypted: bool = False,
 ) -> tuple[BinlogDecoder, Event | None]:
     """A decoder ready for the split's first byte, and the format description it was given.
 
     The format description (None for a split at the file's start) is decoded
     from the split itself (and shown to ``schema``, the decoder's schema
-    source); the decoder then expects the bytes from ``start``.
+    source); the decoder then expects the bytes from ``start``, decrypted when
+    ``decrypted`` says so.
     """
-    decoder = BinlogDecoder(file=split.path, options=options, schema=schema)
+    decoder = BinlogDecoder(file=split.path, options=options, schema=schema, decrypted=decrypted)
     if not split.start:
         return decoder, None
     decoder.receive_data(MAGIC + split.format_event)
@@ -356,6 +372,7 @@ def read_split(
     *,
     schema: SchemaSource | None = None,
     chunk_size: int = _CHUNK,
+    keys: KeyFile | None = None,
 ) -> Iterator[Event]:
     """The decoded events of one split, in order; errors name the file and offset.
 
@@ -363,11 +380,11 @@ def read_split(
     bytes ``start``..``end`` are fed to the decoder, which rebuilds the table
     maps of each transaction from the events inside it (completed by
     ``schema``, which must hold the definitions in force at ``start``).
+    ``keys``: the file is read through the decrypting stage with these keys.
     """
-    decoder, _ = split_decoder(split, options, schema)
+    decoder, _ = split_decoder(split, options, schema, decrypted=keys is not None)
     next_event = decoder.next_event
-    with open(split.path, "rb") as f:
-        f.seek(split.start)
+    with _split_input(split, keys) as f:
         left = split.end - split.start
         while True:
             chunk = f.read(min(chunk_size, left)) if left > 0 else b""
@@ -379,3 +396,37 @@ def read_split(
                 break
     if event is not END:
         raise BinlogError("split ended before its last event", file=split.path, offset=split.end)
+
+
+def _split_input(split: Split, keys: KeyFile | None) -> SeekableInputStream:
+    """The file of ``split`` at its start, decrypted with ``keys`` when given (cryptography is
+    imported then)."""
+    stream: SeekableInputStream = FileInputStream(split.path)
+    if keys is not None:
+        from binlogkit.io.streams.decryption import decrypting
+
+        stream = decrypting(stream, keys, name=split.path)
+    if split.start:
+        stream.seek(split.start)
+    return stream
+
+
+def is_encrypted(path: str) -> bool:
+    """Whether the binlog ``path`` is encrypted: MySQL's (``\\xfdbin``), or MariaDB's (a
+    START_ENCRYPTION event after its format description)."""
+    with open(path, "rb") as f:
+        head = f.read(_HEAD_BYTES)
+    if head.startswith(MYSQL_ENCRYPTED_MAGIC):
+        return True
+    after = len(MAGIC) + format_description_size(head, len(head)) + TYPE_CODE_OFFSET
+    return after < len(head) and head[after] == EventType.MARIADB_START_ENCRYPTION
+
+
+def encrypted_format_event(path: str, keys: KeyFile) -> bytes:
+    """The raw format description of an encrypted binlog, decrypted with ``keys``."""
+    with _split_input(Split(path, 0, 0, b"", 0), keys) as stream:
+        head = stream.read(_HEAD_BYTES)
+    size = format_description_size(head, len(head))
+    if not size:
+        raise BinlogError("no format description after the magic", file=path, offset=len(MAGIC))
+    return head[len(MAGIC) : len(MAGIC) + size]

@@ -25,6 +25,13 @@ comes; ``@slave_gtid_strict_mode`` refuses a start in a hole, and
 ``@slave_until_gtid`` (START SLAVE UNTIL master_gtid_pos) ends the dump after
 the group that reaches it, with a fake GTID_LIST flagged UNTIL_REACHED.
 
+Encrypted MariaDB binlogs are served decrypted (``decrypted``: the caller
+feeds the bytes through the decrypting stage), as MariaDB's dump thread
+does: the START_ENCRYPTION event right after the format description goes
+out flagged IGNORABLE (log_pos zeroed with the format description's), so
+that the replica keeps its position, and no other START_ENCRYPTION is sent.
+Without ``decrypted`` an encrypted binlog is refused.
+
 The caller owns the files. It asks :attr:`DumpSender.read_at` where the next
 bytes come from (a file and offset: the sender seeks past a file's first
 events to the start position), feeds them with :meth:`~DumpSender.receive_data`,
@@ -422,7 +429,8 @@ class DumpSender:
 
     Call :meth:`start` first: it chooses the first file (or refuses the dump).
     ``binlog_state``: the served binlogs' MariaDB binlog state now (their last GTID_LIST
-    and the GTIDs after it), for the checks of MariaDB GTID starts.
+    and the GTIDs after it), for the checks of MariaDB GTID starts. ``decrypted``: the
+    bytes fed come through a decrypting stage (encrypted binlogs are served decrypted).
     """
 
     def __init__(
@@ -434,7 +442,13 @@ class DumpSender:
         server_id: int,
         flavor: Flavor,
         binlog_state: Callable[[], GtidSet | MariaGtidList | None] = lambda: None,
+        decrypted: bool = False,
     ) -> None:
+        self.decrypted = decrypted
+        self._after_fde = False
+        """The format description was just sent: a START_ENCRYPTION may follow it."""
+        self._fde_cleared = False
+        """The format description went out with log_pos 0 (the dump starts past it)."""
         self.request = request
         self.files = list(files)
         self.replica = replica
@@ -610,7 +624,7 @@ class DumpSender:
         self.file = name
         self._start = position
         # checksums are the replica's to verify (a primary's master_verify_checksum is OFF)
-        self._framer = EventFramer(file=name, verify_checksum=False)
+        self._framer = EventFramer(file=name, verify_checksum=False, decrypted=self.decrypted)
         self._read_offset = 0
         self._fde_sent = False
         self._in_excluded = False
@@ -678,6 +692,7 @@ class DumpSender:
         maria = self._maria
         return (
             self._fde_sent
+            and not self._after_fde
             and self._exclude is None
             and self._failed is None
             and not self._until_reached
@@ -711,8 +726,10 @@ class DumpSender:
                 maria = self._maria
                 if maria is not None and maria.until is not None and not maria.until:
                     maria.stop_after = "standalone"  # reached before the start: stop soon
+            elif self._after_fde and self._follows_fde(frame, code, out):
+                pass
             elif code == EventType.MARIADB_START_ENCRYPTION:
-                raise _Refusal(f"{self.file} is encrypted: encrypted binlogs cannot be served")
+                self.position = frame.header.offset + len(frame.raw)  # not sent, as MariaDB
             else:
                 out += self._event(frame, code)
                 if self._until_reached:
@@ -740,6 +757,7 @@ class DumpSender:
         raw = bytearray(frame.raw)
         flags = struct.unpack_from("<H", raw, FLAGS_OFFSET)[0] & ~EventFlag.BINLOG_IN_USE
         struct.pack_into("<H", raw, FLAGS_OFFSET, flags)
+        self._fde_cleared = self._clear_fde
         if self._clear_fde:
             struct.pack_into("<I", raw, LOG_POS_OFFSET, 0)
             struct.pack_into("<I", raw, _FDE_CREATED, 0)
@@ -748,12 +766,38 @@ class DumpSender:
             struct.pack_into("<I", raw, _FDE_CREATED, 0)  # keep the replica's temporary tables
         self._fde_sent = True
         self.position = frame.header.offset + len(frame.raw)
-        if self._start > self.position:
-            self._framer.seek(self._start)
-            self._read_offset = self.position = self._start
+        self._after_fde = True  # a START_ENCRYPTION may come before the start
         return self._packet(
             _resum(raw, self._crc), frame.header.offset, EventType.FORMAT_DESCRIPTION, ack=False
         )
+
+    def _skip_to_start(self) -> None:
+        """Go on at the start position when it is past what was read."""
+        if self._start > self.position:
+            self._framer.seek(self._start)
+            self._read_offset = self.position = self._start
+
+    def _follows_fde(self, frame: Frame, code: int, out: list[Outgoing]) -> bool:
+        """The event after the format description: a START_ENCRYPTION goes out IGNORABLE
+        (refused when the binlog is not decrypted), then the dump goes on at its start.
+        True: ``frame`` is done."""
+        self._after_fde = False
+        if code == EventType.MARIADB_START_ENCRYPTION:
+            if not self.decrypted:
+                raise _Refusal(f"{self.file} is encrypted: serve it with its key file")
+            raw = bytearray(frame.raw)
+            flags = struct.unpack_from("<H", raw, FLAGS_OFFSET)[0] | EventFlag.IGNORABLE
+            struct.pack_into("<H", raw, FLAGS_OFFSET, flags)
+            if self._fde_cleared:
+                struct.pack_into("<I", raw, LOG_POS_OFFSET, 0)
+            self.position = frame.header.offset + len(raw)
+            out.append(self._packet(_resum(raw, self._crc), frame.header.offset, code, ack=False))
+            self._skip_to_start()
+            return True
+        if self._start > frame.header.offset:
+            self._skip_to_start()
+            return True
+        return False
 
     def _event(self, frame: Frame, code: int) -> list[Outgoing]:
         header = frame.header

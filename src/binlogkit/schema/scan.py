@@ -17,6 +17,7 @@ from __future__ import annotations
 import mmap
 from collections import deque
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from binlogkit.binlog.constants import MAGIC, EventType
 from binlogkit.binlog.context import DecodeOptions
@@ -25,10 +26,19 @@ from binlogkit.binlog.events.query import raw_statement
 from binlogkit.binlog.framing import Signal
 from binlogkit.binlog.header import SIZES_STOP_AFTER, HeaderWalk, format_description_size
 from binlogkit.binlog.transactions import GTID_CODES
-from binlogkit.io.splits import Split, split_decoder
+from binlogkit.io.splits import (
+    Split,
+    encrypted_format_event,
+    is_encrypted,
+    read_split,
+    split_decoder,
+)
 from binlogkit.schema.history import SchemaHistory
 from binlogkit.schema.model import Catalog
 from binlogkit.schema.words import plainly_not_ddl
+
+if TYPE_CHECKING:
+    from binlogkit.io.key_files import KeyFile
 
 __all__ = ["catalogs_at"]
 
@@ -49,6 +59,7 @@ def catalogs_at(
     *,
     options: DecodeOptions | None = None,
     whole: bool = False,
+    keys: KeyFile | None = None,
 ) -> list[Catalog]:
     """The catalog of ``history`` in force at each of ``points``, applying the DDL of
     ``ranges`` on the way.
@@ -58,13 +69,17 @@ def catalogs_at(
     offset) in the same order, each inside a range: the catalog of a point is
     the one before the event there. The walk ends at the last point, or with
     ``whole`` at the end of the ranges (so that a history with a file records
-    all their DDL).
+    all their DDL). ``keys``: encrypted files are decrypted with them, and decoded
+    whole (their events cannot be walked by size).
     """
     scan = _Scan(history, points, whole)
     for path, start, end in ranges:
         if not scan.goes_on():
             break
-        scan.range(path, start, end, options)
+        if keys is not None and is_encrypted(path):
+            scan.decrypted_range(path, start, end, options, keys)
+        else:
+            scan.range(path, start, end, options)
     if scan.due:
         raise ValueError(f"points outside the ranges: {list(scan.due)[:3]}")
     return scan.found
@@ -112,6 +127,18 @@ class _Scan:
                 while not isinstance(decoder.next_event(), Signal):
                     pass
             self.take(path, end)
+
+    def decrypted_range(
+        self, path: str, start: int, end: int, options: DecodeOptions | None, keys: KeyFile
+    ) -> None:
+        """An encrypted file's range, every event decoded: points only at its ends (an
+        encrypted file is one split)."""
+        if self.take(path, start) is None:
+            return
+        split = Split(path, start, end, encrypted_format_event(path, keys) if start else b"", end)
+        for _ in read_split(split, options, schema=self.history, keys=keys):
+            pass
+        self.take(path, end)
 
     def walk(
         self, decoder: BinlogDecoder, data: mmap.mmap, path: str, start: int, end: int

@@ -20,15 +20,21 @@ import logging
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from binlogkit.binlog.constants import EventType
+from binlogkit.binlog.constants import MAGIC, EventType
 from binlogkit.binlog.context import DecodeContext
 from binlogkit.binlog.decoder import decode_frame
 from binlogkit.binlog.framing import EventFramer, Frame, Signal
-from binlogkit.errors import BinlogError
+from binlogkit.binlog.header import EVENT_SIZE_OFFSET, V4_HEADER_LENGTH
+from binlogkit.errors import BinlogError, EncryptedBinlogError
 from binlogkit.gtid import GtidSet, MariaGtidList
 from binlogkit.io.binlog_index import binlog_order, find_index, read_index, split_binlog_name
+from binlogkit.io.streams import FileInputStream
 from binlogkit.protocol.binlog_sender import BinlogStart, Flavor, start_state
+
+if TYPE_CHECKING:
+    from binlogkit.io.key_files import KeyFile
 
 __all__ = ["BinlogDirectory", "GtidState"]
 
@@ -61,9 +67,11 @@ class _Scan:
 
 
 class BinlogDirectory:
-    """The binlogs of ``path``, in index order."""
+    """The binlogs of ``path``, in index order; with ``keys`` (a MariaDB
+    ``file_key_management`` key file) encrypted binlogs are read decrypted."""
 
-    def __init__(self, path: str | os.PathLike[str]) -> None:
+    def __init__(self, path: str | os.PathLike[str], keys: KeyFile | None = None) -> None:
+        self.keys = keys
         self.path = Path(path).resolve()
         if not self.path.is_dir():
             raise BinlogError(f"{self.path} is not a folder of binlogs")
@@ -115,13 +123,37 @@ class BinlogDirectory:
 
     def read(self, name: str, offset: int, size: int = _SCAN_CHUNK) -> bytes:
         """Up to ``size`` bytes of ``name`` from ``offset`` (b"" at its current end, and while
-        the index lists it before it exists)."""
+        the index lists it before it exists). With keys, an encrypted binlog's bytes come
+        decrypted, whole events only (a partial last one waits until it is whole)."""
         try:
+            if self.keys is not None:
+                return self._decrypted(name, offset, size)
             with self.file(name).open("rb") as f:
                 f.seek(offset)
                 return f.read(size)
         except FileNotFoundError:
             return b""
+
+    def _decrypted(self, name: str, offset: int, size: int) -> bytes:
+        """Whole decrypted events from ``offset`` (an event start, as every read ends at one),
+        up to ``size`` bytes unless the first event alone is larger."""
+        from binlogkit.io.streams.mariadb_encryption import MariaDBDecryptingStream
+
+        assert self.keys is not None
+        inner = FileInputStream(self.file(name))
+        first = len(MAGIC) if offset == 0 else 0
+        with MariaDBDecryptingStream(inner, self.keys, name=name, follow=True) as stream:
+            stream.seek(offset)
+            data = bytearray()
+            while chunk := stream.read(max(size - len(data), _HEAD_BYTES)):
+                data += chunk
+                if len(data) >= size and _whole_events(data, first, size) > first:
+                    break
+            return bytes(data[: _whole_events(data, first, size)])
+
+    def framer(self, name: str) -> EventFramer:
+        """A framer for the bytes :meth:`read` gives of ``name``."""
+        return EventFramer(file=name, decrypted=self.keys is not None)
 
     # -- what the files say ------------------------------------------------------------
 
@@ -131,13 +163,17 @@ class BinlogDirectory:
         if head is not None:
             return head
         data = self.read(name, 0, _HEAD_BYTES)
-        framer = EventFramer(file=name)
+        framer = self.framer(name)
         framer.receive_data(data)
         frames: list[Frame] = []
-        while len(frames) < 4 and not isinstance(frame := framer.next_frame(), Signal):
-            frames.append(frame)
+        encrypted = False
+        try:
+            while len(frames) < 4 and not isinstance(frame := framer.next_frame(), Signal):
+                frames.append(frame)
+        except EncryptedBinlogError:  # no key: the dump sender refuses the file
+            encrypted = True
         head = _Head(len(data), tuple(frames))
-        if len(frames) == 4 or len(data) == _HEAD_BYTES:
+        if len(frames) == 4 or len(data) == _HEAD_BYTES or encrypted:
             self._heads[name] = head
         return head
 
@@ -182,9 +218,9 @@ class BinlogDirectory:
             return None
         last = names[-1]
         if name is not None and (name != last or position is not None):
-            return self._advance(_Scan(name, EventFramer(file=name), 0, None), position).state
+            return self._advance(_Scan(name, self.framer(name), 0, None), position).state
         if self._scan is None or self._scan.name != last:
-            self._scan = _Scan(last, EventFramer(file=last), 0, None)
+            self._scan = _Scan(last, self.framer(last), 0, None)
         return self._advance(self._scan, None).state
 
     def _advance(self, scan: _Scan, end: int | None) -> _Scan:
@@ -199,6 +235,18 @@ class BinlogDirectory:
             while not isinstance(frame := scan.framer.next_frame(), Signal):
                 scan.state = _after(scan.state, frame)
         return scan
+
+
+def _whole_events(data: bytearray, start: int, limit: int) -> int:
+    """Where the whole events of ``data`` from ``start`` end, within ``limit`` bytes (the
+    first one whatever its size)."""
+    at = start
+    while at + EVENT_SIZE_OFFSET + 4 <= len(data):
+        size = int.from_bytes(data[at + EVENT_SIZE_OFFSET : at + EVENT_SIZE_OFFSET + 4], "little")
+        if size < V4_HEADER_LENGTH or at + size > len(data) or (at + size > limit and at > start):
+            break
+        at += size
+    return at
 
 
 def _after(state: GtidState | None, frame: Frame) -> GtidState | None:

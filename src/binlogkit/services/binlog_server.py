@@ -546,6 +546,7 @@ class BinlogServer:
             server_id=self.server_id,
             flavor=self.flavor,
             binlog_state=self.directory.gtid_state,
+            decrypted=self.directory.keys is not None,
         )
         after = settings.connect_state
         gtids = "" if after is None else f" after MariaDB GTIDs '{after}'"

@@ -14,6 +14,18 @@ The format description of the file being written carries the BINLOG_IN_USE
 flag, as the server's own active file does; it is cleared in place when the
 file ends with a ROTATE or STOP event (the server sends it cleared).
 
+A MariaDB server with ``encrypt_binlog`` sends its binlogs decrypted, the
+START_ENCRYPTION event after the format description flagged IGNORABLE. Given
+the server's binlog key (``encryption``), the copy is encrypted as the
+server's file is: START_ENCRYPTION written as the server wrote it (the flag
+cleared), every event after it encrypted with the key, the nonce and key
+version it carries, at its offset, in ``encryption.algorithm`` (the server's
+``file_key_management_encryption_algorithm``). So the copy stays byte-exact,
+and positions stay the server's. Without the key such a server's files are
+refused: a copy with START_ENCRYPTION and plain events would be no binlog. A
+copy of a server that does not encrypt is not encrypted (a START_ENCRYPTION
+of our own would move every position).
+
 :class:`BinlogRelay` connects with :class:`~binlogkit.services.replica_stream.ReplicaStream`,
 asks for the events after the end of the copy (the last complete event of the
 last file; a partial tail left by a crash is cut off first), writes them, and
@@ -29,19 +41,24 @@ import threading
 import time
 from pathlib import Path
 from types import TracebackType
+from typing import TYPE_CHECKING
 
 from binlogkit.binlog.constants import MAGIC, V4_HEADER_LENGTH, EventFlag, EventType
 from binlogkit.binlog.events.format_description import fde_checksum_alg
-from binlogkit.binlog.framing import crc32_ok
+from binlogkit.binlog.framing import crc32_ok, event_crc32
 from binlogkit.binlog.frozen import frozen_dataclass
-from binlogkit.binlog.header import FLAGS_OFFSET, V4_HEADER, EventHeader
+from binlogkit.binlog.header import FLAGS_OFFSET, LOG_POS_OFFSET, V4_HEADER, EventHeader
 from binlogkit.errors import BinlogError, ChecksumError, ConnectionLost, ServerError
-from binlogkit.io.binlog_end import scan_to_end
+from binlogkit.io.binlog_end import scan_to_continue
 from binlogkit.io.binlog_index import add_to_index, find_index, read_index
 from binlogkit.io.streams import FileInputStream, FileOutputStream
 from binlogkit.protocol.replication import DumpFlag
 from binlogkit.protocol.spec import ConnectionSpec
 from binlogkit.services.replica_stream import Backoff, ReplicaStream, is_retryable, progress
+
+if TYPE_CHECKING:
+    from binlogkit.io.key_files import BinlogEncryption, EncryptionStart
+    from binlogkit.io.streams.mariadb_encryption import MariaDBEncryptingStream
 
 log = logging.getLogger(__name__)
 
@@ -56,6 +73,8 @@ _ROTATE_POSITION = struct.Struct("<Q")
 _SKIPPED_TYPES = frozenset({EventType.HEARTBEAT, EventType.HEARTBEAT_V2})
 _FDE_SAME = V4_HEADER_LENGTH + 2 + 50
 """The common header, binlog version and server version of a format description."""
+_START = struct.Struct("<BI12s")
+"""START_ENCRYPTION's body: scheme, key version, nonce."""
 
 
 class RelayError(BinlogError):
@@ -77,11 +96,19 @@ class RelayWriter:
     byte) with :meth:`write_event`; it decides what belongs in the files.
     :meth:`recover` reads what an earlier run left and says where to resume.
     ``sync``: fsync each file when it is complete and the index when it changes.
+    ``encryption``: the server's binlog key, to copy an encrypting server's files
+    encrypted as they are (see the module's notes).
     """
 
     def __init__(
-        self, directory: str | os.PathLike[str], *, verify_checksum: bool = True, sync: bool = False
+        self,
+        directory: str | os.PathLike[str],
+        *,
+        verify_checksum: bool = True,
+        sync: bool = False,
+        encryption: BinlogEncryption | None = None,
     ) -> None:
+        self.encryption = encryption
         self.directory = Path(directory)
         self.verify_checksum = verify_checksum
         self.sync = sync
@@ -94,9 +121,11 @@ class RelayWriter:
         self.next_file: RelayPosition | None = None
         """Where the server said the next file starts (from the ROTATE that ended :attr:`file`)."""
         self.events_written = 0
-        self._stream: FileOutputStream | None = None
+        self._stream: FileOutputStream | MariaDBEncryptingStream | None = None
         self._checksum = False
         self._skip_format = False
+        self._encrypted = False
+        """The file being written holds START_ENCRYPTION: what follows is encrypted."""
 
     # -- life cycle ---------------------------------------------------------------
 
@@ -153,7 +182,12 @@ class RelayWriter:
                 raise RelayError("not a binlog copy", file=str(path), offset=0)
             self._open(path, truncate=True)
             return RelayPosition(name, len(MAGIC))
-        scanned = scan_to_end(path, verify_checksum=self.verify_checksum)
+        scanned = scan_to_continue(
+            path,
+            self.encryption,
+            verify_checksum=self.verify_checksum,
+            hint="give --encrypt-key-file (the server's key file)",
+        )
         end, last = scanned.end, scanned.last
         self._checksum = scanned.fmt.checksum_length > 0
         if end < path.stat().st_size:
@@ -172,7 +206,7 @@ class RelayWriter:
         elif last is not None and last.header.type_code == EventType.STOP:
             self.complete = True
         if not self.complete:
-            self._open(path, truncate=False)
+            self._open(path, truncate=False, encrypted=scanned.encryption)
         return self.position
 
     # -- writing ----------------------------------------------------------------------
@@ -194,6 +228,8 @@ class RelayWriter:
             return
         elif code == EventType.FORMAT_DESCRIPTION:
             self._format_description(raw)
+        elif code == EventType.MARIADB_START_ENCRYPTION:
+            self._start_encryption(raw, flags)
         else:
             self._append(raw, code, log_pos)
 
@@ -253,6 +289,44 @@ class RelayWriter:
         event[FLAGS_OFFSET] |= EventFlag.BINLOG_IN_USE
         self._write(bytes(event))
 
+    def _start_encryption(self, raw: bytes, flags: int) -> None:
+        """The server's START_ENCRYPTION: the copy goes on encrypted after it (once per file:
+        a dump resumed mid-file sends it again after the format description)."""
+        if self._encrypted:
+            return
+        encryption = self.encryption
+        if encryption is None:
+            raise RelayError(
+                "the server encrypts its binlogs (encrypt_binlog): the copy needs its binlog key",
+                file=self.file,
+                offset=self.size,
+                event_type="START_ENCRYPTION",
+                hint="give --encrypt-key-file (the server's file_key_management key file)",
+            )
+        body = raw[V4_HEADER_LENGTH : V4_HEADER_LENGTH + _START.size]
+        _scheme, key_version, nonce = _START.unpack(body)
+        if key_version != encryption.key_version:
+            raise RelayError(
+                f"the server encrypts with version {key_version} of key 1; "
+                f"{encryption.key_file} holds version {encryption.key_version}",
+                file=self.file,
+                offset=self.size,
+                event_type="START_ENCRYPTION",
+            )
+        event = bytearray(raw)  # as the server wrote it: not IGNORABLE, its end position
+        event[FLAGS_OFFSET] = flags & ~EventFlag.IGNORABLE & 0xFF
+        struct.pack_into("<I", event, LOG_POS_OFFSET, self.size + len(raw))
+        if self._checksum:
+            event[-4:] = event_crc32(event).to_bytes(4, "little")
+        log_pos = struct.unpack_from("<I", raw, LOG_POS_OFFSET)[0]
+        self._append(bytes(event), EventType.MARIADB_START_ENCRYPTION, log_pos)
+        from binlogkit.io.key_files import EncryptionStart
+
+        start = EncryptionStart(self.size - len(raw), key_version, nonce, self.size, None)
+        assert isinstance(self._stream, FileOutputStream)
+        self._stream = encryption.stage(self._stream, start)
+        self._encrypted = True
+
     def _check_same_file(self, raw: bytes) -> None:
         """Refuse to continue a copy whose file the server did not write (another server's).
 
@@ -309,13 +383,20 @@ class RelayWriter:
         self.complete = True
         self.close()
 
-    def _open(self, path: Path, *, truncate: bool) -> None:
+    def _open(
+        self, path: Path, *, truncate: bool, encrypted: EncryptionStart | None = None
+    ) -> None:
+        """Write ``path`` from its start, or go on at its end (encrypted after ``encrypted``'s
+        START_ENCRYPTION, with the server's binlog key)."""
         stream = FileOutputStream(path, append=not truncate)
         if truncate:
             stream.write(MAGIC)
             stream.flush()
             self.size = len(MAGIC)
         self._stream = stream
+        self._encrypted = encrypted is not None
+        if encrypted is not None and self.encryption is not None:
+            self._stream = self.encryption.stage(stream, encrypted)
 
 
 def _fde_identity(raw: bytes) -> tuple[bytes, bytes, bytes]:
@@ -348,7 +429,8 @@ class BinlogRelay:
     ``blocking=False`` stops at the end of the server's last binlog; otherwise
     the relay follows the server, reconnecting with ``reconnect``'s backoff when
     the connection breaks (a server error that retrying cannot cure is raised), until
-    :meth:`stop` is called (from any thread or a signal handler).
+    :meth:`stop` is called (from any thread or a signal handler). ``encryption``: the
+    server's binlog key, when it encrypts its binlogs (see :class:`RelayWriter`).
     """
 
     def __init__(
@@ -363,9 +445,12 @@ class BinlogRelay:
         sync: bool = False,
         heartbeat: float = 5.0,
         reconnect: Backoff = RECONNECT,
+        encryption: BinlogEncryption | None = None,
     ) -> None:
         self.spec = ConnectionSpec.from_url(spec) if isinstance(spec, str) else spec
-        self.writer = RelayWriter(directory, verify_checksum=verify_checksum, sync=sync)
+        self.writer = RelayWriter(
+            directory, verify_checksum=verify_checksum, sync=sync, encryption=encryption
+        )
         self.server_id = server_id
         self.start_file = start_file
         self.blocking = blocking

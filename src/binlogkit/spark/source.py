@@ -37,6 +37,14 @@ Options (all optional besides the path):
   given, each between 1 MiB and 64 MiB (:func:`partition_count`), so one big
   file or many small ones keep every core busy, in tasks of equal length.
 - ``verifyChecksum``: ``true`` (default) or ``false``.
+- ``keyFile``: the key file of encrypted binlogs (MariaDB's
+  ``file_key_management`` keys or MySQL's ``keyring_file``, as
+  ``binlogkit.open(key_file=...)`` takes it); ``filekey``: the secret of an
+  encrypted MariaDB key file, or better ``FILE:path`` of a file holding it.
+  Only the paths (and ``filekey`` as given) go to the executors, which read
+  the key file themselves. An encrypted file is one partition (its events
+  are not walked by size), and the schema history decodes it whole. Batch
+  reads only: a stream over a folder of encrypted binlogs is refused.
 - Replication filters, as a replica's variables of the same names take them
   (:meth:`~binlogkit.pipeline.filters.ReplicationFilter.from_variables`):
   ``replicateDoDb``, ``replicateIgnoreDb``, ``replicateDoTable``,
@@ -90,6 +98,7 @@ from binlogkit.binlog.frozen import frozen_dataclass
 from binlogkit.binlog.rows.columns import ColumnInfo
 from binlogkit.errors import BinlogError
 from binlogkit.io.binlog_index import resolve_sources
+from binlogkit.io.key_files import KeyFile, read_key_file
 from binlogkit.io.splits import (
     DEFAULT_SPLIT_SIZE,
     Split,
@@ -205,6 +214,10 @@ class ReadPlan:
     catalog: Catalog | None = None
     """The catalog in force at the start of the ranges (a stream's batch, from the history its
     driver keeps): where the schema history starts instead of ``seed``."""
+    key_file: str | None = None
+    """The key file of encrypted binlogs, read where they are read (not its keys)."""
+    filekey: str | None = None
+    """The secret of an encrypted MariaDB key file (or ``FILE:path``)."""
 
     @classmethod
     def from_options(cls, options: dict[str, str], parallelism: int | None = None) -> ReadPlan:
@@ -246,6 +259,8 @@ class ReadPlan:
             verify_checksum=_flag(opts, "verifychecksum", True),
             rules=ReplicationFilter.from_variables(opts, _flavor(opts)),
             seed=schema,
+            key_file=opts.get("keyfile"),
+            filekey=opts.get("filekey"),
         )
 
     @property
@@ -290,7 +305,17 @@ class ReadPlan:
         ]
         points = [(split.path, split.start) for split in splits]
         options = DecodeOptions(verify_checksum=self.verify_checksum)
-        return catalogs_at(ranges, points, history, options=options, whole=self.keep_history)
+        return catalogs_at(
+            ranges, points, history, options=options, whole=self.keep_history, keys=self.keys()
+        )
+
+    def keys(self) -> KeyFile | None:
+        """The keys of ``key_file``, read now (cryptography is imported for an encrypted one)."""
+        if self.key_file is None:
+            if self.filekey is not None:
+                raise BinlogError("option filekey decrypts a keyFile: give keyFile too")
+            return None
+        return read_key_file(self.key_file, self.filekey)
 
     def options(self, pushed: Callable[[str, str], bool] | None = None) -> DecodeOptions:
         """Decoding with the table predicate of the filters, the typed table and ``pushed``."""
@@ -307,7 +332,8 @@ class ReadPlan:
     ) -> Iterator[Event]:
         """The events of ``split`` the filters keep, renamed by their rewrite rules; ``schema``
         holds the definitions in force at its start."""
-        return self.rules.filter(read_split(split, self.options(pushed), schema=schema))
+        events = read_split(split, self.options(pushed), schema=schema, keys=self.keys())
+        return self.rules.filter(events)
 
     def find_columns(self) -> tuple[ColumnInfo, ...]:
         """The columns of ``table`` at its first row change in the files (its table map's,
@@ -632,6 +658,11 @@ class BinlogDataSource(DataSource):
         if "path" not in options:
             raise BinlogError(
                 'give the binlog folder: spark.readStream.format("binlog").load(path)'
+            )
+        if plan.key_file is not None:  # its offsets are found by walking the raw events
+            raise BinlogError(
+                "option keyFile: a stream over a folder of encrypted binlogs is not supported",
+                hint="read them with spark.read (batches), or stream the server (url)",
             )
         from binlogkit.spark.stream import FileStreamReader
 

@@ -16,7 +16,7 @@ from binlogkit.binlog.decoder import decode_frame
 from binlogkit.binlog.events import Event, FormatDescriptionEvent, RotateEvent, StopEvent
 from binlogkit.binlog.events.table_map import TableMapEvent
 from binlogkit.binlog.header import EventHeader
-from binlogkit.errors import BinlogError
+from binlogkit.errors import BinlogError, EncryptedBinlogError
 from binlogkit.gtid import Gtid, MariaGtid
 from binlogkit.io.binlog_end import scan_to_end
 from binlogkit.io.binlog_index import (
@@ -94,7 +94,7 @@ class BinlogWriter:
         """Start a new series with ``BASE.000001``; ``fde`` defaults to ``flavor``'s.
 
         ``encryption``: every file is encrypted (MariaDB's ``encrypt_binlog``);
-        :meth:`open` does not continue such a series.
+        :meth:`open` continues such a series given the same key.
         """
         folder = Path(directory)
         folder.mkdir(parents=True, exist_ok=True)
@@ -122,9 +122,14 @@ class BinlogWriter:
         server_id: int = 1,
         clock: Callable[[], float] = time.time,
         sync: bool = False,
+        encryption: BinlogEncryption | None = None,
     ) -> BinlogWriter:
         """Continue the last binlog ``BASE.index`` lists: after its last complete event, or in
-        a new file after it when a STOP or ROTATE ended it."""
+        a new file after it when a STOP or ROTATE ended it.
+
+        ``encryption``: the binlog key of an encrypted series (an encrypted file is
+        continued encrypted, see :meth:`BinlogFileWriter.append`); the files the
+        writer starts are encrypted with it."""
         folder = Path(directory)
         index = folder / f"{base}.index"
         names = read_index(index) if index.exists() else []
@@ -133,13 +138,15 @@ class BinlogWriter:
                 f"no binlogs listed in {index}", hint="start a series with BinlogWriter.create"
             )
         last = folder / names[-1]
-        end = _ending_event(last)
+        end = _ending_event(last, encryption)
         if end is None:
-            current = BinlogFileWriter.append(last, sync=sync)
+            current = BinlogFileWriter.append(last, sync=sync, encryption=encryption)
         else:
             fde, next_name = end
-            current = cls._start(folder, next_name, fde, clock, sync)
-        return cls(folder, current, server_id=server_id, clock=clock, sync=sync)
+            current = cls._start(folder, next_name, fde, clock, sync, encryption)
+        writer = cls(folder, current, server_id=server_id, clock=clock, sync=sync)
+        writer.encryption = encryption
+        return writer
 
     @staticmethod
     def _start(
@@ -185,6 +192,7 @@ class BinlogWriter:
                 self.current.format_description,
                 self.clock,
                 self.sync,
+                self.encryption,
             )
         return self.current
 
@@ -257,9 +265,16 @@ class BinlogWriter:
             self.abandon()
 
 
-def _ending_event(path: Path) -> tuple[FormatDescriptionEvent, str] | None:
+def _ending_event(
+    path: Path, encryption: BinlogEncryption | None
+) -> tuple[FormatDescriptionEvent, str] | None:
     """For a binlog a STOP or ROTATE ended: its format description and the next file's name."""
-    scanned = scan_to_end(path)
+    try:
+        scanned = scan_to_end(path, keys=None if encryption is None else encryption.keys())
+    except EncryptedBinlogError:
+        if encryption is not None:
+            raise
+        return None  # BinlogFileWriter.append says what it needs
     first, last = scanned.first, scanned.last
     if first is None or last is None or last.header.type_code not in _ENDING_TYPES:
         return None

@@ -23,7 +23,7 @@ from binlogkit.binlog.events.informational import StartEncryptionEvent
 from binlogkit.binlog.framing import event_crc32
 from binlogkit.binlog.header import FLAGS_OFFSET, LOG_POS_OFFSET, EventHeader
 from binlogkit.errors import BinlogError
-from binlogkit.io.binlog_end import scan_to_end
+from binlogkit.io.binlog_end import scan_to_continue
 from binlogkit.io.streams import BinlogCache, FileOutputStream
 from binlogkit.writer.positions import ShiftPositions
 
@@ -96,13 +96,28 @@ class BinlogFileWriter:
 
     @classmethod
     def append(
-        cls, path: str | os.PathLike[str], *, verify_checksum: bool = True, sync: bool = False
+        cls,
+        path: str | os.PathLike[str],
+        *,
+        verify_checksum: bool = True,
+        sync: bool = False,
+        encryption: BinlogEncryption | None = None,
     ) -> BinlogFileWriter:
         """Continue the binlog ``path`` after its last complete event (a partial one is cut off).
 
-        Refused for a file a STOP or ROTATE ended: its successor is where events go.
+        An encrypted MariaDB binlog needs ``encryption`` (its binlog key): the
+        events appended are encrypted as its own are, with its START_ENCRYPTION's
+        nonce and key version at their offsets, in the cipher its first encrypted
+        event was found in (``encryption.algorithm`` when it has none yet). A
+        plain file stays plain. Refused for a file a STOP or ROTATE ended: its
+        successor is where events go.
         """
-        scanned = scan_to_end(path, verify_checksum=verify_checksum)
+        scanned = scan_to_continue(
+            path,
+            encryption,
+            verify_checksum=verify_checksum,
+            hint="give encryption=BinlogEncryption.from_key_file(KEY_FILE)",
+        )
         first, last = scanned.first, scanned.last
         if first is None or first.header.type_code != EventType.FORMAT_DESCRIPTION:
             raise BinlogError("not a v4 binlog: no format description to continue", file=str(path))
@@ -114,15 +129,18 @@ class BinlogFileWriter:
             )
         fde = decode_frame(first, DecodeContext())
         assert isinstance(fde, FormatDescriptionEvent)
-        stream = FileOutputStream(path, append=True)
-        if stream.position > scanned.end:
+        file = FileOutputStream(path, append=True)
+        if file.position > scanned.end:
             log.warning(
                 "%s: cutting off a partial event at offset %d (%d bytes)",
                 path,
                 scanned.end,
-                stream.position - scanned.end,
+                file.position - scanned.end,
             )
-            stream.truncate(scanned.end)
+            file.truncate(scanned.end)
+        stream: FileOutputStream | MariaDBEncryptingStream = file
+        if scanned.encryption is not None and encryption is not None:
+            stream = encryption.stage(file, scanned.encryption)
         writer = cls(stream, fde, first.raw[FLAGS_OFFSET], sync=sync)
         writer._mark_in_use(True)
         return writer

@@ -16,14 +16,19 @@ nonce followed by the event's offset in the file (4 bytes, little-endian).
 The cipher is the key plugin's: AES-CBC without padding, whose last partial
 block is XORed with AES-ECB of the IV (``MyCTX_nopad``), or AES-CTR
 (``file_key_management_encryption_algorithm``). Nothing in the file says
-which; the reader tries CBC, then CTR, on the first encrypted event and keeps
-the one whose checksum (or, without checksums, whose end position) is right.
+which; the reader tries CBC and CTR on the first encrypted event and keeps the
+one whose checksum is right. Without checksums (a relay log of a primary with
+``binlog_checksum=NONE``, whose events keep the primary's end positions) a
+candidate must give a known event type with known flags; the one whose end
+position is the event's end in the file wins, and otherwise the next events
+decide, up to :data:`LOOKAHEAD` of them (then CBC, the plugin's default).
 
 Both stages keep positions: an event is as long encrypted as plain.
 """
 
 from __future__ import annotations
 
+import logging
 import os
 import struct
 import zlib
@@ -32,16 +37,25 @@ from typing import Literal
 
 from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
 
-from binlogkit.binlog.constants import MAGIC, MAX_EVENT_SIZE, EventType
+from binlogkit.binlog.constants import MAGIC, MAX_EVENT_SIZE, EventFlag, EventType
 from binlogkit.binlog.framing import CRC32_RESIDUE
-from binlogkit.binlog.header import EVENT_SIZE_OFFSET, LOG_POS_OFFSET, TYPE_CODE_OFFSET
+from binlogkit.binlog.header import (
+    EVENT_SIZE_OFFSET,
+    FLAGS_OFFSET,
+    LOG_POS_OFFSET,
+    TYPE_CODE_OFFSET,
+)
 from binlogkit.errors import BinlogError, EncryptedBinlogError
+from binlogkit.io.key_files import EncryptionStart
 from binlogkit.io.streams.base import OutputStream
 from binlogkit.io.streams.decrypting_stage import DecryptingStage
 from binlogkit.io.streams.file import FileOutputStream
 
+log = logging.getLogger(__name__)
+
 __all__ = [
     "BINLOG_KEY_ID",
+    "LOOKAHEAD",
     "EventCipher",
     "MariaDBDecryptingStream",
     "MariaDBEncryptingStream",
@@ -55,7 +69,15 @@ _HEADER = 19
 _CLEAR_END = EVENT_SIZE_OFFSET + 4
 """The bytes an event needs before its length can be read: up to the end of the clear length."""
 _READ_CHUNK = 1 << 16
+_HEAD_CHUNK = 1 << 12
+"""Reads that find where the encrypted events begin (without decrypting much past it)."""
+_U16 = struct.Struct("<H")
+_KNOWN_TYPES = frozenset(int(t) for t in EventType)
+_KNOWN_FLAGS = sum(int(f) for f in EventFlag)
+LOOKAHEAD = 8
+"""Without checksums: the most encrypted events read before the cipher is chosen."""
 Algorithm = Literal["cbc", "ctr"]
+ALGORITHMS: tuple[Algorithm, ...] = ("cbc", "ctr")
 
 
 class EventCipher:
@@ -104,14 +126,19 @@ class MariaDBDecryptingStream(DecryptingStage):
     A binlog without START_ENCRYPTION right after its format description
     passes unchanged. ``follow``: a partial event at the end of the input is
     held back until it is whole; otherwise it is given as read, and the reader
-    reports it as truncated.
+    reports it as truncated. Once read, START_ENCRYPTION's ``nonce`` and
+    ``key_version``, ``encrypted_from`` and the ``cipher`` are what a writer
+    continuing the file needs.
     """
 
     def _begin(self, head: bytes) -> None:
         self.cipher: EventCipher | None = None
-        """The cipher, once START_ENCRYPTION and the first encrypted event were read."""
+        """The cipher, once START_ENCRYPTION and the first encrypted event(s) were read."""
         self.encrypted_from: int | None = None
         """Where the encrypted events start (the end of START_ENCRYPTION), once read."""
+        self.nonce = b""
+        self.key_version = 0
+        self._starts_at = 0
         self._pending = bytearray(head)
         self._pending_at = 0
         """The input offset of ``_pending``'s first byte."""
@@ -119,18 +146,23 @@ class MariaDBDecryptingStream(DecryptingStage):
         self._position = 0
         self._state: Literal["magic", "format", "start", "plain", "encrypted"] = "magic"
         self._checksummed = False
-        self._nonce = b""
-        self._key_version = 0
+        self._undecided: list[tuple[bytes, int]] = []
+        """Without checksums: the encrypted events read while both ciphers stay possible."""
+        self._candidates: list[EventCipher] = []
 
     def read(self, size: int) -> bytes:
         while not self._ready:
             chunk = self._inner.read(max(size, _READ_CHUNK))
             if not chunk:
+                if not self.follow and self._undecided:
+                    self._decide(self._candidates[0])  # the input ended still undecided
                 if not self.follow and self._pending:
                     self._ready += self._pending  # a partial event: the framer says where
                     self._pending_at += len(self._pending)
                     self._pending.clear()
-                break
+                if not self._ready:
+                    break
+                continue
             self._pending += chunk
             self._process()
         if len(self._ready) <= size:
@@ -149,7 +181,7 @@ class MariaDBDecryptingStream(DecryptingStage):
         """Continue at ``offset``; an offset inside the plain events at the start is reached
         by reading them again from the start."""
         while self._state in ("magic", "format", "start"):  # learn where encryption starts
-            chunk = self._inner.read(_READ_CHUNK)
+            chunk = self._inner.read(_HEAD_CHUNK)
             if not chunk:
                 break
             self._pending += chunk
@@ -159,6 +191,7 @@ class MariaDBDecryptingStream(DecryptingStage):
         reached = self._inner.seek(0 if restart else offset)
         self._pending.clear()
         self._ready.clear()
+        self._undecided.clear()
         self._pending_at = self._position = reached
         if restart:
             self._state = "magic"
@@ -220,27 +253,83 @@ class MariaDBDecryptingStream(DecryptingStage):
                     f"START_ENCRYPTION of {len(event)} bytes is too short",
                     file=self.name,
                     offset=offset,
+                    event_type="START_ENCRYPTION",
                 )
-            scheme, self._key_version, self._nonce = _START.unpack_from(event, _HEADER)
+            scheme, self.key_version, self.nonce = _START.unpack_from(event, _HEADER)
             if scheme != 1:
                 raise EncryptedBinlogError(
                     f"encryption scheme {scheme}: only scheme 1 is known",
                     file=self.name,
                     offset=offset,
+                    event_type="START_ENCRYPTION",
                 )
+            self._starts_at = offset
             self.encrypted_from = offset + len(event)
             self._state = "encrypted"
         else:
             self._state = "plain"
         return event
 
-    def _decrypt(self, event: bytes, offset: int) -> bytes:
-        if self.cipher is None:
-            self.cipher = self._choose_cipher(event, offset)
-        return self.cipher.decrypt(event, offset)
+    def encryption_start(self) -> EncryptionStart | None:
+        """What the input read so far says of its encryption (None: no START_ENCRYPTION)."""
+        if self.encrypted_from is None:
+            return None
+        algorithm = None if self.cipher is None else self.cipher.algorithm
+        return EncryptionStart(
+            self._starts_at, self.key_version, self.nonce, self.encrypted_from, algorithm
+        )
 
-    def _choose_cipher(self, event: bytes, offset: int) -> EventCipher:
-        """The cipher that decrypts the first encrypted event into a valid one."""
+    def _decrypt(self, event: bytes, offset: int) -> bytes:
+        if self.cipher is not None:
+            return self.cipher.decrypt(event, offset)
+        if not self._candidates:
+            key = self._binlog_key(offset)
+            self._candidates = [EventCipher(key, self.nonce, a) for a in ALGORITHMS]
+        self._undecided.append((event, offset))
+        fits = []
+        for cipher in self._candidates:
+            plain = cipher.decrypt(event, offset)
+            if self._checksummed:
+                if zlib.crc32(plain) == CRC32_RESIDUE:
+                    fits.append(cipher)
+            elif _plausible(plain):
+                fits.append(cipher)
+                if _U32.unpack_from(plain, LOG_POS_OFFSET)[0] == offset + len(plain):
+                    fits = [cipher]  # its end position is right: a binlog, not a relay log
+                    break
+        if not fits:
+            first = self._undecided[0][1]
+            raise EncryptedBinlogError(
+                f"the event at {offset} does not decrypt with key {BINLOG_KEY_ID} "
+                f"(version {self.key_version}) of {self.keys.path}, in AES-CBC nor AES-CTR"
+                + ("" if first == offset else f" (with the events from {first})"),
+                file=self.name,
+                offset=offset,
+                hint="the key file is not the one the server used, or the file is damaged",
+            )
+        self._candidates = fits
+        if len(fits) == 1 or self._checksummed or len(self._undecided) >= LOOKAHEAD:
+            self._decide(fits[0])
+        return b""
+
+    def _decide(self, cipher: EventCipher) -> None:
+        """Keep ``cipher``; the events read while undecided go out decrypted."""
+        if len(self._candidates) > 1:
+            log.warning(
+                "%s: AES-CBC and AES-CTR both give valid events from offset %d (%d read); "
+                "reading them as %s",
+                self.name,
+                self._undecided[0][1],
+                len(self._undecided),
+                cipher.algorithm.upper(),
+            )
+        self.cipher = cipher
+        for event, offset in self._undecided:
+            self._ready += cipher.decrypt(event, offset)
+        self._undecided.clear()
+
+    def _binlog_key(self, offset: int) -> bytes:
+        """The binlog key at this file's key version, or an error naming file, offset and key."""
         if self.keys.kind != "file_key_management":
             raise EncryptedBinlogError(
                 f"a MariaDB encrypted binlog needs a file_key_management key file, "
@@ -248,32 +337,24 @@ class MariaDBDecryptingStream(DecryptingStage):
                 file=self.name,
                 offset=offset,
             )
-        if self._key_version != 1:
+        if self.key_version != 1:
             raise EncryptedBinlogError(
-                f"the binlog is encrypted with version {self._key_version} of key "
-                f"{BINLOG_KEY_ID}; a file_key_management key file holds version 1 only",
+                f"the binlog is encrypted with version {self.key_version} of key "
+                f"{BINLOG_KEY_ID}; the file_key_management key file {self.keys.path} "
+                "holds version 1 of each key only",
                 file=self.name,
                 offset=offset,
+                hint="the server used a key management plugin that rotates keys "
+                "(e.g. hashicorp_key_management or aws_key_management): read this "
+                "binlog through that server (mariadb-binlog --read-from-remote-server)",
             )
-        key = self.keys.key(BINLOG_KEY_ID, file=self.name, offset=offset)
-        choices: tuple[Algorithm, ...] = ("cbc", "ctr")
-        for algorithm in choices:
-            cipher = EventCipher(key, self._nonce, algorithm)
-            if self._valid(cipher.decrypt(event, offset), offset):
-                return cipher
-        raise EncryptedBinlogError(
-            f"the event at {offset} does not decrypt with key {BINLOG_KEY_ID} "
-            f"(version {self._key_version}) of {self.keys.path}, in AES-CBC nor AES-CTR",
-            file=self.name,
-            offset=offset,
-            hint="the key file is not the one the server used, or the file is damaged",
-        )
+        return self.keys.key(BINLOG_KEY_ID, file=self.name, offset=offset)
 
-    def _valid(self, plain: bytes, offset: int) -> bool:
-        if self._checksummed:
-            return zlib.crc32(plain) == CRC32_RESIDUE
-        end: int = _U32.unpack_from(plain, LOG_POS_OFFSET)[0]
-        return end == offset + len(plain)
+
+def _plausible(plain: bytes) -> bool:
+    """A decrypted event without checksum looks like one: a known type with known flags."""
+    flags: int = _U16.unpack_from(plain, FLAGS_OFFSET)[0]
+    return plain[TYPE_CODE_OFFSET] in _KNOWN_TYPES and not flags & ~_KNOWN_FLAGS
 
 
 class MariaDBEncryptingStream(OutputStream):
@@ -284,6 +365,8 @@ class MariaDBEncryptingStream(OutputStream):
     version this stage was made with are encrypted with ``key`` (AES-CBC or
     AES-CTR, ``algorithm``: what the server's key plugin uses). A partial
     event is held until its last byte comes. ``update`` reaches the plain part.
+    ``encrypting_from``: ``inner`` already holds the plain part up to there (an
+    encrypted binlog being continued): every event written is encrypted.
     """
 
     def __init__(
@@ -294,14 +377,15 @@ class MariaDBEncryptingStream(OutputStream):
         key_version: int = 1,
         nonce: bytes | None = None,
         algorithm: Algorithm = "cbc",
+        encrypting_from: int | None = None,
     ) -> None:
         self._inner = inner
         self.key_version = key_version
         self.nonce = os.urandom(12) if nonce is None else nonce
         self.cipher = EventCipher(key, self.nonce, algorithm)
         self._held = bytearray()
-        self._encrypting = False
-        self._plain_end: int | None = None
+        self._encrypting = encrypting_from is not None
+        self._plain_end = encrypting_from
 
     def start_event_body(self) -> bytes:
         """The body of the START_ENCRYPTION event that switches this stage on."""
