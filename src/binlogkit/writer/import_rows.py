@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from binlogkit.binlog.constants import ChecksumAlg, Flavor
+from binlogkit.binlog.context import flavor_of
 from binlogkit.binlog.events.table_map import metadata_rules
 from binlogkit.binlog.frozen import frozen_dataclass
 from binlogkit.binlog.rows.plan import RowChange
@@ -161,7 +162,7 @@ class _Rows:
 
     def __init__(self, definition: TableDef, server_version: str) -> None:
         self.definition = definition
-        infos = column_infos(definition, metadata_rules(server_version))
+        infos = column_infos(definition, metadata_rules(server_version), flavor_of(server_version))
         self.inputs: list[ColumnInput] = []
         for column, info in zip(definition.columns, infos, strict=True):
             try:

@@ -91,6 +91,8 @@ class ColumnInfo:
     geometry_type: int | None = None
     visible: bool | None = None
     primary_key: bool = False
+    vector_dimensions: int | None = None
+    """A MySQL VECTOR column's dimensions (from the optional metadata)."""
 
     @property
     def key(self) -> str:

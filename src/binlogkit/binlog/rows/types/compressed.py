@@ -60,21 +60,30 @@ def uncompress(stored: bytes) -> bytes:
     return data
 
 
+COMPRESSION_THRESHOLD = 100
+"""column_compression_threshold's default: shorter values are stored as they are."""
+
+
 def compress(data: bytes) -> bytes:
     """The stored form of ``data`` as MariaDB writes it by default.
 
-    Raw deflate at level 6 (column_compression_zlib_level=6,
-    column_compression_zlib_wrap=OFF), or the plain value after a 0x00 header
-    when compressing would not make it shorter.
+    Values of :data:`COMPRESSION_THRESHOLD` bytes or more: raw deflate at level
+    6 (column_compression_zlib_level=6, column_compression_zlib_wrap=OFF,
+    field_comp.cc ``compress_zlib``) behind the header and the length, kept
+    only when it is shorter than the value: the server gives deflate a buffer
+    of the value's length less the header and length bytes, and a stream that
+    just fills it does not end (Z_OK, not Z_STREAM_END), so the value is stored
+    as it is. Shorter values, and those, are the plain value after a 0x00 header.
     """
     if not data:
         return b""
-    length_size = (len(data).bit_length() + 7) // 8
-    deflater = zlib.compressobj(6, zlib.DEFLATED, -zlib.MAX_WBITS)
-    packed = deflater.compress(data) + deflater.flush()
-    if len(data) < 2 or 1 + length_size + len(packed) > len(data):
-        return b"\x00" + data
-    return bytes([0x88 | length_size]) + len(data).to_bytes(length_size, "big") + packed
+    if len(data) >= COMPRESSION_THRESHOLD:
+        length_size = (len(data).bit_length() + 7) // 8
+        deflater = zlib.compressobj(6, zlib.DEFLATED, -zlib.MAX_WBITS)
+        packed = deflater.compress(data) + deflater.flush()
+        if 1 + length_size + len(packed) < len(data):
+            return bytes([0x88 | length_size]) + len(data).to_bytes(length_size, "big") + packed
+    return b"\x00" + data
 
 
 class _CompressedCodec(ColumnCodec):
