@@ -29,14 +29,18 @@ from hypothesis import strategies as st
 
 from binlogkit import BinlogDecoder
 from binlogkit.binlog.constants import MAGIC, EventType, Flavor
+from binlogkit.binlog.context import DecodeOptions
 from binlogkit.binlog.decoder import NEED_DATA
 from binlogkit.binlog.events.rows import WriteRowsEvent
 from binlogkit.binlog.events.table_map import MARIADB_RULES, TableMapEvent
 from binlogkit.binlog.header import EventHeader
 from binlogkit.binlog.rows.charsets import text_codec
+from binlogkit.binlog.rows.image_writer import image_writer
 from binlogkit.binlog.rows.plan import RowChange
 from binlogkit.binlog.rows.types import JSON_NULL, ZERO_DATE, ZERO_DATETIME, Compressed, Geometry
 from binlogkit.binlog.rows.types.compressed import compress
+from binlogkit.binlog.tables import Table
+from binlogkit.errors import EncodeError
 from binlogkit.schema.completion import collation_of
 from binlogkit.schema.ddl import apply_ddl
 from binlogkit.schema.model import Catalog, ColumnDef, TableDef
@@ -189,9 +193,13 @@ def _values(col: ColumnDef, flavor: Flavor) -> st.SearchStrategy[Any]:
     raise AssertionError(f"no values drawn for {kind}")
 
 
-def _rows(definition: TableDef, flavor: Flavor) -> st.SearchStrategy[list[dict[str, Any]]]:
+def _rows(
+    definition: TableDef, flavor: Flavor, nulls: bool = True
+) -> st.SearchStrategy[list[dict[str, Any]]]:
     columns = {
-        col.name: (_values(col, flavor) if not col.nullable else st.none() | _values(col, flavor))
+        col.name: (
+            st.none() | _values(col, flavor) if col.nullable and nulls else _values(col, flavor)
+        )
         for col in definition.columns
     }
     return st.lists(st.fixed_dictionaries(columns), min_size=1, max_size=4)
@@ -294,3 +302,77 @@ def test_text_forms_read_as_the_values(data: st.DataObject) -> None:
             column = inputs[name].column
             got = inputs[name].value(_text(value, column))
             assert got == value and type(got) is type(value), (name, value, got)
+
+
+_JUNK = st.one_of(
+    st.integers(-(2**70), 2**70),
+    st.floats(),
+    st.text(max_size=3),
+    st.binary(max_size=20),
+    st.decimals(allow_nan=True),
+    st.booleans(),
+    st.datetimes(timezones=st.just(UTC)),
+    st.lists(st.floats(width=32), max_size=3),
+)
+"""Values of the wrong type, range or size for most columns."""
+
+
+def _outcome(write: Any, row: dict[str, Any], pad: bool) -> tuple[str, Any]:
+    out = bytearray(b"ab")  # what came before stays as it was
+    try:
+        write(row, out, pad)
+    except EncodeError as err:
+        return "error", (str(err), bytes(out))
+    return "bytes", bytes(out)
+
+
+@pytest.mark.parametrize("flavor", [Flavor.MARIADB, Flavor.MYSQL])
+@pytest.mark.parametrize("raw", [False, True], ids=["values", "raw"])
+@settings(max_examples=30)
+@given(data=st.data())
+def test_generated_writer_equals_the_plain_encoder(
+    flavor: Flavor, raw: bool, data: st.DataObject
+) -> None:
+    """Every column type, NULLs and values a column refuses, natural and raw values: the
+    generated writer gives the plain encoder's bytes or its error; a row without NULLs
+    is written without the plain encoder."""
+    definition = _definition(flavor)
+    version = format_description(flavor).server_version
+    table = table_map_for(
+        definition, EventHeader(0, EventType.TABLE_MAP, 1, 0), version, table_id=7
+    )
+    options = DecodeOptions(raw_values=raw)
+    plan = Table(table).plan(options)
+    width = len(definition.columns)
+    present = b"\xff" * 16
+    image = plan.image(present, width)
+    rows = data.draw(_rows(definition, flavor, nulls=data.draw(st.booleans())))
+    if raw:  # the raw values of the same rows
+        changes = [RowChange(None, row) for row in rows]
+        section = Table(table).plan(DecodeOptions()).encode_rows(changes, width, None, present)
+        rows = [c.after for c in plan.decode_rows(section, width, None, present)]
+    plain_calls: list[int] = []
+
+    def plain(row: Any, out: bytearray, pad: bool) -> None:
+        plain_calls.append(1)
+        image.write(row, out, pad)
+
+    generated = image_writer(
+        image.keys,
+        tuple(plan.packings[i] for i in image.indexes),
+        tuple(plan.encoders[i] for i in image.indexes),
+        image.null_bytes,
+        image.pad_mask,
+        plain,
+    )
+    for row in rows:
+        spoiled = dict(row)
+        for key in data.draw(st.sets(st.sampled_from(sorted(row)), max_size=2)):
+            spoiled[key] = data.draw(_JUNK)
+        for candidate in (row, spoiled):
+            for pad in (False, True):
+                plain_calls.clear()
+                expected = _outcome(image.write, candidate, pad)
+                assert _outcome(generated, candidate, pad) == expected, candidate
+                if candidate is row and None not in row.values():
+                    assert not plain_calls and expected[0] == "bytes"

@@ -29,9 +29,10 @@ from binlogkit.binlog.rows.columns import (
     ColumnInfo,
     ValueDecoder,
     ValueEncoder,
+    ValuePacking,
     column_codec,
 )
-from binlogkit.binlog.rows.types._base import as_bytes, prefixed_decoder, prefixed_encoder
+from binlogkit.binlog.rows.types._base import as_bytes, packing_encoder, prefixed_decoder
 from binlogkit.binlog.rows.types.strings import text_converter, text_to_bytes
 from binlogkit.binlog.rows.types.values import Compressed
 from binlogkit.errors import DecodeError
@@ -110,11 +111,11 @@ class _CompressedCodec(ColumnCodec):
         return prefixed_decoder(col, prefix, name, convert)
 
     @classmethod
-    def encoder(cls, col: ColumnInfo, options: DecodeOptions) -> ValueEncoder:
+    def packing(cls, col: ColumnInfo, options: DecodeOptions) -> ValuePacking:
         prefix = cls.prefix_size(col)
         name = ColumnType(col.type).name
         if options.raw_values:
-            return prefixed_encoder(col, prefix, name, as_bytes(col, f"raw {name}"))
+            return ValuePacking(name, prefix=prefix, to_field=as_bytes(col, f"raw {name}"))
         plain = text_to_bytes(col, options)
 
         def to_bytes(value: Any) -> bytes:
@@ -122,7 +123,11 @@ class _CompressedCodec(ColumnCodec):
                 return value.stored
             return compress(plain(value))
 
-        return prefixed_encoder(col, prefix, name, to_bytes)
+        return ValuePacking(name, prefix=prefix, to_field=to_bytes)
+
+    @classmethod
+    def encoder(cls, col: ColumnInfo, options: DecodeOptions) -> ValueEncoder:
+        return packing_encoder(col, cls.packing(col, options))
 
 
 @column_codec(ColumnType.VARCHAR_COMPRESSED)
