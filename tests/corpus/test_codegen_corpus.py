@@ -16,6 +16,7 @@ server padded them, gives the server's rows section byte for byte.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +28,7 @@ from binlogkit.binlog.context import DecodeOptions
 from binlogkit.binlog.events.rows import RowsEvent
 from binlogkit.binlog.rows.codegen import ImageReader
 from binlogkit.binlog.rows.image_writer import ImageWriter
-from binlogkit.binlog.rows.plan import ImagePlan
+from binlogkit.binlog.rows.plan import ImagePlan, RowPlan
 
 pytestmark = pytest.mark.corpus
 
@@ -52,16 +53,20 @@ def _outcome(read: ImageReader, data: bytes, pos: int) -> tuple[Any, ...]:
     return ("row", repr(row), [type(v) for v in row.values()], end)
 
 
+def _rows_events(name: str, options: DecodeOptions) -> Iterator[tuple[RowsEvent, RowPlan]]:
+    """The file's rows events of known tables (but PARTIAL_UPDATE_ROWS), with their plans."""
+    for event, _frame in decode_up_to_damage(name, BinlogDecoder(file=name, options=options)):
+        if isinstance(event, RowsEvent) and event.table is not None and not event.partial:
+            yield event, event.table.plan(options)
+
+
 @pytest.mark.parametrize("raw", [False, True], ids=["values", "raw"])
 @pytest.mark.parametrize("name", _row_binlogs())
 def test_generated_readers_equal_the_plain_plans(corpus_dir: Path, name: str, raw: bool) -> None:
     options = DecodeOptions(raw_values=raw)
     readers: dict[ImagePlan, ImageReader] = {}
     images = 0
-    for event, _frame in decode_up_to_damage(name, BinlogDecoder(file=name, options=options)):
-        if not isinstance(event, RowsEvent) or event.table is None or event.partial:
-            continue
-        plan = event.table.plan(options)
+    for event, plan in _rows_events(name, options):
         try:
             data = event.rows_data
         except Exception:  # a damaged compressed section: the rows tests cover it
@@ -94,16 +99,13 @@ def test_generated_writers_write_the_servers_rows(corpus_dir: Path, name: str, r
     options = DecodeOptions(raw_values=raw)
     writers: dict[ImagePlan, ImageWriter] = {}
     images = 0
-    for event, _frame in decode_up_to_damage(name, BinlogDecoder(file=name, options=options)):
-        if not isinstance(event, RowsEvent) or event.table is None or event.partial:
-            continue
+    for event, plan in _rows_events(name, options):
         if event.legacy:  # pre-GA record NULL bytes: the plain encoder's alone
             continue
         try:
             data, changes = event.rows_data, event.rows
         except Exception:  # damaged or undecodable: the rows tests cover it
             continue
-        plan = event.table.plan(options)
         before, after = event._bitmaps()
         pad = plan.null_padding(data, event.width, before, after)
         out = bytearray()

@@ -383,6 +383,23 @@ def test_datetime2_known_answers() -> None:
         encode(col(T.DATETIME2, 0), datetime(2020, 1, 1, tzinfo=UTC))
 
 
+@given(st.datetimes(), st.integers(0, 6))
+def test_datetime2_of_a_datetime_is_that_of_its_fields(moment: datetime, fsp: int) -> None:
+    """The shortcut for naive datetimes writes what the checked path writes for its fields."""
+    step = 10 ** (6 - fsp)
+    moment = moment.replace(microsecond=moment.microsecond // step * step)
+    fields = InvalidDateTime(
+        moment.year,
+        moment.month,
+        moment.day,
+        moment.hour,
+        moment.minute,
+        moment.second,
+        moment.microsecond,
+    )
+    assert encode(col(T.DATETIME2, fsp), moment) == encode(col(T.DATETIME2, fsp), fields)
+
+
 @given(st.integers(0, 6), st.datetimes(min_value=datetime(1000, 1, 1)))
 def test_datetime2_round_trip(fsp: int, value: datetime) -> None:
     value = value.replace(microsecond=value.microsecond - value.microsecond % _UNIT[fsp])

@@ -107,9 +107,9 @@ class _Layout:
         """The stored bytes of ``value``; EncodeError saying why it does not fit."""
         if not value.is_finite():
             raise EncodeError("DECIMAL holds only finite numbers")
-        scaled = value.scaleb(self.scale, _EXACT)  # the digits as an integer, if they are one
-        number = int(scaled)
-        if number != scaled:
+        # the digits as an integer, if they are one
+        number, denominator = value.scaleb(self.scale, _EXACT).as_integer_ratio()
+        if denominator != 1:
             raise EncodeError(f"more than {self.scale} fraction digits")
         number = abs(number)
         packed = 0

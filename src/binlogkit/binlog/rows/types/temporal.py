@@ -475,6 +475,16 @@ class DateTime2Codec(ColumnCodec):
         frac_bits = 8 * fbytes
 
         def to_field(value: Any) -> bytes:
+            if type(value) is datetime and value.tzinfo is None and not value.microsecond % unit:
+                # a naive datetime's fields are all in the layout's ranges
+                packed = (
+                    ((value.year * 13 + value.month) << 5 | value.day) << 17
+                    | value.hour << 12
+                    | value.minute << 6
+                    | value.second
+                )
+                whole = (packed + _DATETIMEF_OFFSET) << frac_bits | value.microsecond // unit
+                return whole.to_bytes(size, "big")
             year, month, day, hour, minute, second, micro = _datetime_fields(col, value)
             if not (
                 0 <= month <= 12
