@@ -32,7 +32,7 @@ from binlogkit.binlog.constants import MAGIC, EventType, Flavor
 from binlogkit.binlog.context import DecodeOptions
 from binlogkit.binlog.decoder import NEED_DATA
 from binlogkit.binlog.events.rows import WriteRowsEvent
-from binlogkit.binlog.events.table_map import MARIADB_RULES, TableMapEvent
+from binlogkit.binlog.events.table_map import MARIADB_RULES, TableMapEvent, metadata_rules
 from binlogkit.binlog.header import EventHeader
 from binlogkit.binlog.rows.charsets import text_codec
 from binlogkit.binlog.rows.image_writer import image_writer
@@ -376,3 +376,28 @@ def test_generated_writer_equals_the_plain_encoder(
                 assert _outcome(generated, candidate, pad) == expected, candidate
                 if candidate is row and None not in row.values():
                     assert not plain_calls and expected[0] == "bytes"
+
+
+def test_vectors_from_outside_values() -> None:
+    """VECTOR(3) from a list, its JSON text or its bytes: MySQL's up to 3 floats, MariaDB's
+    exactly 3 as float32 bytes; more dimensions, or not finite numbers, are refused."""
+    for flavor in (Flavor.MYSQL, Flavor.MARIADB):
+        session = Session(default_db="db", flavor=flavor)
+        definition = apply_ddl(Catalog(), "CREATE TABLE v (x VECTOR(3))", session).catalog
+        table = definition.table("db", "v")
+        assert table is not None
+        rules = metadata_rules(format_description(flavor).server_version)
+        (info,) = column_infos(table, rules, flavor)
+        vector = ColumnInput(table.columns[0], info)
+        three = struct.pack("<3f", 1.0, 2.5, -3.0)
+        expected = [1.0, 2.5, -3.0] if flavor is Flavor.MYSQL else three
+        for outside in ([1, 2.5, -3], "[1, 2.5, -3]", three):
+            assert vector.value(outside) == expected, (flavor, outside)
+        if flavor is Flavor.MYSQL:
+            assert vector.value("[0.5]") == [0.5]
+        else:
+            with pytest.raises(EncodeError, match="1 dimensions, the column has 3"):
+                vector.value("[0.5]")
+        for refused in ("[1, 2, 3, 4]", [1.0, float("nan"), 2.0], "[1, true]", b"\x00" * 5):
+            with pytest.raises(EncodeError):
+                vector.value(refused)
