@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import csv
 import json
+import os
 import uuid
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
@@ -217,3 +218,31 @@ def test_rows_output_goes_back_in(tmp_path: Path) -> None:
     result = _write(again, second)
     assert result.exit_code == 0, result.output
     assert _rows(second) == _rows(first) == EXPECTED
+
+
+def test_output_synced_before_and_after_the_rename(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The whole file reaches the disk before it takes the target's name, and the name after."""
+    steps: list[tuple[str, str]] = []
+    fsync, rename = os.fsync, os.replace
+
+    def record_fsync(fd: int) -> None:
+        steps.append(("fsync", os.readlink(f"/proc/self/fd/{fd}")))
+        fsync(fd)
+
+    def record_replace(source: Any, target: Any) -> None:
+        steps.append(("rename", str(target)))
+        rename(source, target)
+
+    monkeypatch.setattr(os, "fsync", record_fsync)
+    monkeypatch.setattr(os, "replace", record_replace)
+    target = tmp_path / "out" / "out-bin.000001"
+    target.parent.mkdir()
+    result = _write(_inputs(tmp_path)["jsonl"], target)
+    assert result.exit_code == 0, result.output
+    renamed = steps.index(("rename", str(target)))
+    written = steps[renamed - 1]
+    assert written[0] == "fsync" and written[1].endswith("/import.000001"), steps
+    assert steps[renamed + 1] == ("fsync", str(target.parent)), steps
+    assert _rows(target) == EXPECTED

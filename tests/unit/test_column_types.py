@@ -383,6 +383,23 @@ def test_datetime2_known_answers() -> None:
         encode(col(T.DATETIME2, 0), datetime(2020, 1, 1, tzinfo=UTC))
 
 
+@given(st.datetimes(), st.integers(0, 6))
+def test_datetime2_of_a_datetime_is_that_of_its_fields(moment: datetime, fsp: int) -> None:
+    """The shortcut for naive datetimes writes what the checked path writes for its fields."""
+    step = 10 ** (6 - fsp)
+    moment = moment.replace(microsecond=moment.microsecond // step * step)
+    fields = InvalidDateTime(
+        moment.year,
+        moment.month,
+        moment.day,
+        moment.hour,
+        moment.minute,
+        moment.second,
+        moment.microsecond,
+    )
+    assert encode(col(T.DATETIME2, fsp), moment) == encode(col(T.DATETIME2, fsp), fields)
+
+
 @given(st.integers(0, 6), st.datetimes(min_value=datetime(1000, 1, 1)))
 def test_datetime2_round_trip(fsp: int, value: datetime) -> None:
     value = value.replace(microsecond=value.microsecond - value.microsecond % _UNIT[fsp])
@@ -599,6 +616,24 @@ def test_compressed_columns_from_mariadb() -> None:
     # and we compress as MariaDB does by default
     assert compress(b"\x01" * 300) == bytes.fromhex("8a012c63641c05c40200")
     assert encode(text, "x" * 200) == bytes.fromhex("080089c8aba8181e0000")
+
+
+# 121 bytes whose raw deflate stream is 119 bytes: header, length and stream fill the
+# value's length exactly; MariaDB 10.11 stored it plain (and compressed the 113 bytes).
+EXACT_FIT = b""")'3`1`X^F"A0,O%>4#Q&1KR*ZHJ;W^)QA!.G=Q"S*,@)VZH%3`_P4/;C"`Z33ITYC[PS+#<=@MX-+$>K?"""
+EXACT_FIT += b""":5+5(GAKMWP;!`17Q!8#BO<U9@V:VQ&6!;-(F3SO"""
+SHORTER = b"""*7TRYV-&>8(FG6TK'X.G5+X+6R&.PS3DF%@E>UA=98BRIB?T,VLV*!,4,JI*.WR)M0>S)&Z@AD9:HIP<CJ"""
+SHORTER += b"""ALL<?2?)KK-9#2HS)=.*Z9=IL$7N/K*"""
+
+
+def test_compress_follows_mariadb_rules() -> None:
+    """What MariaDB 10.11 stored: values under 100 bytes plain (column_compression_threshold),
+    compressed ones only when header, length and stream are shorter than the value."""
+    assert compress(b"a" * 99) == b"\x00" + b"a" * 99
+    assert compress(b"a" * 100)[:2] == bytes([0x89, 100])
+    assert len(EXACT_FIT) == 121 and compress(EXACT_FIT) == b"\x00" + EXACT_FIT
+    assert len(SHORTER) == 113 and compress(SHORTER)[:3] == bytes.fromhex("897105")
+    assert len(compress(SHORTER)) == 112
 
 
 @given(st.binary(max_size=2000))

@@ -29,12 +29,19 @@ from hypothesis import strategies as st
 
 from binlogkit import BinlogDecoder
 from binlogkit.binlog.constants import MAGIC, EventType, Flavor
+from binlogkit.binlog.context import DecodeOptions
 from binlogkit.binlog.decoder import NEED_DATA
 from binlogkit.binlog.events.rows import WriteRowsEvent
-from binlogkit.binlog.events.table_map import MARIADB_RULES, TableMapEvent
+from binlogkit.binlog.events.table_map import MARIADB_RULES, TableMapEvent, metadata_rules
 from binlogkit.binlog.header import EventHeader
+from binlogkit.binlog.rows.charsets import text_codec
+from binlogkit.binlog.rows.image_writer import image_writer
 from binlogkit.binlog.rows.plan import RowChange
-from binlogkit.binlog.rows.types import JSON_NULL, ZERO_DATE, ZERO_DATETIME, Geometry
+from binlogkit.binlog.rows.types import JSON_NULL, ZERO_DATE, ZERO_DATETIME, Compressed, Geometry
+from binlogkit.binlog.rows.types.compressed import compress
+from binlogkit.binlog.tables import Table
+from binlogkit.errors import EncodeError
+from binlogkit.schema.completion import collation_of
 from binlogkit.schema.ddl import apply_ddl
 from binlogkit.schema.model import Catalog, ColumnDef, TableDef
 from binlogkit.schema.session import Session
@@ -61,11 +68,15 @@ COMMON = """
   e ENUM('a','bé','c d') CHARACTER SET utf8mb4, s SET('x','y','zé') CHARACTER SET utf8mb4,
   j JSON, geo GEOMETRY, pt POINT
 """
-MARIADB_ONLY = ", ip6 INET6, ip4 INET4, u UUID"
+MARIADB_ONLY = """, ip6 INET6, ip4 INET4, u UUID,
+  vz VARCHAR(200) COMPRESSED CHARACTER SET utf8mb4, vbz VARBINARY(300) COMPRESSED,
+  bz BLOB COMPRESSED, tz TINYTEXT /*M!100301 COMPRESSED*/ CHARACTER SET latin1, vec VECTOR(3)
+"""
+MYSQL_ONLY = ", vec VECTOR(4)"
 
 
 def _definition(flavor: Flavor) -> TableDef:
-    extra = MARIADB_ONLY if flavor is Flavor.MARIADB else ""
+    extra = MARIADB_ONLY if flavor is Flavor.MARIADB else MYSQL_ONLY
     session = Session(default_db="db", flavor=flavor, server_collation="utf8mb4_general_ci")
     result = apply_ddl(Catalog(), f"CREATE TABLE t ({COMMON}{extra})", session)
     assert result.warning is None, result.warning
@@ -98,9 +109,25 @@ def _fraction(fsp: int) -> st.SearchStrategy[int]:
     return st.integers(0, 999_999 // step).map(lambda n: n * step)
 
 
+_FLOAT32 = st.floats(width=32, allow_nan=False, allow_infinity=False)
+_REPEATING = st.lists(st.sampled_from(["ab", "é", "z" * 20, " "]), max_size=40).map("".join)
+"""Text that compresses well or not at all, around MariaDB's threshold of 100 bytes."""
+
+
 def _values(col: ColumnDef, flavor: Flavor) -> st.SearchStrategy[Any]:
-    """Values of one column, as the decoder gives them."""
+    """Values of one column, as the decoder gives them (COMPRESSED: what it compresses)."""
     kind = col.type
+    if col.compressed:
+        limit = col.length or 254  # TINYTEXT: the header byte takes one of its 255
+        text = _REPEATING | st.text(_CHARSET_TEXT[col.charset or "utf8mb4"])
+        if col.charset is None:
+            return text.map(lambda t: t.encode()[:limit])
+        return text.map(lambda t: t[:limit])
+    if kind == "vector":
+        if flavor is Flavor.MYSQL:
+            return st.lists(_FLOAT32, max_size=col.length)
+        floats = st.lists(_FLOAT32, min_size=col.length, max_size=col.length)
+        return floats.map(lambda xs: struct.pack(f"<{len(xs)}f", *xs))
     if kind in _INT_BITS:
         bits = _INT_BITS[kind]
         low, high = (0, 2**bits - 1) if col.unsigned else (-(2 ** (bits - 1)), 2 ** (bits - 1) - 1)
@@ -166,9 +193,13 @@ def _values(col: ColumnDef, flavor: Flavor) -> st.SearchStrategy[Any]:
     raise AssertionError(f"no values drawn for {kind}")
 
 
-def _rows(definition: TableDef, flavor: Flavor) -> st.SearchStrategy[list[dict[str, Any]]]:
+def _rows(
+    definition: TableDef, flavor: Flavor, nulls: bool = True
+) -> st.SearchStrategy[list[dict[str, Any]]]:
     columns = {
-        col.name: (_values(col, flavor) if not col.nullable else st.none() | _values(col, flavor))
+        col.name: (
+            st.none() | _values(col, flavor) if col.nullable and nulls else _values(col, flavor)
+        )
         for col in definition.columns
     }
     return st.lists(st.fixed_dictionaries(columns), min_size=1, max_size=4)
@@ -208,12 +239,27 @@ def test_rows_from_values_read_back_equal(flavor: Flavor, data: st.DataObject) -
     )
     rows = data.draw(_rows(definition, flavor))
     back = _read_back(flavor, table, rows)
-    assert back == rows
-    for mine, theirs in zip(rows, back, strict=True):
+    expected = [{key: _decoded(value, definition, key) for key, value in r.items()} for r in rows]
+    assert back == expected
+    for mine, theirs in zip(expected, back, strict=True):
         for key, value in mine.items():
             assert type(theirs[key]) is type(value), key
             if isinstance(value, Decimal):
                 assert theirs[key].as_tuple() == value.as_tuple(), key
+    assert _read_back(flavor, table, back) == back  # COMPRESSED: written as stored
+
+
+def _decoded(value: Any, definition: TableDef, key: str) -> Any:
+    """What the decoder gives for a value written: COMPRESSED values with their stored form."""
+    col = definition.column(key)
+    assert col is not None
+    if value is None or not col.compressed:
+        return value
+    if isinstance(value, bytes):
+        return Compressed(value, compress(value))
+    codec = text_codec(collation_of(col))
+    assert codec is not None
+    return Compressed(value, compress(codec.encode(value)))
 
 
 def _text(value: Any, col: ColumnDef) -> Any:
@@ -256,3 +302,102 @@ def test_text_forms_read_as_the_values(data: st.DataObject) -> None:
             column = inputs[name].column
             got = inputs[name].value(_text(value, column))
             assert got == value and type(got) is type(value), (name, value, got)
+
+
+_JUNK = st.one_of(
+    st.integers(-(2**70), 2**70),
+    st.floats(),
+    st.text(max_size=3),
+    st.binary(max_size=20),
+    st.decimals(allow_nan=True),
+    st.booleans(),
+    st.datetimes(timezones=st.just(UTC)),
+    st.lists(st.floats(width=32), max_size=3),
+)
+"""Values of the wrong type, range or size for most columns."""
+
+
+def _outcome(write: Any, row: dict[str, Any], pad: bool) -> tuple[str, Any]:
+    out = bytearray(b"ab")  # what came before stays as it was
+    try:
+        write(row, out, pad)
+    except EncodeError as err:
+        return "error", (str(err), bytes(out))
+    return "bytes", bytes(out)
+
+
+@pytest.mark.parametrize("flavor", [Flavor.MARIADB, Flavor.MYSQL])
+@pytest.mark.parametrize("raw", [False, True], ids=["values", "raw"])
+@settings(max_examples=30)
+@given(data=st.data())
+def test_generated_writer_equals_the_plain_encoder(
+    flavor: Flavor, raw: bool, data: st.DataObject
+) -> None:
+    """Every column type, NULLs and values a column refuses, natural and raw values: the
+    generated writer gives the plain encoder's bytes or its error; a row without NULLs
+    is written without the plain encoder."""
+    definition = _definition(flavor)
+    version = format_description(flavor).server_version
+    table = table_map_for(
+        definition, EventHeader(0, EventType.TABLE_MAP, 1, 0), version, table_id=7
+    )
+    options = DecodeOptions(raw_values=raw)
+    plan = Table(table).plan(options)
+    width = len(definition.columns)
+    present = b"\xff" * 16
+    image = plan.image(present, width)
+    rows = data.draw(_rows(definition, flavor, nulls=data.draw(st.booleans())))
+    if raw:  # the raw values of the same rows
+        changes = [RowChange(None, row) for row in rows]
+        section = Table(table).plan(DecodeOptions()).encode_rows(changes, width, None, present)
+        rows = [c.after for c in plan.decode_rows(section, width, None, present)]
+    plain_calls: list[int] = []
+
+    def plain(row: Any, out: bytearray, pad: bool) -> None:
+        plain_calls.append(1)
+        image.write(row, out, pad)
+
+    generated = image_writer(
+        image.keys,
+        tuple(plan.packings[i] for i in image.indexes),
+        tuple(plan.encoders[i] for i in image.indexes),
+        image.null_bytes,
+        image.pad_mask,
+        plain,
+    )
+    for row in rows:
+        spoiled = dict(row)
+        for key in data.draw(st.sets(st.sampled_from(sorted(row)), max_size=2)):
+            spoiled[key] = data.draw(_JUNK)
+        for candidate in (row, spoiled):
+            for pad in (False, True):
+                plain_calls.clear()
+                expected = _outcome(image.write, candidate, pad)
+                assert _outcome(generated, candidate, pad) == expected, candidate
+                if candidate is row and None not in row.values():
+                    assert not plain_calls and expected[0] == "bytes"
+
+
+def test_vectors_from_outside_values() -> None:
+    """VECTOR(3) from a list, its JSON text or its bytes: MySQL's up to 3 floats, MariaDB's
+    exactly 3 as float32 bytes; more dimensions, or not finite numbers, are refused."""
+    for flavor in (Flavor.MYSQL, Flavor.MARIADB):
+        session = Session(default_db="db", flavor=flavor)
+        definition = apply_ddl(Catalog(), "CREATE TABLE v (x VECTOR(3))", session).catalog
+        table = definition.table("db", "v")
+        assert table is not None
+        rules = metadata_rules(format_description(flavor).server_version)
+        (info,) = column_infos(table, rules, flavor)
+        vector = ColumnInput(table.columns[0], info)
+        three = struct.pack("<3f", 1.0, 2.5, -3.0)
+        expected = [1.0, 2.5, -3.0] if flavor is Flavor.MYSQL else three
+        for outside in ([1, 2.5, -3], "[1, 2.5, -3]", three):
+            assert vector.value(outside) == expected, (flavor, outside)
+        if flavor is Flavor.MYSQL:
+            assert vector.value("[0.5]") == [0.5]
+        else:
+            with pytest.raises(EncodeError, match="1 dimensions, the column has 3"):
+                vector.value("[0.5]")
+        for refused in ("[1, 2, 3, 4]", [1.0, float("nan"), 2.0], "[1, true]", b"\x00" * 5):
+            with pytest.raises(EncodeError):
+                vector.value(refused)

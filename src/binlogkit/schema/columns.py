@@ -50,7 +50,7 @@ def build_column(node: exp.ColumnDef, table_default: charsets.Charset, session: 
     charset = collation = None
     binary = False
     nullable = None  # None: not said
-    primary = invisible = False
+    primary = invisible = compressed = False
     not_null = auto = bool(kind.arg("serial"))
     generated = default = None
     for attr in attrs:
@@ -66,6 +66,8 @@ def build_column(node: exp.ColumnDef, table_default: charsets.Charset, session: 
             primary = True
         elif isinstance(attr, exp.InvisibleColumnConstraint):
             invisible = True
+        elif isinstance(attr, exp.CompressColumnConstraint):
+            compressed = True
         elif isinstance(attr, nodes.SerialDefaultValue):
             not_null = auto = True
         elif isinstance(attr, exp.DefaultColumnConstraint):
@@ -85,6 +87,7 @@ def build_column(node: exp.ColumnDef, table_default: charsets.Charset, session: 
         zerofill=bool(kind.arg("zerofill")),
         invisible=invisible,
         generated=generated,
+        compressed=compressed,
     )
     if type_name == "json" and session.flavor is Flavor.MARIADB:
         column = replace(column, type="longtext", charset="utf8mb4", collation="utf8mb4_bin")

@@ -80,7 +80,7 @@ _ROW_TYPES: dict[str, frozenset[int]] = {
 """information_schema's DATA_TYPE → the real types (the rows' layout) a table map may give."""
 
 _BYTES_TYPES = ("binary", "varbinary", "tinyblob", "blob", "mediumblob", "longblob")
-_BINARY_TYPES = frozenset({*_BYTES_TYPES, "uuid", "inet4", "inet6", *GEOMETRY_TYPES})
+_BINARY_TYPES = frozenset({*_BYTES_TYPES, "uuid", "inet4", "inet6", "vector", *GEOMETRY_TYPES})
 """Types whose values are bytes: the ``binary`` collation, whatever the definition's charset
 (MariaDB logs one for its spatial types, stored as BLOBs)."""
 

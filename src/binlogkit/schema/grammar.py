@@ -432,10 +432,10 @@ class DdlParser(MySQLParser):
         self._advance()
         return True
 
-    def _attr_compressed(self) -> bool:
+    def _attr_compressed(self) -> exp.Expr:
         if self._match(TokenType.EQ):
-            self._advance()
-        return True
+            self._advance()  # the method: zlib, the only one
+        return exp.ColumnConstraint(kind=exp.CompressColumnConstraint())
 
     def _attr_versioning(self) -> bool | None:
         return True if self._match_text_seq("SYSTEM", "VERSIONING") else None

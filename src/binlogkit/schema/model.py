@@ -69,6 +69,7 @@ class ColumnDef:
       (``"current_timestamp(3)"``, ``"uuid()"``); None for NULL (a nullable column) and
       for none (a NOT NULL column without DEFAULT, AUTO_INCREMENT, generated columns).
     - ``auto_increment``: AUTO_INCREMENT (also SERIAL).
+    - ``compressed``: MariaDB's COMPRESSED (VARCHAR, VARBINARY, TEXT and BLOB types).
     """
 
     name: str
@@ -87,6 +88,7 @@ class ColumnDef:
     generated: str | None = None
     default: str | None = None
     auto_increment: bool = False
+    compressed: bool = False
 
 
 @frozen_dataclass

@@ -2,10 +2,11 @@
 
 The statement says what the history knows of each column, resolved: type with
 its length, precision, scale or fractional digits, signedness, character set
-and collation, ENUM/SET members, nullability, invisibility, and the primary
-key. Applying it (:func:`~binlogkit.schema.ddl.apply_ddl`) gives the same
-definition back. Defaults, comments, indexes and engine options are not
-tracked, so they are not printed.
+and collation, ENUM/SET members, MariaDB's COMPRESSED, nullability,
+invisibility, and the primary key. Applying it
+(:func:`~binlogkit.schema.ddl.apply_ddl`) gives the same definition back.
+Defaults, comments, indexes and engine options are not tracked, so they are
+not printed.
 """
 
 from __future__ import annotations
@@ -44,6 +45,8 @@ def create_table_sql(table: TableDef) -> str:
 def column_sql(col: ColumnDef) -> str:
     """A column definition as CREATE TABLE writes it (name, type, attributes)."""
     parts = [quote_name(col.name), _type(col)]
+    if col.compressed:
+        parts.append("COMPRESSED")
     if col.unsigned:
         parts.append("UNSIGNED")
     if col.zerofill:

@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from binlogkit.binlog.constants import ColumnType as CT
+from binlogkit.binlog.constants import Flavor
 from binlogkit.binlog.events.table_map import MARIADB_RULES, MetadataRules
 from binlogkit.binlog.rows.charsets import max_char_length
 from binlogkit.binlog.rows.columns import ColumnInfo
@@ -26,6 +27,19 @@ __all__ = ["column_infos"]
 Layout = tuple[int, int, int]
 """A column's table-map type code, real (row layout) type code and metadata."""
 
+_BLOB_SIZES = {
+    "tinytext": 1,
+    "tinyblob": 1,
+    "text": 2,
+    "blob": 2,
+    "mediumtext": 3,
+    "mediumblob": 3,
+    "longtext": 4,
+    "longblob": 4,
+}
+"""The length bytes of each TEXT/BLOB type (its metadata)."""
+
+
 _FIXED: dict[str, Layout] = {
     "tinyint": (CT.TINY, CT.TINY, 0),
     "smallint": (CT.SHORT, CT.SHORT, 0),
@@ -37,18 +51,11 @@ _FIXED: dict[str, Layout] = {
     "year": (CT.YEAR, CT.YEAR, 0),
     "date": (CT.DATE, CT.DATE, 0),
     "json": (CT.JSON, CT.JSON, 4),
-    "tinytext": (CT.BLOB, CT.BLOB, 1),
-    "tinyblob": (CT.BLOB, CT.BLOB, 1),
-    "text": (CT.BLOB, CT.BLOB, 2),
-    "blob": (CT.BLOB, CT.BLOB, 2),
-    "mediumtext": (CT.BLOB, CT.BLOB, 3),
-    "mediumblob": (CT.BLOB, CT.BLOB, 3),
-    "longtext": (CT.BLOB, CT.BLOB, 4),
-    "longblob": (CT.BLOB, CT.BLOB, 4),
     "uuid": (CT.STRING, CT.STRING, CT.STRING << 8 | 16),
     "inet6": (CT.STRING, CT.STRING, CT.STRING << 8 | 16),
     "inet4": (CT.STRING, CT.STRING, CT.STRING << 8 | 4),
     **dict.fromkeys(GEOMETRY_TYPES, (CT.GEOMETRY, CT.GEOMETRY, 4)),
+    **{name: (CT.BLOB, CT.BLOB, size) for name, size in _BLOB_SIZES.items()},
 }
 """Types whose layout does not depend on the definition's sizes."""
 
@@ -69,6 +76,23 @@ def _string_meta(real: int, length: int) -> int:
 def _set_size(members: int) -> int:
     size = (members + 7) // 8
     return 8 if size > 4 else size
+
+
+def _compressed(col: ColumnDef, collation: int | None) -> Layout | None:
+    """MariaDB's COMPRESSED columns: their own type codes; a VARCHAR's byte length grows by
+    one, for the header byte of the stored form."""
+    if col.type in ("varchar", "varbinary"):
+        length = _char_bytes(col, collation) + 1
+        return CT.VARCHAR_COMPRESSED, CT.VARCHAR_COMPRESSED, length
+    size = _BLOB_SIZES.get(col.type)
+    return None if size is None else (CT.BLOB_COMPRESSED, CT.BLOB_COMPRESSED, size)
+
+
+def _vector(col: ColumnDef, flavor: Flavor) -> Layout:
+    """VECTOR(n): MySQL's own type (a 4-byte length); MariaDB's is a VARBINARY(4n)."""
+    if flavor is Flavor.MYSQL:
+        return CT.VECTOR, CT.VECTOR, 4
+    return CT.VARCHAR, CT.VARCHAR, 4 * (col.length or 0)
 
 
 def _sized(col: ColumnDef, collation: int | None) -> Layout | None:
@@ -94,22 +118,30 @@ def _sized(col: ColumnDef, collation: int | None) -> Layout | None:
 
 
 def column_infos(
-    definition: TableDef, rules: MetadataRules = MARIADB_RULES
+    definition: TableDef, rules: MetadataRules = MARIADB_RULES, flavor: Flavor = Flavor.MARIADB
 ) -> tuple[ColumnInfo, ...]:
-    """The columns of ``definition`` as a FULL-metadata table map gives them (``rules``: which
-    columns the server gives a sign and a charset; MariaDB's by default)."""
+    """The columns of ``definition`` as a FULL-metadata table map of a ``flavor`` server gives
+    them (``rules``: which columns the server gives a sign and a charset; MariaDB's by
+    default)."""
     primary = {definition.column_index(name) for name in definition.primary_key}
     infos = []
     for index, col in enumerate(definition.columns):
         collation = collation_of(col)
-        layout = _FIXED.get(col.type) or _sized(col, collation)
+        if col.compressed:
+            layout = _compressed(col, collation)
+        elif col.type == "vector":
+            layout = _vector(col, flavor)
+        else:
+            layout = _FIXED.get(col.type) or _sized(col, collation)
         if layout is None:
             raise BinlogError(
                 f"column {col.name} of {definition.table_name}: no binlog layout known for "
-                f"type {col.type}"
+                f"type {col.type}{' COMPRESSED' if col.compressed else ''}"
             )
         binlog_type, real, meta = layout
         info = ColumnInfo(index, real, binlog_type, meta, col.nullable)
+        if binlog_type == CT.VECTOR:
+            info = replace(info, vector_dimensions=col.length)
         fields = known_fields(col, info, rules.numeric, rules.character, index in primary)
         infos.append(replace(info, **fields))  # type: ignore[arg-type]
     return tuple(infos)

@@ -16,6 +16,7 @@ from binlogkit.binlog.decoder import decode_frame
 from binlogkit.binlog.events import Event, FormatDescriptionEvent, RotateEvent, StopEvent
 from binlogkit.binlog.events.table_map import TableMapEvent
 from binlogkit.binlog.header import EventHeader
+from binlogkit.binlog.tables import Table
 from binlogkit.errors import BinlogError, EncryptedBinlogError
 from binlogkit.gtid import Gtid, MariaGtid
 from binlogkit.io.binlog_end import scan_to_end
@@ -49,6 +50,10 @@ def default_base_name(kind: Literal["binlog", "relay"], flavor: Flavor) -> str:
     return "binlog" if flavor is Flavor.MYSQL else f"{host}-bin"
 
 
+_KEPT_TABLES = 64
+"""Table maps whose row plans a writer keeps (:meth:`BinlogWriter.row_table`)."""
+
+
 class BinlogWriter:
     """Writes binlog files ``BASE.000001``, ``BASE.000002`` ... in ``directory``, listed in
     ``BASE.index``; a context manager (leaving it ends the file with STOP).
@@ -77,6 +82,8 @@ class BinlogWriter:
         self.encryption: BinlogEncryption | None = None
         """How the files this writer starts are encrypted (None: they are not)."""
         self._sequence = (current.path, 0)
+        self._tables: dict[int, tuple[TableMapEvent, Table]] = {}
+        """Row plans of the table maps rows were written for, kept across transactions."""
 
     @classmethod
     def create(
@@ -217,6 +224,18 @@ class BinlogWriter:
         header = self.header(EventType.TABLE_MAP)
         version = self.current.fmt.server_version
         return table_map_for(definition, header, version, table_id=table_id, full=full)
+
+    def row_table(self, table: TableMapEvent) -> Table:
+        """The rows side of ``table`` (its row plans, their generated writers), built once for
+        all the transactions that write rows of that very map (the last 64 maps are kept)."""
+        cached = self._tables.get(id(table))
+        if cached is not None and cached[0] is table:
+            return cached[1]
+        if len(self._tables) >= _KEPT_TABLES:
+            del self._tables[next(iter(self._tables))]
+        rows_side = Table(table)
+        self._tables[id(table)] = (table, rows_side)
+        return rows_side
 
     def transaction(
         self,

@@ -7,7 +7,8 @@ format description, then transactions of ``rows_per_transaction`` inserts
 (GTID, the table map written from the table's definition, rows events, XID),
 then a STOP. The file is written under a temporary name next to the target and
 renamed at the end, so a bad row (an error naming its line and column) leaves
-nothing behind.
+nothing behind; the file is fsynced before the rename and its folder after it,
+so a crash leaves either the old target (or none) or the whole new file.
 
 Inputs: JSON lines, one object per line (values in binlogkit's JSON encoding,
 docs/json-encoding.md: plain JSON, or tagged values such as ``{"$decimal":
@@ -29,11 +30,13 @@ from pathlib import Path
 from typing import Any, Literal
 
 from binlogkit.binlog.constants import ChecksumAlg, Flavor
+from binlogkit.binlog.context import flavor_of
 from binlogkit.binlog.events.table_map import metadata_rules
 from binlogkit.binlog.frozen import frozen_dataclass
 from binlogkit.binlog.rows.plan import RowChange
 from binlogkit.errors import BinlogError, EncodeError
 from binlogkit.gtid import MariaGtid
+from binlogkit.io.atomic import sync_folder
 from binlogkit.schema.model import TableDef
 from binlogkit.schema.table_map import column_infos
 from binlogkit.writer.binlog import BinlogWriter
@@ -128,11 +131,18 @@ def import_rows(
                 _commit(writer, table, batch, gtid, settings)
                 count += len(batch)
             written = writer.file
+        _sync_file(written)
         os.replace(written, target)
+        sync_folder(target.parent)
     finally:
         with contextlib.suppress(FileNotFoundError):
             shutil.rmtree(folder)
     return count
+
+
+def _sync_file(path: Path) -> None:
+    with open(path, "rb") as written:
+        os.fsync(written.fileno())
 
 
 def _commit(
@@ -152,7 +162,7 @@ class _Rows:
 
     def __init__(self, definition: TableDef, server_version: str) -> None:
         self.definition = definition
-        infos = column_infos(definition, metadata_rules(server_version))
+        infos = column_infos(definition, metadata_rules(server_version), flavor_of(server_version))
         self.inputs: list[ColumnInput] = []
         for column, info in zip(definition.columns, infos, strict=True):
             try:

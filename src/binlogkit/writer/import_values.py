@@ -17,13 +17,16 @@ from __future__ import annotations
 
 import ipaddress
 import json
+import math
 import re
+import struct
 import uuid
 from collections.abc import Callable
 from datetime import UTC, date, datetime, time, timedelta
 from decimal import ROUND_DOWN, Context, Decimal, InvalidOperation
 from typing import Any
 
+from binlogkit.binlog.constants import ColumnType
 from binlogkit.binlog.context import DecodeOptions
 from binlogkit.binlog.rows.columns import COLUMN_CODECS, ColumnInfo, ValueEncoder
 from binlogkit.binlog.rows.types.values import Geometry, InvalidDate, InvalidDateTime
@@ -258,6 +261,44 @@ def _uuid(value: Any, col: ColumnDef) -> bytes:
     return _bytes(value, col)
 
 
+def _vector_floats(value: Any, col: ColumnDef) -> list[float]:
+    """VECTOR(n): up to n finite float32 values (a list, its JSON text or the stored bytes)."""
+    if isinstance(value, bytes | bytearray):
+        if len(value) % 4:
+            raise _refuse(value, "a VECTOR (float32 bytes)")
+        value = list(struct.unpack(f"<{len(value) // 4}f", value))
+    elif isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except ValueError as err:
+            raise _refuse(value, f"a VECTOR ([x, y, ...]: {err})") from None
+    if not isinstance(value, list | tuple) or not all(
+        isinstance(x, int | float) and not isinstance(x, bool) for x in value
+    ):
+        raise _refuse(value, "a VECTOR (a list of numbers)")
+    floats = [float(x) for x in value]
+    if col.length is not None and len(floats) > col.length:
+        raise EncodeError(f"{len(floats)} dimensions, more than the column's {col.length}")
+    if not all(math.isfinite(x) for x in floats):
+        raise EncodeError("a VECTOR holds finite numbers only")
+    return floats
+
+
+def _vector_bytes(value: Any, col: ColumnDef) -> bytes:
+    """MariaDB's VECTOR(n) is a VARBINARY of exactly n float32 values."""
+    numbers = _vector_floats(value, col)  # finite, not too many
+    if isinstance(value, bytes | bytearray):
+        data = bytes(value)
+    else:
+        try:
+            data = struct.pack(f"<{len(numbers)}f", *numbers)
+        except OverflowError:
+            raise EncodeError(f"{value!r} has a number out of float32's range") from None
+    if len(numbers) != (col.length or 0):
+        raise EncodeError(f"{len(numbers)} dimensions, the column has {col.length}")
+    return data
+
+
 _TEXT_TYPES = ("char", "varchar", "tinytext", "text", "mediumtext", "longtext")
 _BLOB_TYPES = ("varbinary", "tinyblob", "blob", "mediumblob", "longblob")
 _CONVERT: dict[str, Convert] = {
@@ -293,14 +334,20 @@ class ColumnInput:
     def __init__(self, column: ColumnDef, info: ColumnInfo) -> None:
         self.column = column
         self.info = info
+        self._convert = self._converter(column, info)
+        self._encode: ValueEncoder = COLUMN_CODECS[info.type].encoder(info, DecodeOptions())
+        self._scratch = bytearray()
+
+    @staticmethod
+    def _converter(column: ColumnDef, info: ColumnInfo) -> Convert:
+        if column.type == "vector":  # MySQL's own type, or MariaDB's VARBINARY
+            return _vector_floats if info.type == ColumnType.VECTOR else _vector_bytes
+        if column.type == "longtext" and column.collation == "utf8mb4_bin":
+            return _json_text  # MariaDB's JSON
         convert = _CONVERT.get(column.type)
         if convert is None:
             raise EncodeError(f"importing {column.type} values is not supported")
-        if column.type == "longtext" and column.collation == "utf8mb4_bin":
-            convert = _json_text  # MariaDB's JSON
-        self._convert = convert
-        self._encode: ValueEncoder = COLUMN_CODECS[info.type].encoder(info, DecodeOptions())
-        self._scratch = bytearray()
+        return convert
 
     def value(self, raw: Any) -> Any:
         """``raw`` as the column's value (None stays NULL); :class:`EncodeError` when it cannot

@@ -13,6 +13,7 @@ were written from.
 
 from __future__ import annotations
 
+from binlogkit.binlog.context import flavor_of
 from binlogkit.binlog.events.table_map import TableMapEvent, column_metadata, metadata_rules
 from binlogkit.binlog.header import EventHeader
 from binlogkit.schema.model import TableDef
@@ -30,7 +31,7 @@ def table_map_for(
     full: bool = True,
 ) -> TableMapEvent:
     """The TABLE_MAP of ``definition`` under ``header``, as ``server_version`` logs it."""
-    columns = column_infos(definition, metadata_rules(server_version))
+    columns = column_infos(definition, metadata_rules(server_version), flavor_of(server_version))
     key = [definition.column_index(name) for name in definition.primary_key]
     return TableMapEvent.build(
         header,

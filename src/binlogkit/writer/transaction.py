@@ -32,7 +32,6 @@ from binlogkit.binlog.events.query import QueryEvent, QueryStatus
 from binlogkit.binlog.events.rows import RowsEvent, RowsFlag
 from binlogkit.binlog.events.table_map import TableMapEvent
 from binlogkit.binlog.rows.plan import RowChange
-from binlogkit.binlog.tables import Table
 from binlogkit.errors import BinlogError
 from binlogkit.gtid import Gtid, MariaGtid
 from binlogkit.io.streams import BinlogCache
@@ -129,12 +128,15 @@ class Transaction:
         cls = EVENT_CODECS[code]
         assert issubclass(cls, RowsEvent)
         self.write(table.with_header(self.writer.header(EventType.TABLE_MAP)))
-        plans = Table(table)  # its row plan, built once for every event of the statement
+        plans = self.writer.row_table(table)  # its row plans, kept across transactions
+        pad = self.flavor is Flavor.MARIADB  # MariaDB sets the NULL bitmaps' unused bits
         for start in range(0, len(changes), rows_per_event):
             chunk = changes[start : start + rows_per_event]
             last = start + rows_per_event >= len(changes)
             flags = RowsFlag.STMT_END if last else 0
-            event = cls.from_rows(self.writer.header(code), chunk, table=plans, flags=flags)
+            event = cls.from_rows(
+                self.writer.header(code), chunk, table=plans, flags=flags, null_padding=pad
+            )
             if self.compress and self.flavor is Flavor.MARIADB:
                 event = mariadb_compressed(event, self.compress_min_len)
             self.write(event)

@@ -100,8 +100,12 @@ charset, GEOMETRY has none."""
 MYSQL_8_0_20_RULES = MetadataRules(_SIGNED, MYSQL_RULES.character)
 """MySQL 8.0.1-8.0.20: the ``is_numeric_type`` of sql/field.h, without YEAR."""
 
-MARIADB_RULES = MetadataRules(_SIGNED | {_CT.YEAR}, _CHARACTER | {_CT.GEOMETRY})
-"""MariaDB 10.5 on: every numeric field (YEAR too) has a sign; GEOMETRY a charset, as a BLOB."""
+MARIADB_RULES = MetadataRules(
+    _SIGNED | {_CT.YEAR},
+    _CHARACTER | {_CT.GEOMETRY, _CT.VARCHAR_COMPRESSED, _CT.BLOB_COMPRESSED},
+)
+"""MariaDB 10.5 on: every numeric field (YEAR too) has a sign; GEOMETRY a charset, as a BLOB;
+COMPRESSED VARCHAR and BLOB/TEXT columns a charset too (seen in 10.11's FULL table maps)."""
 
 _MYSQL_YEAR_SIGNED = (8, 0, 21)
 """The first MySQL taken to count YEAR. 8.0.20's source leaves it out and 8.0.40's counts it;
@@ -371,7 +375,7 @@ def column_metadata(
     its order, as (:class:`OptionalMetadataType`, value) pairs for :meth:`TableMapEvent.build`.
 
     ``full``: ``binlog_row_metadata=FULL`` (else MINIMAL: signedness, charsets,
-    geometry types). ``primary_key``: the key's column indexes in key order (by
+    geometry types, vector dimensions). ``primary_key``: the key's column indexes in key order (by
     default the columns flagged ``primary_key``, in column order). A field is left
     out when a column it covers does not say (``unsigned`` None ...).
     """
@@ -386,6 +390,10 @@ def column_metadata(
     character = [c.charset for c in columns if c.type in rules.character]
     fields += _charset_field(character, _T.DEFAULT_CHARSET, _T.COLUMN_CHARSET)
     add(_T.GEOMETRY_TYPE, [c.geometry_type for c in columns if c.type == ColumnType.GEOMETRY])
+    add(
+        _T.VECTOR_DIMENSIONALITY,
+        [c.vector_dimensions for c in columns if c.type == ColumnType.VECTOR],
+    )
     if not full:
         return fields
     add(_T.COLUMN_NAME, [c.name for c in columns])
@@ -641,6 +649,9 @@ class TableMapEvent(Event):
                     ),
                     visible=_nth(opt.column_visibility, i),
                     primary_key=i in primary,
+                    vector_dimensions=(
+                        _nth(opt.vector_dimensions, nth) if typ == ColumnType.VECTOR else None
+                    ),
                 )
             )
         return tuple(columns)

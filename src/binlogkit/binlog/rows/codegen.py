@@ -1,11 +1,12 @@
 """Generated straight-line decoders: row images, and DECIMAL values.
 
 This is the one module that compiles code at run time (see DESIGN.md, "Speed
-without ugliness"). The source text is made only of positions, sizes,
-:mod:`struct` codes and integer constants; every object the code uses (column
-keys, structs, converters, decoders) is handed to a generated factory as an
-argument and reaches the function as a closure variable, never spliced into
-the text.
+without ugliness"); :mod:`~binlogkit.binlog.rows.image_writer` has its row
+encoders compiled by :func:`run_generated`. The source text is made only of
+positions, sizes, :mod:`struct` codes and integer constants; every object the
+code uses (column keys, structs, converters, decoders) is handed to a
+generated factory as an argument and reaches the function as a closure
+variable, never spliced into the text.
 
 :func:`image_reader` builds, for one image plan, a function that reads a row
 image whose present columns are all non-NULL in one pass: runs of fixed-width
@@ -33,7 +34,14 @@ from typing import Any, NoReturn
 
 from binlogkit.binlog.rows.columns import DateTime2Form, DecimalForm, ValueDecoder, ValueLayout
 
-__all__ = ["ImageReader", "SectionReader", "decimal_converter", "image_reader", "image_readers"]
+__all__ = [
+    "ImageReader",
+    "SectionReader",
+    "decimal_converter",
+    "image_reader",
+    "image_readers",
+    "run_generated",
+]
 
 ImageReader = Callable[[bytes, int], tuple[dict[str, Any], int]]
 """``fn(buf, pos) -> (row, next_pos)`` for one row image; ``buf`` must be ``bytes``."""
@@ -60,8 +68,9 @@ def _compile(source: str, name: str) -> CodeType:
     return compile(source, f"<binlogkit generated {name}>", "exec")
 
 
-def _build(source: str, name: str, *args: Any) -> Any:
-    """Run ``source`` (which defines ``_make``) and call ``_make(*args)``."""
+def run_generated(source: str, name: str, *args: Any) -> Any:
+    """Run ``source`` (which defines ``_make``) and call ``_make(*args)``; the generated row
+    encoders of :mod:`~binlogkit.binlog.rows.image_writer` are compiled here too."""
     namespace: dict[str, Any] = {}
     exec(_compile(source, name), namespace)
     return namespace["_make"](*args)
@@ -225,7 +234,7 @@ def image_readers(
         "    return read, read_all",
     ]
     source = "\n".join(lines) + "\n"
-    readers: tuple[ImageReader, SectionReader] = _build(
+    readers: tuple[ImageReader, SectionReader] = run_generated(
         source,
         "row image reader",
         plain,
@@ -343,7 +352,7 @@ def decimal_converter(
         )
         + "\n"
     )
-    converter: Callable[[bytes], Decimal] = _build(
+    converter: Callable[[bytes], Decimal] = run_generated(
         source, "DECIMAL converter", struct.Struct(fmt).unpack, fail, Decimal
     )
     return converter

@@ -10,7 +10,10 @@ Each column type has one :class:`ColumnCodec` subclass, registered with
 - how to encode a value back (``encoder``), the exact mirror;
 - optionally, the value's :class:`ValueLayout` (``layout``), which lets the
   generated row decoders of :mod:`~binlogkit.binlog.rows.codegen` read it
-  inline, fused with its fixed-width neighbours, instead of calling the decoder.
+  inline, fused with its fixed-width neighbours, instead of calling the decoder;
+- optionally, its :class:`ValuePacking` (``packing``), the same for the
+  generated row encoders of :mod:`~binlogkit.binlog.rows.image_writer` (the
+  codec's encoder is then built from it too, so both write the same bytes).
 
 A value decoder is ``fn(buf, pos) -> (value, next_pos)``; an encoder is
 ``fn(value, out: bytearray) -> None``.
@@ -68,6 +71,24 @@ class ValueLayout:
 
 
 @frozen_dataclass
+class ValuePacking:
+    """How a column's value is written, for its encoder and the generated row encoders.
+
+    Either one field of a little-endian struct: ``fmt`` its :mod:`struct` code,
+    ``to_field`` turning the value into the field (None: the value is the
+    field); or length-prefixed (``fmt`` empty): ``prefix`` (1-4) little-endian
+    bytes of length, then the bytes ``to_field`` gives. ``to_field`` raises
+    :class:`~binlogkit.errors.EncodeError` naming the column for a value the
+    column cannot hold; ``what`` names the type in other errors.
+    """
+
+    what: str
+    fmt: str = ""
+    prefix: int = 0
+    to_field: Callable[[Any], Any] | None = None
+
+
+@frozen_dataclass
 class ColumnInfo:
     """Everything known about one column of a table map.
 
@@ -91,6 +112,8 @@ class ColumnInfo:
     geometry_type: int | None = None
     visible: bool | None = None
     primary_key: bool = False
+    vector_dimensions: int | None = None
+    """A MySQL VECTOR column's dimensions (from the optional metadata)."""
 
     @property
     def key(self) -> str:
@@ -137,6 +160,11 @@ class ColumnCodec:
     @classmethod
     def layout(cls, col: ColumnInfo, options: DecodeOptions) -> ValueLayout | None:
         """The value's layout, or None: generated row decoders then call :meth:`decoder`."""
+        return None
+
+    @classmethod
+    def packing(cls, col: ColumnInfo, options: DecodeOptions) -> ValuePacking | None:
+        """How the value is written, or None: generated row encoders then call :meth:`encoder`."""
         return None
 
 

@@ -9,7 +9,8 @@ tuple and the size of the NULL bitmap, so decoding a row is one loop over
 offsets into ``bytes`` with no lookups. Once an image plan has served a few
 rows it also gets a generated reader (:mod:`~binlogkit.binlog.rows.codegen`)
 that reads images without NULLs in one straight pass, and leaves the others
-to that loop.
+to that loop; likewise, once it has written a few rows, a generated writer
+(:mod:`~binlogkit.binlog.rows.image_writer`) that writes such rows in one pass.
 
 Row image layout (all rows events): a NULL bitmap with one bit per present
 column, low bit first, then the values of the present non-NULL columns. The
@@ -39,7 +40,9 @@ from binlogkit.binlog.rows.columns import (
     ValueDecoder,
     ValueEncoder,
     ValueLayout,
+    ValuePacking,
 )
+from binlogkit.binlog.rows.image_writer import ImageWriter, image_writer
 from binlogkit.binlog.rows.json_diff import (
     apply_json_diffs,
     read_json_diff_vector,
@@ -139,6 +142,8 @@ class ImagePlan:
         "_read_all",
         "_reader",
         "_served",
+        "_writer",
+        "_written",
         "indexes",
         "items",
         "json_slots",
@@ -176,6 +181,8 @@ class ImagePlan:
         self._read_all: SectionReader | None = None
         """The generated reader's :data:`SectionReader`, made with it."""
         self._served = 0
+        self._writer: ImageWriter | None = None
+        self._written = 0
 
     def reader(self, rows: int) -> ImageReader:
         """The fastest way to read this image, for a section of about ``rows`` more rows.
@@ -212,6 +219,37 @@ class ImagePlan:
             mask,
             self.decode,
         )
+
+    def writer(self, rows: int) -> ImageWriter:
+        """The fastest way to write this image, for about ``rows`` more rows: the plain
+        :meth:`write` until the plan has written :data:`GENERATE_AFTER` rows, then a
+        generated writer that gives the very same bytes (or errors)."""
+        writer = self._writer
+        if writer is not None:
+            return writer
+        self._written += rows
+        if self._written < GENERATE_AFTER or self.legacy_bits is not None:
+            return self.write
+        writer = self._writer = self.generated_writer()
+        return writer
+
+    def generated_writer(self) -> ImageWriter:
+        """A new generated writer of this image (see :mod:`~binlogkit.binlog.rows.image_writer`)."""
+        plan = self._plan
+        if self.legacy_bits is not None:
+            raise EncodeError("pre-GA row images are written by the plain encoder only")
+        return image_writer(
+            self.keys,
+            tuple(plan.packings[i] for i in self.indexes),
+            tuple(plan.encoders[i] for i in self.indexes),
+            self.null_bytes,
+            self.pad_mask,
+            self.write,
+        )
+
+    def write(self, row: Mapping[str, Any], out: bytearray, pad: bool) -> None:
+        """:meth:`encode` as an :data:`ImageWriter` (a whole image, no JSON diffs)."""
+        self.encode(row, out, pad=pad)
 
     def decode(self, buf: bytes, pos: int) -> tuple[Row, int]:
         """One image at ``buf[pos:]``: the row and the offset after it."""
@@ -336,6 +374,7 @@ class RowPlan:
         "_encoders",
         "_images",
         "_layouts",
+        "_packings",
         "columns",
         "decoders",
         "json_count",
@@ -355,6 +394,7 @@ class RowPlan:
         )
         self._encoders: tuple[ValueEncoder, ...] | None = None
         self._layouts: tuple[ValueLayout | None, ...] | None = None
+        self._packings: tuple[ValuePacking | None, ...] | None = None
         ordinal = []
         count = 0
         for col in self.columns:
@@ -373,6 +413,13 @@ class RowPlan:
         if self._layouts is None:
             self._layouts = tuple(_codec(c).layout(c, self.options) for c in self.columns)
         return self._layouts
+
+    @property
+    def packings(self) -> tuple[ValuePacking | None, ...]:
+        """Each column's value packing, for the generated writers (None: call its encoder)."""
+        if self._packings is None:
+            self._packings = tuple(_codec(c).packing(c, self.options) for c in self.columns)
+        return self._packings
 
     @property
     def encoders(self) -> tuple[ValueEncoder, ...]:
@@ -488,22 +535,26 @@ class RowPlan:
         ``pad`` sets the unused bits of the NULL bitmaps (see :meth:`null_padding`).
         """
         out = bytearray()
+        if not isinstance(rows, Sequence):
+            rows = list(rows)
         bi = None if before is None else self.image(before, width, legacy)
         ai = None if after is None else self.image(after, width, legacy)
+        write_old = None if bi is None else bi.writer(len(rows))
+        write_new = None if ai is None or partial else ai.writer(len(rows))
         for change in rows:
-            if bi is not None:
+            if write_old is not None:
                 if change.before is None:
                     raise EncodeError("this rows event needs a before image for every row")
-                bi.encode(change.before, out, pad=pad)
+                write_old(change.before, out, pad)
             if ai is not None:
                 if change.after is None:
                     raise EncodeError("this rows event needs an after image for every row")
-                if partial:
+                if write_new is not None:
+                    write_new(change.after, out, pad)
+                else:
                     self._encode_shared(change, out)
                     diffs = change.diffs if isinstance(change, PartialRowChange) else {}
                     ai.encode(change.after, out, diffs, pad)
-                else:
-                    ai.encode(change.after, out, pad=pad)
         return bytes(out)
 
     def null_padding(

@@ -10,7 +10,13 @@ import struct
 from collections.abc import Callable
 from typing import Any
 
-from binlogkit.binlog.rows.columns import ColumnInfo, ValueDecoder, ValueEncoder, ValueLayout
+from binlogkit.binlog.rows.columns import (
+    ColumnInfo,
+    ValueDecoder,
+    ValueEncoder,
+    ValueLayout,
+    ValuePacking,
+)
 from binlogkit.errors import DecodeError, EncodeError
 
 _PREFIX_STRUCTS = {
@@ -180,5 +186,26 @@ def exact_bytes_encoder(col: ColumnInfo, size: int, what: str) -> ValueEncoder:
         if len(data) != size:
             raise unencodable(col, value, f"raw {what} takes exactly {size} bytes")
         out += data
+
+    return encode
+
+
+def packing_encoder(col: ColumnInfo, packing: ValuePacking) -> ValueEncoder:
+    """The encoder that writes values as ``packing`` says (as the generated row encoders do)."""
+    if packing.prefix:
+        assert packing.to_field is not None
+        return prefixed_encoder(col, packing.prefix, packing.what, packing.to_field)
+    fmt = struct.Struct("<" + packing.fmt)
+    to_field = packing.to_field
+    if to_field is None:
+        return fixed_encoder(col, fmt, packing.what)
+    pack = fmt.pack
+
+    def encode(value: Any, out: bytearray) -> None:
+        field = to_field(value)
+        try:
+            out += pack(field)
+        except (struct.error, TypeError, OverflowError) as exc:
+            raise unencodable(col, value, f"not a valid {packing.what} ({exc})") from None
 
     return encode

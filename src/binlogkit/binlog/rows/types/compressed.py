@@ -29,9 +29,10 @@ from binlogkit.binlog.rows.columns import (
     ColumnInfo,
     ValueDecoder,
     ValueEncoder,
+    ValuePacking,
     column_codec,
 )
-from binlogkit.binlog.rows.types._base import as_bytes, prefixed_decoder, prefixed_encoder
+from binlogkit.binlog.rows.types._base import as_bytes, packing_encoder, prefixed_decoder
 from binlogkit.binlog.rows.types.strings import text_converter, text_to_bytes
 from binlogkit.binlog.rows.types.values import Compressed
 from binlogkit.errors import DecodeError
@@ -60,21 +61,30 @@ def uncompress(stored: bytes) -> bytes:
     return data
 
 
+COMPRESSION_THRESHOLD = 100
+"""column_compression_threshold's default: shorter values are stored as they are."""
+
+
 def compress(data: bytes) -> bytes:
     """The stored form of ``data`` as MariaDB writes it by default.
 
-    Raw deflate at level 6 (column_compression_zlib_level=6,
-    column_compression_zlib_wrap=OFF), or the plain value after a 0x00 header
-    when compressing would not make it shorter.
+    Values of :data:`COMPRESSION_THRESHOLD` bytes or more: raw deflate at level
+    6 (column_compression_zlib_level=6, column_compression_zlib_wrap=OFF,
+    field_comp.cc ``compress_zlib``) behind the header and the length, kept
+    only when it is shorter than the value: the server gives deflate a buffer
+    of the value's length less the header and length bytes, and a stream that
+    just fills it does not end (Z_OK, not Z_STREAM_END), so the value is stored
+    as it is. Shorter values, and those, are the plain value after a 0x00 header.
     """
     if not data:
         return b""
-    length_size = (len(data).bit_length() + 7) // 8
-    deflater = zlib.compressobj(6, zlib.DEFLATED, -zlib.MAX_WBITS)
-    packed = deflater.compress(data) + deflater.flush()
-    if len(data) < 2 or 1 + length_size + len(packed) > len(data):
-        return b"\x00" + data
-    return bytes([0x88 | length_size]) + len(data).to_bytes(length_size, "big") + packed
+    if len(data) >= COMPRESSION_THRESHOLD:
+        length_size = (len(data).bit_length() + 7) // 8
+        deflater = zlib.compressobj(6, zlib.DEFLATED, -zlib.MAX_WBITS)
+        packed = deflater.compress(data) + deflater.flush()
+        if 1 + length_size + len(packed) < len(data):
+            return bytes([0x88 | length_size]) + len(data).to_bytes(length_size, "big") + packed
+    return b"\x00" + data
 
 
 class _CompressedCodec(ColumnCodec):
@@ -101,11 +111,11 @@ class _CompressedCodec(ColumnCodec):
         return prefixed_decoder(col, prefix, name, convert)
 
     @classmethod
-    def encoder(cls, col: ColumnInfo, options: DecodeOptions) -> ValueEncoder:
+    def packing(cls, col: ColumnInfo, options: DecodeOptions) -> ValuePacking:
         prefix = cls.prefix_size(col)
         name = ColumnType(col.type).name
         if options.raw_values:
-            return prefixed_encoder(col, prefix, name, as_bytes(col, f"raw {name}"))
+            return ValuePacking(name, prefix=prefix, to_field=as_bytes(col, f"raw {name}"))
         plain = text_to_bytes(col, options)
 
         def to_bytes(value: Any) -> bytes:
@@ -113,7 +123,11 @@ class _CompressedCodec(ColumnCodec):
                 return value.stored
             return compress(plain(value))
 
-        return prefixed_encoder(col, prefix, name, to_bytes)
+        return ValuePacking(name, prefix=prefix, to_field=to_bytes)
+
+    @classmethod
+    def encoder(cls, col: ColumnInfo, options: DecodeOptions) -> ValueEncoder:
+        return packing_encoder(col, cls.packing(col, options))
 
 
 @column_codec(ColumnType.VARCHAR_COMPRESSED)

@@ -25,7 +25,7 @@ cannot be read from row events; MySQL's own mysqlbinlog refuses them too.
 from __future__ import annotations
 
 from collections.abc import Callable
-from decimal import Decimal
+from decimal import MAX_EMAX, MAX_PREC, MIN_EMIN, Context, Decimal
 from functools import lru_cache
 from typing import Any, ClassVar, NoReturn
 
@@ -39,16 +39,20 @@ from binlogkit.binlog.rows.columns import (
     ValueDecoder,
     ValueEncoder,
     ValueLayout,
+    ValuePacking,
     column_codec,
 )
 from binlogkit.binlog.rows.types._base import (
     exact_bytes_encoder,
     invalid,
     layout_decoder,
+    packing_encoder,
     unencodable,
 )
 from binlogkit.errors import DecodeError, EncodeError
 
+_EXACT = Context(prec=MAX_PREC, Emax=MAX_EMAX, Emin=MIN_EMIN)
+"""Scaling by a power of ten in this context never rounds."""
 _DIGITS_PER_GROUP = 9
 _BYTES_FOR_DIGITS = (0, 1, 1, 2, 2, 3, 3, 4, 4, 4)
 
@@ -65,11 +69,10 @@ class _Layout:
     __slots__ = (
         "all_bits",
         "byte_sizes",
-        "digit_slices",
         "digits",
+        "groups_from_last",
         "precision",
         "scale",
-        "shifts",
         "size",
         "top_bit",
     )
@@ -88,12 +91,12 @@ class _Layout:
         self.digits = tuple(digits)
         self.byte_sizes = tuple(_BYTES_FOR_DIGITS[d] for d in digits)
         self.size = sum(self.byte_sizes)
-        slices, start = [], 0
-        for n in digits:
-            slices.append((start, start + n))
-            start += n
-        self.digit_slices = tuple(slices)
-        self.shifts = tuple(8 * n for n in self.byte_sizes)
+        groups, shift = [], 0
+        for n, size in zip(reversed(digits), reversed(self.byte_sizes), strict=True):
+            groups.append((10**n, shift))
+            shift += 8 * size
+        self.groups_from_last = tuple(groups)
+        """Each group's 10**digits and bit position in the packed number, the last group first."""
         self.top_bit = 1 << (8 * self.size - 1) if self.size else 0
         self.all_bits = (1 << (8 * self.size)) - 1
 
@@ -102,24 +105,20 @@ class _Layout:
 
     def pack(self, value: Decimal) -> bytes:
         """The stored bytes of ``value``; EncodeError saying why it does not fit."""
-        sign, digits, exponent = value.as_tuple()
-        if not isinstance(exponent, int):
+        if not value.is_finite():
             raise EncodeError("DECIMAL holds only finite numbers")
-        number = int("".join(map(str, digits)))
-        shift = exponent + self.scale
-        if shift >= 0:
-            number *= 10**shift
-        else:
-            number, rest = divmod(number, 10**-shift)
-            if rest:
-                raise EncodeError(f"more than {self.scale} fraction digits")
-        text = str(number).zfill(self.precision)
-        if len(text) > self.precision:
-            raise EncodeError(f"more than {self.precision - self.scale} integer digits")
+        # the digits as an integer, if they are one
+        number, denominator = value.scaleb(self.scale, _EXACT).as_integer_ratio()
+        if denominator != 1:
+            raise EncodeError(f"more than {self.scale} fraction digits")
+        number = abs(number)
         packed = 0
-        for (a, b), bits in zip(self.digit_slices, self.shifts, strict=True):
-            packed = packed << bits | int(text[a:b])
-        if sign:
+        for unit, shift in self.groups_from_last:
+            number, group = divmod(number, unit)
+            packed |= group << shift
+        if number:
+            raise EncodeError(f"more than {self.precision - self.scale} integer digits")
+        if value.is_signed():
             packed ^= self.all_bits
         return (packed ^ self.top_bit).to_bytes(self.size, "big")
 
@@ -191,23 +190,30 @@ class NewDecimalCodec(ColumnCodec):
         return ValueLayout(fmt, convert=codegen.decimal_converter(form, fail), form=form)
 
     @classmethod
-    def encoder(cls, col: ColumnInfo, options: DecodeOptions) -> ValueEncoder:
-        layout = cls._layout(col)
+    def packing(cls, col: ColumnInfo, options: DecodeOptions) -> ValuePacking | None:
         if options.raw_values:
-            return exact_bytes_encoder(col, layout.size, "DECIMAL")
+            return None
+        layout = cls._layout(col)
         pack = layout.pack
 
-        def encode(value: Any, out: bytearray) -> None:
+        def to_field(value: Any) -> bytes:
             if isinstance(value, int):
                 value = Decimal(value)
             elif not isinstance(value, Decimal):
                 raise unencodable(col, value, "DECIMAL takes a Decimal or an int")
             try:
-                out += pack(value)
+                return pack(value)
             except EncodeError as err:
                 raise unencodable(col, value, str(err)) from None
 
-        return encode
+        return ValuePacking("DECIMAL", f"{layout.size}s", to_field=to_field)
+
+    @classmethod
+    def encoder(cls, col: ColumnInfo, options: DecodeOptions) -> ValueEncoder:
+        packing = cls.packing(col, options)
+        if packing is None:
+            return exact_bytes_encoder(col, cls._layout(col).size, "DECIMAL")
+        return packing_encoder(col, packing)
 
 
 @column_codec(ColumnType.DECIMAL)

@@ -17,9 +17,10 @@ from binlogkit.binlog.rows.columns import (
     ValueDecoder,
     ValueEncoder,
     ValueLayout,
+    ValuePacking,
     column_codec,
 )
-from binlogkit.binlog.rows.types._base import fixed_decoder, fixed_encoder
+from binlogkit.binlog.rows.types._base import fixed_decoder, packing_encoder
 
 _FORMATS: dict[int, tuple[struct.Struct, str]] = {
     ColumnType.FLOAT: (struct.Struct("<f"), "FLOAT"),
@@ -40,5 +41,10 @@ class FloatCodec(ColumnCodec):
         return ValueLayout(_FORMATS[col.type][0].format[1:])
 
     @classmethod
+    def packing(cls, col: ColumnInfo, options: DecodeOptions) -> ValuePacking:
+        fmt, name = _FORMATS[col.type]
+        return ValuePacking(name, fmt.format[1:])
+
+    @classmethod
     def encoder(cls, col: ColumnInfo, options: DecodeOptions) -> ValueEncoder:
-        return fixed_encoder(col, *_FORMATS[col.type])
+        return packing_encoder(col, cls.packing(col, options))

@@ -20,9 +20,15 @@ from binlogkit.binlog.rows.columns import (
     ValueDecoder,
     ValueEncoder,
     ValueLayout,
+    ValuePacking,
     column_codec,
 )
-from binlogkit.binlog.rows.types._base import fixed_decoder, fixed_encoder, truncated, unencodable
+from binlogkit.binlog.rows.types._base import (
+    fixed_decoder,
+    packing_encoder,
+    truncated,
+    unencodable,
+)
 
 # type code → (struct code signed, struct code unsigned, SQL name)
 _FORMATS: dict[int, tuple[str, str, str]] = {
@@ -53,9 +59,13 @@ class IntegerCodec(ColumnCodec):
         return ValueLayout(cls._struct(col)[0].format[1:])
 
     @classmethod
-    def encoder(cls, col: ColumnInfo, options: DecodeOptions) -> ValueEncoder:
+    def packing(cls, col: ColumnInfo, options: DecodeOptions) -> ValuePacking:
         fmt, name = cls._struct(col)
-        return fixed_encoder(col, fmt, name)
+        return ValuePacking(name, fmt.format[1:])
+
+    @classmethod
+    def encoder(cls, col: ColumnInfo, options: DecodeOptions) -> ValueEncoder:
+        return packing_encoder(col, cls.packing(col, options))
 
 
 _INT24 = struct.Struct("<HB")
@@ -102,14 +112,18 @@ class Int24Codec(ColumnCodec):
         return ValueLayout("3s", convert=convert)
 
     @classmethod
-    def encoder(cls, col: ColumnInfo, options: DecodeOptions) -> ValueEncoder:
+    def packing(cls, col: ColumnInfo, options: DecodeOptions) -> ValuePacking:
         signed = not col.unsigned
 
-        def encode(value: Any, out: bytearray) -> None:
+        def to_field(value: Any) -> bytes:
             try:
-                out += index(value).to_bytes(3, "little", signed=signed)
+                return index(value).to_bytes(3, "little", signed=signed)
             except (OverflowError, TypeError, ValueError):
                 kind = "a signed" if signed else "an unsigned"
                 raise unencodable(col, value, f"not {kind} MEDIUMINT") from None
 
-        return encode
+        return ValuePacking("MEDIUMINT", "3s", to_field=to_field)
+
+    @classmethod
+    def encoder(cls, col: ColumnInfo, options: DecodeOptions) -> ValueEncoder:
+        return packing_encoder(col, cls.packing(col, options))

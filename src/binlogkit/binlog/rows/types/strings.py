@@ -42,9 +42,10 @@ from binlogkit.binlog.rows.columns import (
     ValueDecoder,
     ValueEncoder,
     ValueLayout,
+    ValuePacking,
     column_codec,
 )
-from binlogkit.binlog.rows.types._base import prefixed_decoder, prefixed_encoder, unencodable
+from binlogkit.binlog.rows.types._base import packing_encoder, prefixed_decoder, unencodable
 
 
 def string_max_length(meta: int) -> int:
@@ -82,19 +83,29 @@ def text_converter(col: ColumnInfo, options: DecodeOptions) -> Callable[[bytes],
     return convert
 
 
+_BYTES_LIKE = (bytes, bytearray, memoryview)
+
+
 def text_to_bytes(col: ColumnInfo, options: DecodeOptions) -> Callable[[Any], bytes]:
     """The mirror of :func:`text_converter`: ``str`` in the column's charset, or ``bytes``."""
     codec: TextCodec | None = None if options.raw_values else text_codec(col.charset)
+    encode = None if codec is None else codec.encode
+    if col.charset is not None and encode is not None and python_codec(col.charset) == "utf_8":
+        encode = str.encode  # UTF-8 by default, without the methodcaller's lookup
 
     def to_bytes(value: Any) -> bytes:
-        if isinstance(value, bytes | bytearray | memoryview):
-            return bytes(value)
-        if isinstance(value, str) and codec is not None:
-            try:
-                return codec.encode(value)
-            except UnicodeEncodeError as exc:
-                raise unencodable(col, value, f"not valid in {codec.charset}: {exc}") from None
-        raise unencodable(col, value, "a text column takes bytes, or str when its charset is known")
+        if type(value) is not str or encode is None:  # str itself first: the common case
+            if isinstance(value, _BYTES_LIKE):
+                return bytes(value)
+            if not isinstance(value, str) or encode is None:
+                raise unencodable(
+                    col, value, "a text column takes bytes, or str when its charset is known"
+                )
+        try:
+            return encode(value)
+        except UnicodeEncodeError as exc:
+            assert codec is not None
+            raise unencodable(col, value, f"not valid in {codec.charset}: {exc}") from None
 
     return to_bytes
 
@@ -121,10 +132,13 @@ class _StringCodec(ColumnCodec):
         return ValueLayout(prefix=prefix, convert=strict_text_decoder(col, options))
 
     @classmethod
+    def packing(cls, col: ColumnInfo, options: DecodeOptions) -> ValuePacking:
+        name = ColumnType(col.type).name
+        return ValuePacking(name, prefix=cls.prefix_size(col), to_field=text_to_bytes(col, options))
+
+    @classmethod
     def encoder(cls, col: ColumnInfo, options: DecodeOptions) -> ValueEncoder:
-        return prefixed_encoder(
-            col, cls.prefix_size(col), ColumnType(col.type).name, text_to_bytes(col, options)
-        )
+        return packing_encoder(col, cls.packing(col, options))
 
 
 @column_codec(ColumnType.VARCHAR)
@@ -168,15 +182,15 @@ class CharCodec(_StringCodec):
         return padded
 
     @classmethod
-    def encoder(cls, col: ColumnInfo, options: DecodeOptions) -> ValueEncoder:
+    def packing(cls, col: ColumnInfo, options: DecodeOptions) -> ValuePacking:
         if col.charset != BINARY_COLLATION or options.raw_values:
-            return super().encoder(col, options)
+            return super().packing(col, options)
         to_bytes = text_to_bytes(col, options)
 
         def stripped(value: Any) -> bytes:
             return to_bytes(value).rstrip(b"\0")
 
-        return prefixed_encoder(col, cls.prefix_size(col), "BINARY", stripped)
+        return ValuePacking("BINARY", prefix=cls.prefix_size(col), to_field=stripped)
 
 
 @column_codec(ColumnType.TINY_BLOB, ColumnType.BLOB, ColumnType.MEDIUM_BLOB, ColumnType.LONG_BLOB)

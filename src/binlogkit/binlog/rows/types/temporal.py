@@ -70,12 +70,14 @@ from binlogkit.binlog.rows.columns import (
     ValueDecoder,
     ValueEncoder,
     ValueLayout,
+    ValuePacking,
     column_codec,
 )
 from binlogkit.binlog.rows.types._base import (
     fixed_encoder,
     invalid,
     layout_decoder,
+    packing_encoder,
     unencodable,
 )
 from binlogkit.binlog.rows.types.values import ZERO_DATETIME, InvalidDate, InvalidDateTime
@@ -463,16 +465,26 @@ class DateTime2Codec(ColumnCodec):
         return ValueLayout(fmt, convert=convert, form=DateTime2Form(fbytes))
 
     @classmethod
-    def encoder(cls, col: ColumnInfo, options: DecodeOptions) -> ValueEncoder:
+    def packing(cls, col: ColumnInfo, options: DecodeOptions) -> ValuePacking | None:
+        if options.raw_values:
+            return None
         fsp = _fsp(col, "DATETIME")
         fbytes = _FRACTION_BYTES[fsp]
         size = 5 + fbytes
-        if options.raw_values:
-            return _raw_be_encoder(col, size, "DATETIME")
         unit = _FRACTION_UNIT[fbytes]
         frac_bits = 8 * fbytes
 
-        def encode(value: Any, out: bytearray) -> None:
+        def to_field(value: Any) -> bytes:
+            if type(value) is datetime and value.tzinfo is None and not value.microsecond % unit:
+                # a naive datetime's fields are all in the layout's ranges
+                packed = (
+                    ((value.year * 13 + value.month) << 5 | value.day) << 17
+                    | value.hour << 12
+                    | value.minute << 6
+                    | value.second
+                )
+                whole = (packed + _DATETIMEF_OFFSET) << frac_bits | value.microsecond // unit
+                return whole.to_bytes(size, "big")
             year, month, day, hour, minute, second, micro = _datetime_fields(col, value)
             if not (
                 0 <= month <= 12
@@ -486,9 +498,17 @@ class DateTime2Codec(ColumnCodec):
                 raise unencodable(col, value, "a field is out of the DATETIME layout's range")
             frac = _check_fraction(col, value, micro, unit)
             packed = pack_datetime(year, month, day, hour, minute, second)
-            out += ((packed + _DATETIMEF_OFFSET) << frac_bits | frac).to_bytes(size, "big")
+            return ((packed + _DATETIMEF_OFFSET) << frac_bits | frac).to_bytes(size, "big")
 
-        return encode
+        return ValuePacking("DATETIME", f"{size}s", to_field=to_field)
+
+    @classmethod
+    def encoder(cls, col: ColumnInfo, options: DecodeOptions) -> ValueEncoder:
+        packing = cls.packing(col, options)
+        if packing is None:
+            size = 5 + _FRACTION_BYTES[_fsp(col, "DATETIME")]
+            return _raw_be_encoder(col, size, "DATETIME")
+        return packing_encoder(col, packing)
 
 
 def _timestamp_encoder(
