@@ -67,7 +67,7 @@ def test_the_seam_writes_replaces_lists_and_reads_through_hadoop(
     assert [n for n in storage.names(root / "_binlogkit") if n[0] != "."] == ["sync.json"]
     assert storage.is_dir(root / "_binlogkit") and not storage.is_dir(state)
     assert storage.names(root / "none") == [] and not storage.is_dir(root / "none")
-    with storage.lines(state) as lines:
+    with storage.open_text(state) as lines:
         assert list(lines) == ["second\n"]
     copy = WorkingCopy(root / "_binlogkit" / "schema.jsonl")
     try:

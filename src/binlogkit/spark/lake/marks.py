@@ -70,7 +70,7 @@ def holds(path: str, mark: Mark) -> bool:
 
 def _marks(commit: storage.LakePath, app: str) -> Iterator[tuple[int | None, str]]:
     """The (batch, step) marks of ``app`` in a commit file."""
-    with storage.lines(commit) as lines:
+    with storage.open_text(commit) as lines:
         for line in lines:
             if line.startswith('{"commitInfo"'):
                 text = json.loads(line)["commitInfo"].get("userMetadata")

@@ -29,6 +29,7 @@ hierarchical namespace). The lake has one writer, its driver.
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import re
@@ -38,7 +39,7 @@ import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 from urllib.parse import unquote, urlsplit
 
 from binlogkit.binlog.frozen import frozen_dataclass
@@ -53,8 +54,8 @@ __all__ = [
     "exists",
     "is_dir",
     "lake_path",
-    "lines",
     "names",
+    "open_text",
     "read_text",
     "replace_json",
     "replace_text",
@@ -121,18 +122,15 @@ def read_text(path: LakePath) -> str | None:
     return None if data is None else data.decode("utf-8")
 
 
-@contextmanager
-def lines(path: LakePath) -> Iterator[Iterator[str]]:
-    """The lines of the file at ``path`` (UTF-8, each with its newline); an error when it is
-    missing."""
+def open_text(path: LakePath) -> TextIO:
+    """The file at ``path`` opened for reading text (UTF-8): a local file itself, else its
+    content read whole; FileNotFoundError when it is missing."""
     if isinstance(path, Path):
-        with open(path, encoding="utf-8") as local:
-            yield local
-        return
+        return open(path, encoding="utf-8")
     text = read_text(path)
     if text is None:
         raise FileNotFoundError(f"no file {path}")
-    yield iter(text.splitlines(keepends=True))
+    return io.StringIO(text)
 
 
 def replace_text(path: LakePath, text: str) -> None:
