@@ -22,9 +22,12 @@ copy (:class:`WorkingCopy`) that the driver writes back to the lake.
 :func:`replace_text` leaves a file with its old content or its new, never a
 part: locally a temporary file, fsynced and renamed; on object stores
 (:data:`PUT_SCHEMES`) one upload, which the store makes visible whole when it
-ends; elsewhere a temporary file renamed over the old one with
-``FileContext.rename(OVERWRITE)`` (atomic on HDFS and on ABFS with a
-hierarchical namespace). The lake has one writer, its driver.
+ends; elsewhere a temporary file renamed over the old one: ``FileSystem.rename``
+where it replaces (a local filesystem below), else
+``FileContext.rename(OVERWRITE)``, atomic on HDFS; on other filesystems that
+deletes the old file first, and a crash right then leaves the new content
+under the temporary name ``.NAME.*.tmp`` beside it. The lake has one writer,
+its driver.
 """
 
 from __future__ import annotations
@@ -268,6 +271,8 @@ class _Hadoop:
             f"{parent}/.{uri.name}.{secrets.token_hex(4)}.tmp"
         )
         self._write(temporary, data)
+        if self.fs.rename(temporary, self.path(uri)):  # a rename that replaces (local files)
+            return
         rename = self._jvm.org.apache.hadoop.fs.Options.Rename
         options = self._gateway.new_array(rename, 1)
         options[0] = rename.OVERWRITE
