@@ -64,6 +64,7 @@ def test_lake_paths_are_local_unless_a_uri_of_another_scheme() -> None:
     assert lake_path("data/lake") == Path("data/lake")
     assert lake_path("file:///data/my%20lake") == Path("/data/my lake")
     assert lake_path("C:/lake") == Path("C:/lake")  # a drive, not a scheme
+    assert lake_path("notes:2026") == Path("notes:2026")
     root = lake_path("s3a://bucket/lake/")
     assert isinstance(root, UriPath) and root.scheme == "s3a"
     history = LakeLayout(root).history

@@ -68,8 +68,8 @@ __all__ = [
 PUT_SCHEMES = frozenset({"s3", "s3a", "s3n", "gs"})
 """Object stores whose upload replaces an object whole (no rename there: a copy)."""
 
-_SCHEME = re.compile(r"([A-Za-z][A-Za-z0-9+.-]+):")
-"""A URI's scheme (two letters or more: ``C:`` is a Windows drive)."""
+_SCHEME = re.compile(r"([A-Za-z][A-Za-z0-9+.-]+):/")
+"""A URI's scheme, then a slash (two letters or more: ``C:/`` is a Windows drive)."""
 
 
 @frozen_dataclass
