@@ -10,8 +10,11 @@ through this module, by the kind of path:
 - a local path (a :class:`~pathlib.Path`, a string without a scheme, or a
   ``file:`` URI): Python's own file I/O, as before;
 - a URI of another scheme (:class:`UriPath`): Hadoop's ``FileSystem`` of that
-  URI through the JVM of the driver's SparkContext, with its Hadoop
-  configuration (``spark.hadoop.*``), so it reaches what Delta reaches.
+  URI through the JVM of the driver's SparkContext, with the session's Hadoop
+  configuration (``spark.hadoop.*`` and the session's settings, as Delta reads
+  them when the filesystem is first used), so it reaches what Delta reaches.
+  Each ``scheme://authority`` is looked up once per SparkContext; a listing is
+  one call into the JVM, not one per entry.
 
 All of this runs in the driver's own Python process (the one holding the
 SparkSession), the only place with the JVM at hand: no Python worker (the
@@ -39,6 +42,7 @@ import re
 import secrets
 import shutil
 import tempfile
+import weakref
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -228,7 +232,7 @@ class _Hadoop:
     """The Hadoop filesystem of a URI, through the JVM of the driver's SparkContext."""
 
     def __init__(self, context: Any, uri: UriPath) -> None:
-        self._jvm = context._jvm
+        self._jvm: Any = context._jvm
         self._gateway = context._gateway
         # What Delta reads with: the session's settings over the context's (spark.hadoop.*).
         session = self._jvm.org.apache.spark.sql.SparkSession.getDefaultSession()
@@ -254,13 +258,21 @@ class _Hadoop:
             stream.close()
 
     def names(self, folder: UriPath) -> list[str]:
+        path = self.path(folder)
         try:
-            found = self.fs.listStatus(self.path(folder))
+            found = self.fs.listStatus(path)
         except Exception as err:
             if _not_found(err):
                 return []
             raise
-        return [str(status.getPath().getName()) for status in found]
+        if len(found) == 0:
+            return []
+        # One call for the whole listing ("{URI/a,URI/b}"), not three per entry: the entries'
+        # paths, each their folder's and "/name" (a comma may be in either).
+        paths = self._jvm.org.apache.hadoop.fs.FileUtil.stat2Paths(found)
+        text = str(self._jvm.org.apache.commons.lang3.ArrayUtils.toString(paths))[1:-1]
+        prefix = f"{paths[0].getParent().toString()}/"
+        return text.removeprefix(prefix).split("," + prefix)
 
     def replace(self, uri: UriPath, data: bytes) -> None:
         if uri.scheme in PUT_SCHEMES:
@@ -290,6 +302,11 @@ class _Hadoop:
             out.close()
 
 
+_FILESYSTEMS: weakref.WeakKeyDictionary[Any, dict[str, _Hadoop]] = weakref.WeakKeyDictionary()
+"""Per SparkContext, the filesystem of each ``scheme://authority`` reached: made on first use,
+with the session's Hadoop settings then."""
+
+
 def _hadoop(uri: UriPath) -> _Hadoop:
     from pyspark import SparkContext
 
@@ -300,7 +317,12 @@ def _hadoop(uri: UriPath) -> _Hadoop:
             "and no SparkContext is running in this process",
             hint="start the Spark session first (binlogkit's commands do), or give a local path",
         )
-    return _Hadoop(context, uri)
+    parts = urlsplit(uri.uri)
+    known = _FILESYSTEMS.setdefault(context, {})
+    key = f"{parts.scheme}://{parts.netloc}".lower()
+    if key not in known:
+        known[key] = _Hadoop(context, uri)
+    return known[key]
 
 
 def _not_found(err: Exception) -> bool:
