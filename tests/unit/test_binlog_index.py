@@ -128,6 +128,11 @@ def test_a_file_missing_from_an_index_is_named(tmp_path: Path) -> None:
         assert str(index) in str(caught.value) and NAMES[1] in str(caught.value)
 
 
+def test_a_uri_is_not_taken_for_a_missing_local_file() -> None:
+    with pytest.raises(BinlogError, match=r"s3a://bucket/binlogs: binlog files are read .* local"):
+        resolve_sources("s3a://bucket/binlogs")
+
+
 def test_a_folder_without_index_has_no_index(tmp_path: Path) -> None:
     assert find_index(tmp_path) is None
 

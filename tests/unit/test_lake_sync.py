@@ -4,12 +4,15 @@ position."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
 
 from binlogkit.errors import BinlogError, ConnectionLost, ServerError
+from binlogkit.spark.lake.storage import UriPath, lake_path
 from binlogkit.spark.lake_status import LakeStatus, TableStatus, committed_offset
 from binlogkit.spark.query_errors import query_error, restartable
 from binlogkit.spark.sync_progress import AppliedBatch, BatchLog, bytes_behind, describe
@@ -55,6 +58,27 @@ def test_layout_lists_the_table_folders(tmp_path: Path) -> None:
         (tmp_path / folder).mkdir(parents=True)
     assert layout.tables() == ["shop.a", "shop.b"]
     assert layout.table("shop.a") == tmp_path / "shop" / "a"
+
+
+def test_lake_paths_are_local_unless_a_uri_of_another_scheme() -> None:
+    assert lake_path("data/lake") == Path("data/lake")
+    assert lake_path("file:///data/my%20lake") == Path("/data/my lake")
+    assert lake_path("C:/lake") == Path("C:/lake")  # a drive, not a scheme
+    assert lake_path("notes:2026") == Path("notes:2026")
+    root = lake_path("s3a://bucket/lake/")
+    assert isinstance(root, UriPath) and root.scheme == "s3a"
+    history = LakeLayout(root).history
+    assert history == UriPath("s3a://bucket/lake/_binlogkit/schema.jsonl")
+    assert history.name == "schema.jsonl" and lake_path(str(history)) == history
+
+
+def test_a_uri_without_a_spark_context_is_a_clear_error() -> None:
+    code = (
+        "from binlogkit.spark.lake import storage\n"
+        "storage.read_text(storage.lake_path('s3a://bucket/lake/x'))"
+    )
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert "BinlogError: s3a://bucket/lake/x: a s3a:// path is reached through Spark" in run.stderr
 
 
 def test_bytes_behind_counts_the_rest_of_the_file_and_the_later_files() -> None:

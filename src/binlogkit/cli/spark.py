@@ -140,8 +140,8 @@ _LAKE = click.option(
     "lake",
     required=True,
     type=click.Path(file_okay=False),
-    help="The lake folder: LAKE/DB/TABLE/{mirror,changes,history} Delta tables, "
-    "binlogkit's state in LAKE/_binlogkit.",
+    help="The lake folder, local or a URI Spark reaches (s3a://, abfss://, gs://, hdfs://): "
+    "LAKE/DB/TABLE/{mirror,changes,history} Delta tables, binlogkit's state in LAKE/_binlogkit.",
 )
 _TABLES = click.option(
     "--tables",

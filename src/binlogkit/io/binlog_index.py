@@ -37,6 +37,7 @@ __all__ = [
 Source = str | os.PathLike[str] | Sequence[str | os.PathLike[str]]
 
 _NUMBERED = re.compile(r"\.(\d{6,})$")
+_URI = re.compile(r"[A-Za-z][A-Za-z0-9+.-]+://")
 _GENERATION = re.compile(r"(\d+)~(.+)\Z", re.S)
 
 
@@ -131,6 +132,12 @@ def resolve_sources(source: Source) -> list[str]:
     if text == "-":
         return ["-"]
     path = Path(text)
+    if _URI.match(text) and not path.exists():
+        raise BinlogError(
+            f"{text}: binlog files are read with Python's own file I/O (also on Spark's "
+            "executors), from local paths, and a URI is not one",
+            hint="copy or mount the binlogs into a local folder (on every Spark node)",
+        )
     if path.is_dir():
         index = find_index(path)
         if index is not None:

@@ -43,6 +43,7 @@ from binlogkit.spark.lake.batch import CRASH_ENV, apply_batch
 from binlogkit.spark.lake.changelog import append_log
 from binlogkit.spark.lake.marks import Mark
 from binlogkit.spark.lake.mirror import merge_mirror
+from binlogkit.spark.lake.storage import lake_path
 from binlogkit.spark.lake.tables import create_table
 from binlogkit.spark.source import ReadPlan
 
@@ -109,7 +110,8 @@ def apply_changes(
     columns = changes.schema["after"].dataType.fieldNames()
     if mirror:
         _check_key(table, key, columns)
-    base = Path(lake, *table.split(".", 1))
+    db, name = table.split(".", 1)
+    base = lake_path(lake) / db / name
     mark = Mark(app_id, version)
     append_log(changes, str(base / "changes"), mark)
     if os.environ.get(CRASH_ENV) == str(version):

@@ -16,6 +16,8 @@ from typing import Any
 
 from binlogkit.binlog.frozen import frozen_dataclass
 from binlogkit.errors import BinlogError
+from binlogkit.spark.lake import storage
+from binlogkit.spark.lake.storage import LakePath, UriPath, lake_path
 from binlogkit.spark.sync_state import LakeLayout, SyncState, batch_offset
 
 __all__ = ["LakeStatus", "TableStatus", "committed_offset", "status"]
@@ -77,9 +79,9 @@ def _where(offset: dict[str, Any]) -> str:
     return f"{text} (GTID {gtid})" if gtid else text
 
 
-def committed_offset(checkpoint: Path) -> tuple[int, dict[str, Any] | None]:
+def committed_offset(checkpoint: LakePath) -> tuple[int, dict[str, Any] | None]:
     """How many micro-batches the checkpoint committed, and the source offset of the last."""
-    commits = [int(p.name) for p in (checkpoint / "commits").glob("*") if p.name.isdigit()]
+    commits = [int(name) for name in storage.names(checkpoint / "commits") if name.isdigit()]
     if not commits:
         return 0, None
     last = max(commits)
@@ -88,7 +90,9 @@ def committed_offset(checkpoint: Path) -> tuple[int, dict[str, Any] | None]:
 
 def status(lake: str | Path, *, spark: Any = None) -> LakeStatus:
     """The status of ``lake`` (a session with Delta is started when ``spark`` is not given)."""
-    layout = LakeLayout(Path(lake))
+    layout = LakeLayout(lake_path(lake))
+    if spark is None and isinstance(layout.root, UriPath):  # read through the session's JVM
+        spark = _session()
     state = SyncState.load(layout.state)
     if state is None:
         raise BinlogError(
@@ -98,9 +102,7 @@ def status(lake: str | Path, *, spark: Any = None) -> LakeStatus:
     batches, offset = committed_offset(layout.checkpoint)
     names = layout.tables()
     if names and spark is None:
-        from binlogkit.spark.lakehouse import lake_session
-
-        spark = lake_session("local[1]")
+        spark = _session()
     tables = tuple(_table(spark, layout, name) for name in names)
     return LakeStatus(
         str(layout.root),
@@ -115,10 +117,16 @@ def status(lake: str | Path, *, spark: Any = None) -> LakeStatus:
     )
 
 
-def _snapshot(path: Path) -> tuple[int, int] | None:
+def _session() -> Any:
+    from binlogkit.spark.lakehouse import lake_session
+
+    return lake_session("local[1]")
+
+
+def _snapshot(path: LakePath) -> tuple[int, int] | None:
     """How far the snapshot's state file says it got."""
     try:
-        state = json.loads(path.read_text(encoding="utf-8"))
+        state = json.loads(storage.read_text(path) or "")
         return int(state["done"]), len(state["groups"])
     except (OSError, ValueError, KeyError, TypeError):
         return None
@@ -129,10 +137,10 @@ def _table(spark: Any, layout: LakeLayout, name: str) -> TableStatus:
 
     folder = layout.table(name)
     mirror = None
-    if (folder / "mirror" / "_delta_log").is_dir():
+    if storage.is_dir(folder / "mirror" / "_delta_log"):
         mirror = spark.read.format("delta").load(str(folder / "mirror")).count()
     rows, newest = 0, None
-    if (folder / "changes" / "_delta_log").is_dir():
+    if storage.is_dir(folder / "changes" / "_delta_log"):
         changes = spark.read.format("delta").load(str(folder / "changes"))
         rows, seconds = changes.agg(
             F.count("*"), F.max(F.coalesce("commit_ts", "ts").cast("double"))

@@ -38,6 +38,8 @@ from binlogkit.services.replica_stream import Backoff
 from binlogkit.spark import register
 from binlogkit.spark.delta import apply_batch, with_delta
 from binlogkit.spark.jars import fetch_jars
+from binlogkit.spark.lake import storage
+from binlogkit.spark.lake.storage import LakePath, UriPath, WorkingCopy, lake_path
 from binlogkit.spark.lake.tables import LakeTables
 from binlogkit.spark.query_errors import query_error, restartable
 from binlogkit.spark.sync_progress import AppliedBatch, BatchLog, Sizes, file_sizes
@@ -111,26 +113,30 @@ def sync(
     """
     from binlogkit.spark.snapshot import run_snapshot
 
-    layout = LakeLayout(Path(lake))
+    layout = LakeLayout(lake_path(lake))
     selected = _selection(tables)
     wanted = SyncState.new(redact_url(url), "server", selected, scd2)
     where = source_address(url)
+    session = _session(spark, master, layout)
     state = _claim(layout, wanted, lambda old: failover or source_address(old.source) == where)
     moving = source_address(state.source) != where
     if moving:
         _check_move(layout, state, wanted)
-    session = spark or lake_session(master)
+    session = session or lake_session(master)
     snapshot = run_snapshot(
         session, url, str(layout.root), tables=list(selected or ()) or None, progress=progress
     )
     start = snapshot.start
     reader = session.readStream.format("binlog").option("url", url)
     reader = reader.option("start", f"{start.file}:{start.pos}")
-    changes = _selected(reader.option("schemaHistory", str(layout.history)), selected).load()
     sizes = file_sizes(url)
     first = Position(start.file, start.pos)
     keys = snapshot.keys
-    batches, rows = _stream(changes, layout, state, once, trigger, progress, sizes, keys, first)
+    with _history(layout) as history:
+        changes = _selected(reader.option("schemaHistory", str(history.local)), selected).load()
+        batches, rows = _stream(
+            changes, layout, history, state, once, trigger, progress, sizes, keys, first
+        )
     if moving:  # the stream went on from the checkpoint there: the lake's source from now on
         replace(state, source=wanted.source).save(layout.state)
     return RunReport(snapshot, batches, rows)
@@ -152,17 +158,27 @@ def apply(
     a server's binlog folder; also an ``.index`` file or a glob) instead of a server: no
     snapshot, every change of the files from their start; the folder may grow while it runs."""
     text = str(source)
+    if isinstance(lake_path(text), UriPath):
+        raise BinlogError(
+            f"binlog source {text}: binlog files are read by Python on the Spark executors, "
+            "from local paths",
+            hint="give a folder every node mounts (the lake itself may be on any filesystem)",
+        )
     folder = text if "*" in text or "?" in text else os.path.abspath(text)
-    layout = LakeLayout(Path(lake))
+    layout = LakeLayout(lake_path(lake))
     selected = _selection(tables)
     wanted = SyncState.new(folder, "files", selected, scd2)
+    session = _session(spark, master, layout)
     state = _claim(layout, wanted, lambda old: old.source == folder)
-    session = spark or lake_session(master)
+    session = session or lake_session(master)
     reader = session.readStream.format("binlog").option("path", folder)
-    changes = _selected(reader.option("schemaHistory", str(layout.history)), selected).load()
     sizes = file_sizes(folder)
     first = Position(None, 0)  # the folder's start
-    batches, rows = _stream(changes, layout, state, once, trigger, progress, sizes, {}, first)
+    with _history(layout) as history:
+        changes = _selected(reader.option("schemaHistory", str(history.local)), selected).load()
+        batches, rows = _stream(
+            changes, layout, history, state, once, trigger, progress, sizes, {}, first
+        )
     return RunReport(None, batches, rows)
 
 
@@ -188,6 +204,27 @@ def lake_session(master: str | None = None) -> Any:
         session.sparkContext.setLogLevel("ERROR")
     register(session)
     return session
+
+
+def _session(spark: Any, master: str | None, layout: LakeLayout) -> Any:
+    """``spark``, else for a lake reached through Hadoop (a URI) a session started now (its
+    files are read through the session's JVM), else None: started after the lake's checks."""
+    if spark is None and isinstance(layout.root, UriPath):
+        return lake_session(master)
+    return spark
+
+
+@contextmanager
+def _history(layout: LakeLayout) -> Iterator[WorkingCopy]:
+    """The lake's schema history as a local file for the stream's driver-side runner (a Python
+    worker without the JVM) and the apply, written back to the lake as each batch begins and
+    at the end (see :class:`~binlogkit.spark.lake.storage.WorkingCopy`)."""
+    history = WorkingCopy(layout.history)
+    try:
+        yield history
+        history.publish()
+    finally:
+        history.close()
 
 
 def _cache() -> Path:
@@ -234,7 +271,7 @@ def _claim(
         wanted.save(layout.state)
         return wanted
     state.check(wanted, layout.root, same_source(state))
-    if state.streaming and not (layout.checkpoint / "metadata").exists():
+    if state.streaming and not storage.exists(layout.checkpoint / "metadata"):
         raise BinlogError(
             f"lake {layout.root} lost its streaming checkpoint {layout.checkpoint}",
             hint="without it no change can be applied exactly once: restore the folder, "
@@ -258,6 +295,7 @@ def _check_move(layout: LakeLayout, state: SyncState, wanted: SyncState) -> None
 def _stream(
     changes: Any,
     layout: LakeLayout,
+    history: WorkingCopy,
     state: SyncState,
     once: bool,
     trigger: str,
@@ -279,7 +317,8 @@ def _stream(
         began = time.monotonic()
         try:
             span = _span(layout.checkpoint, batch_id, first)
-            rows, newest = _apply(df, layout, state, batch_id, keys, tables, span)
+            history.publish()  # the batch's DDL in the lake before any of its writes
+            rows, newest = _apply(df, layout, history, state, batch_id, keys, tables, span)
         except BaseException as err:
             failures.append(err)
             raise
@@ -342,6 +381,7 @@ def _run_query(
 def _apply(
     df: Any,
     layout: LakeLayout,
+    history: WorkingCopy,
     state: SyncState,
     batch_id: int,
     keys: Mapping[str, Sequence[str]],
@@ -353,7 +393,7 @@ def _apply(
     applied = apply_batch(
         df,
         str(layout.root),
-        history=str(layout.history),
+        history=str(history.local),
         app_id=state.app_id,
         version=batch_id,
         scd2=state.scd2,
@@ -367,7 +407,7 @@ def _apply(
 
 
 def _span(
-    checkpoint: Path, batch_id: int, first: Position
+    checkpoint: LakePath, batch_id: int, first: Position
 ) -> tuple[Position | None, Position | None]:
     """Where micro-batch ``batch_id`` starts and ends in the binlog: the source's offsets the
     query's checkpoint records for the batch before it (``first`` for the first batch) and for

@@ -40,7 +40,6 @@ from typing import Any
 
 from binlogkit.binlog.frozen import frozen_dataclass
 from binlogkit.errors import BinlogError
-from binlogkit.io.atomic import replace_json
 from binlogkit.io.mysql import MySQLConnection
 from binlogkit.schema.model import Catalog, TableDef
 from binlogkit.schema.seed import seed_from_server
@@ -48,6 +47,8 @@ from binlogkit.schema.store import HistoryStore, Position
 from binlogkit.schema.table_map import column_infos
 from binlogkit.spark import session_parallelism
 from binlogkit.spark.chunks import Chunk, chunk_key, chunk_where, plan_chunks, table_sql
+from binlogkit.spark.lake import storage
+from binlogkit.spark.lake.storage import LakePath, WorkingCopy, lake_path, working_copy
 from binlogkit.spark.lake.tables import DEFINITION, create_table, position_property
 from binlogkit.spark.query_errors import query_error
 from binlogkit.spark.snapshot_source import (
@@ -109,16 +110,17 @@ class SnapshotProgress:
     rows_per_second: float
 
 
-def state_path(lake: str | Path) -> Path:
-    return Path(lake, "_binlogkit", "snapshot.json")
+def state_path(lake: str | Path) -> LakePath:
+    return lake_path(lake) / "_binlogkit" / "snapshot.json"
 
 
-def history_path(lake: str | Path) -> Path:
-    return Path(lake, "_binlogkit", "schema.jsonl")
+def history_path(lake: str | Path) -> LakePath:
+    return lake_path(lake) / "_binlogkit" / "schema.jsonl"
 
 
-def mirror_path(lake: str | Path, table: str) -> Path:
-    return Path(lake, *table.split(".", 1), "mirror")
+def mirror_path(lake: str | Path, table: str) -> LakePath:
+    db, name = table.split(".", 1)
+    return lake_path(lake) / db / name / "mirror"
 
 
 def run_snapshot(
@@ -139,8 +141,9 @@ def run_snapshot(
         raise BinlogError(f"chunk_rows must be at least 1, not {chunk_rows}")
     path = state_path(lake)
     selection = sorted(tables) if tables is not None else None
-    if path.exists():
-        state = json.loads(path.read_text())
+    text = storage.read_text(path)
+    if text is not None:
+        state = json.loads(text)
         if state["selection"] != selection:
             raise BinlogError(
                 f"{path} holds a snapshot of {state['selection'] or 'all tables'}, "
@@ -150,8 +153,7 @@ def run_snapshot(
     else:
         per_group = group_chunks or 4 * (session_parallelism(spark) or 1)
         state = _plan(url, lake, selection, chunk_rows, per_group)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        replace_json(path, state)
+        storage.replace_json(path, state)
     _write_groups(spark, url, lake, state, progress)
     return _result(state)
 
@@ -175,9 +177,14 @@ def _plan(
         for sql in SESSION_SQL[:3]:  # the seed set its own names
             conn.execute(sql)
         chosen = _select(catalog, selection)
-        history_path(lake).parent.mkdir(parents=True, exist_ok=True)
-        history = HistoryStore(history_path(lake))
-        history.record(start, history.catalog_at(), catalog)
+        copy = WorkingCopy(history_path(lake))
+        try:
+            copy.local.parent.mkdir(parents=True, exist_ok=True)
+            history = HistoryStore(copy.local)
+            history.record(start, history.catalog_at(), catalog)
+            copy.publish()
+        finally:
+            copy.close()
         described: dict[str, Any] = {}
         groups = []
         for table in chosen:
@@ -271,7 +278,8 @@ def _write_groups(
     if state["done"] >= len(groups):
         return
     start = Position(**state["start"])
-    catalog = HistoryStore(history_path(lake)).catalog_at(start)
+    with working_copy(history_path(lake)) as history:
+        catalog = HistoryStore(history).catalog_at(start)
     began: dict[str, tuple[float, int]] = {}
     for number in range(state["done"], len(groups)):
         name = groups[number]["table"]
@@ -299,7 +307,7 @@ def _write_groups(
             raise RuntimeError(f"{CRASH_ENV}={number}: stopping after the group's commit")
         rows = state["rows"][name] = state["rows"].get(name, 0) + groups[number]["rows"]
         state["done"] = number + 1
-        replace_json(state_path(lake), state)
+        storage.replace_json(state_path(lake), state)
         if progress is not None:
             since, before = began[name]
             rate = (rows - before) / max(time.monotonic() - since, 1e-9)

@@ -12,14 +12,14 @@ from __future__ import annotations
 import json
 import uuid
 from dataclasses import asdict, replace
-from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 from binlogkit.binlog.frozen import frozen_dataclass
 from binlogkit.errors import BinlogError
-from binlogkit.io.atomic import replace_json
 from binlogkit.protocol.spec import ConnectionSpec
+from binlogkit.spark.lake import storage
+from binlogkit.spark.lake.storage import LakePath
 
 __all__ = ["LakeLayout", "SyncState", "redact_url", "source_address"]
 
@@ -27,14 +27,14 @@ META = "_binlogkit"
 """The lake's folder of binlogkit's own files, beside the ``db`` folders."""
 
 
-def batch_offset(checkpoint: Path, batch: int) -> dict[str, Any] | None:
+def batch_offset(checkpoint: LakePath, batch: int) -> dict[str, Any] | None:
     """The source offset a streaming query's ``checkpoint`` records for micro-batch ``batch``
     (where it ends; written before the batch runs), None when it has none."""
     path = checkpoint / "offsets" / str(batch)
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except FileNotFoundError:
+    text = storage.read_text(path)
+    if text is None:
         return None
+    lines = text.splitlines()
     try:  # "v1", the batch's settings, then the source's offset
         offset = json.loads(lines[2])
     except (IndexError, ValueError) as err:
@@ -49,29 +49,30 @@ def batch_offset(checkpoint: Path, batch: int) -> dict[str, Any] | None:
 
 @frozen_dataclass
 class LakeLayout:
-    """The paths of a lake (see ``docs/lakehouse.md``)."""
+    """The paths of a lake (see ``docs/lakehouse.md``): local, or URIs
+    (:mod:`binlogkit.spark.lake.storage`)."""
 
-    root: Path
+    root: LakePath
 
     @property
-    def meta(self) -> Path:
+    def meta(self) -> LakePath:
         return self.root / META
 
     @property
-    def history(self) -> Path:
+    def history(self) -> LakePath:
         """The schema history (:class:`binlogkit.schema.store.HistoryStore`)."""
         return self.meta / "schema.jsonl"
 
     @property
-    def checkpoint(self) -> Path:
+    def checkpoint(self) -> LakePath:
         """The Structured Streaming checkpoint of the lake's query."""
         return self.meta / "checkpoint"
 
     @property
-    def state(self) -> Path:
+    def state(self) -> LakePath:
         return self.meta / "sync.json"
 
-    def table(self, name: str) -> Path:
+    def table(self, name: str) -> LakePath:
         """The folder of ``db.table``: its ``mirror``, ``changes`` and ``history``."""
         db, _, table = name.partition(".")
         return self.root / db / table
@@ -79,11 +80,13 @@ class LakeLayout:
     def tables(self) -> list[str]:
         """``db.table`` of every table folder that holds a mirror or a change log."""
         found = []
-        for folder in sorted(self.root.glob("*/*")):
-            if folder.parts[-2] != META and any(
-                (folder / kind).is_dir() for kind in ("mirror", "changes")
-            ):
-                found.append(f"{folder.parts[-2]}.{folder.parts[-1]}")
+        for db in sorted(storage.names(self.root)):
+            if db == META or db.startswith("."):
+                continue
+            for table in sorted(storage.names(self.root / db)):
+                folder = self.root / db / table
+                if any(storage.is_dir(folder / kind) for kind in ("mirror", "changes")):
+                    found.append(f"{db}.{table}")
         return found
 
 
@@ -124,10 +127,13 @@ class SyncState:
         return cls(source, kind, tables, scd2, app_id)
 
     @classmethod
-    def load(cls, path: Path) -> SyncState | None:
+    def load(cls, path: LakePath) -> SyncState | None:
         """The state in ``path``; None when there is none yet."""
+        text = storage.read_text(path)
+        if text is None:
+            return None
         try:
-            data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+            data: dict[str, Any] = json.loads(text)
             tables = data["tables"]
             return cls(
                 str(data["source"]),
@@ -137,22 +143,19 @@ class SyncState:
                 str(data["app_id"]),
                 bool(data["streaming"]),
             )
-        except FileNotFoundError:
-            return None
         except (ValueError, KeyError, TypeError) as err:
             raise BinlogError(
                 f"{path}: not a binlogkit sync state ({err})",
                 hint="the lake's state is damaged; start a new lake",
             ) from None
 
-    def save(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        replace_json(path, asdict(self))
+    def save(self, path: LakePath) -> None:
+        storage.replace_json(path, asdict(self))
 
     def started(self) -> SyncState:
         return replace(self, streaming=True)
 
-    def check(self, wanted: SyncState, lake: Path, same_source: bool) -> None:
+    def check(self, wanted: SyncState, lake: LakePath, same_source: bool) -> None:
         """Refuse a run of ``lake`` (this state) that asks for something else (``wanted``)."""
         if self.kind != wanted.kind or not same_source:
             raise BinlogError(

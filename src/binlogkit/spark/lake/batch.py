@@ -39,6 +39,7 @@ from binlogkit.spark.lake.images import typed_images
 from binlogkit.spark.lake.marks import Mark
 from binlogkit.spark.lake.mirror import merge_mirror
 from binlogkit.spark.lake.scd2 import close_all, merge_history
+from binlogkit.spark.lake.storage import LakePath, lake_path
 from binlogkit.spark.lake.tables import (
     DEFINITION,
     TABLE_PROPERTIES,
@@ -65,7 +66,7 @@ log = logging.getLogger(__name__)
 class _Run:
     """One batch's apply: where, how, and the history's timeline."""
 
-    lake: Path
+    lake: LakePath
     app_id: str
     version: int
     scd2: bool
@@ -140,7 +141,7 @@ def apply_batch(
         if not ends:
             return applied
         run = _Run(
-            Path(lake),
+            lake_path(lake),
             app_id,
             version,
             scd2,

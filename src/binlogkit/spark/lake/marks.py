@@ -17,14 +17,13 @@ lake (what binlogkit wrote before marks) counts as its mark.
 from __future__ import annotations
 
 import json
-import os
 import re
 from collections.abc import Iterator
 from contextlib import contextmanager
-from pathlib import Path
 from typing import Any
 
 from binlogkit.binlog.frozen import frozen_dataclass
+from binlogkit.spark.lake import storage
 
 __all__ = ["USER_METADATA", "Mark", "holds", "marked"]
 
@@ -52,13 +51,11 @@ class Mark:
 
 
 def holds(path: str, mark: Mark) -> bool:
-    """Whether the Delta table at ``path`` (a local folder) holds the write ``mark``, or a
-    write of a later batch of its app."""
-    log = Path(path, "_delta_log")
-    try:
-        names = os.listdir(log)
-    except FileNotFoundError:
-        return False
+    """Whether the Delta table at ``path`` (a local folder or a URI,
+    :mod:`~binlogkit.spark.lake.storage`) holds the write ``mark``, or a write of a later
+    batch of its app."""
+    log = storage.lake_path(path) / "_delta_log"
+    names = storage.names(log)
     for name in sorted((n for n in names if _COMMIT.fullmatch(n)), reverse=True):
         for batch, step in _marks(log / name, mark.app):
             if batch is None:  # an old TRUNCATE's transaction id: no batch
@@ -71,9 +68,9 @@ def holds(path: str, mark: Mark) -> bool:
     return False
 
 
-def _marks(commit: Path, app: str) -> Iterator[tuple[int | None, str]]:
+def _marks(commit: storage.LakePath, app: str) -> Iterator[tuple[int | None, str]]:
     """The (batch, step) marks of ``app`` in a commit file."""
-    with open(commit, encoding="utf-8") as lines:
+    with storage.open_text(commit) as lines:
         for line in lines:
             if line.startswith('{"commitInfo"'):
                 text = json.loads(line)["commitInfo"].get("userMetadata")

@@ -14,12 +14,12 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from pathlib import Path
 from typing import Any
 
 from delta.tables import DeltaTable
 
 from binlogkit.schema.store import Position
+from binlogkit.spark.lake import storage
 
 __all__ = [
     "DEFINITION",
@@ -54,7 +54,8 @@ TXN_VERSION = "spark.databricks.delta.write.txnVersion"
 
 
 def exists(spark: Any, path: str) -> bool:
-    return Path(path, "_delta_log").is_dir() and DeltaTable.isDeltaTable(spark, path)
+    log = storage.lake_path(path) / "_delta_log"
+    return storage.is_dir(log) and DeltaTable.isDeltaTable(spark, path)
 
 
 def create_table(

@@ -15,6 +15,7 @@ from pathlib import Path
 from binlogkit.binlog.frozen import frozen_dataclass
 from binlogkit.schema.model import Catalog, TableDef, TableName
 from binlogkit.schema.store import HistoryStore, Position, Truncation
+from binlogkit.spark.lake.storage import lake_path, working_copy
 
 __all__ = ["Timeline", "Version"]
 
@@ -43,9 +44,11 @@ class Timeline:
     def __init__(self, history: str | Path) -> None:
         self.versions: dict[Key, list[Version]] = {}
         self._catalog = Catalog()
-        store = HistoryStore(history)
-        truncations = store.truncations()
-        for at, catalog in store.timeline():
+        with working_copy(lake_path(history)) as local:
+            store = HistoryStore(local)
+            truncations = store.truncations()
+            steps = store.timeline()
+        for at, catalog in steps:
             while truncations and truncations[0].at.key() <= at.key():
                 self._truncate(truncations.pop(0))
             self._step(at, self._catalog, catalog)
