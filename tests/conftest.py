@@ -22,7 +22,7 @@ from tls_certs import tls_files, tls_mariadb  # noqa: F401  (fixtures for every 
 import binlogkit
 from binlogkit.errors import BinlogError
 from binlogkit.pipeline.changes import row_changes
-from binlogkit.sandbox import MariaDBSandbox, mariadbd_path
+from binlogkit.sandbox import DatadirTemplates, MariaDBSandbox, mariadbd_path
 from binlogkit.sandbox.server import OptionValue
 
 # Hypothesis's per-example deadline is a timing assertion: on a loaded two-core machine a
@@ -54,8 +54,9 @@ def mariadb_factory(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server
 
     Each call starts a new server in its own temp folder with the given server
     options (on top of :data:`binlogkit.sandbox.DEFAULT_OPTIONS`) and returns the
-    running :class:`~binlogkit.sandbox.MariaDBSandbox`. A test may stop it early;
-    every server still running is stopped at the end of the session.
+    running :class:`~binlogkit.sandbox.MariaDBSandbox`, its data directory a copy
+    of one ``mariadb-install-db`` made once. A test may stop it early; every server
+    still running is stopped at the end of the session, all side by side.
     """
     if mariadbd_path() is None:
         reason = (
@@ -66,16 +67,19 @@ def mariadb_factory(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server
             pytest.fail(f"{reason} — CI must have it", pytrace=False)
         pytest.skip(reason)
     started: list[MariaDBSandbox] = []
+    templates = DatadirTemplates(tmp_path_factory.mktemp("datadir-templates"))
 
     def start(name: str = "server", **options: OptionValue) -> MariaDBSandbox:
         base = tmp_path_factory.mktemp(re.sub(r"[^A-Za-z0-9_-]", "_", name))
-        server = MariaDBSandbox(Path(base), options=options)
+        server = MariaDBSandbox(Path(base), options=options, templates=templates)
         started.append(server)
         return server.start()
 
     try:
         yield start
     finally:
+        for server in started:
+            server.begin_stop()
         for server in started:
             server.stop()
 
