@@ -42,10 +42,33 @@ def corpus_dir() -> Path:
 ServerFactory = Callable[..., MariaDBSandbox]
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    # pytest-xdist's --dist loadgroup hands out its work units (an xdist_group, or a test)
+    # most tests first; in collection order instead, the long units first (below).
+    if hasattr(config.option, "loadscopereorder"):
+        config.option.loadscopereorder = False
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist names the groups
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Marks ``mariadb`` tests; groups tests for xdist by module; puts the long modules first.
+
+    A test that uses Spark or is in an ``xdist_group`` runs on the worker that runs the rest
+    of its module (its module's fixtures, a server or a Spark table, are made once; each
+    worker starts its own JVM once). Modules with Spark and MariaDB tests come first, then
+    Spark, then MariaDB, then the rest (quick tests that fill in at the end): on two workers
+    the suite does not end with one worker running a long module alone.
+    """
+    rank: dict[Path, int] = {}
     for item in items:
-        if "mariadb_factory" in getattr(item, "fixturenames", ()):
+        names = getattr(item, "fixturenames", ())
+        if "mariadb_factory" in names:
             item.add_marker(pytest.mark.mariadb)
+        if "spark" in names or item.get_closest_marker("xdist_group") is not None:
+            item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::")[0]))
+        mine = 3 - 2 * ("spark" in names) - ("mariadb_factory" in names)
+        rank[item.path] = min(rank.get(item.path, 3), mine)
+    items.sort(key=lambda item: rank[item.path])
 
 
 @pytest.fixture(scope="session")
