@@ -22,7 +22,7 @@ from tls_certs import tls_files, tls_mariadb  # noqa: F401  (fixtures for every 
 import binlogkit
 from binlogkit.errors import BinlogError
 from binlogkit.pipeline.changes import row_changes
-from binlogkit.sandbox import MariaDBSandbox, mariadbd_path
+from binlogkit.sandbox import DatadirTemplates, MariaDBSandbox, mariadbd_path
 from binlogkit.sandbox.server import OptionValue
 
 # Hypothesis's per-example deadline is a timing assertion: on a loaded two-core machine a
@@ -42,10 +42,33 @@ def corpus_dir() -> Path:
 ServerFactory = Callable[..., MariaDBSandbox]
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    # pytest-xdist's --dist loadgroup hands out its work units (an xdist_group, or a test)
+    # most tests first; in collection order instead, the long units first (below).
+    if hasattr(config.option, "loadscopereorder"):
+        config.option.loadscopereorder = False
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist names the groups
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Marks ``mariadb`` tests; groups tests for xdist by module; puts the long modules first.
+
+    A test that uses Spark or is in an ``xdist_group`` runs on the worker that runs the rest
+    of its module (its module's fixtures, a server or a Spark table, are made once; each
+    worker starts its own JVM once). Modules with Spark and MariaDB tests come first, then
+    Spark, then MariaDB, then the rest (quick tests that fill in at the end): on two workers
+    the suite does not end with one worker running a long module alone.
+    """
+    rank: dict[Path, int] = {}
     for item in items:
-        if "mariadb_factory" in getattr(item, "fixturenames", ()):
+        names = getattr(item, "fixturenames", ())
+        if "mariadb_factory" in names:
             item.add_marker(pytest.mark.mariadb)
+        if "spark" in names or item.get_closest_marker("xdist_group") is not None:
+            item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::")[0]))
+        mine = 3 - 2 * ("spark" in names) - ("mariadb_factory" in names)
+        rank[item.path] = min(rank.get(item.path, 3), mine)
+    items.sort(key=lambda item: rank[item.path])
 
 
 @pytest.fixture(scope="session")
@@ -54,8 +77,9 @@ def mariadb_factory(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server
 
     Each call starts a new server in its own temp folder with the given server
     options (on top of :data:`binlogkit.sandbox.DEFAULT_OPTIONS`) and returns the
-    running :class:`~binlogkit.sandbox.MariaDBSandbox`. A test may stop it early;
-    every server still running is stopped at the end of the session.
+    running :class:`~binlogkit.sandbox.MariaDBSandbox`, its data directory a copy
+    of one ``mariadb-install-db`` made once. A test may stop it early; every server
+    still running is stopped at the end of the session, all side by side.
     """
     if mariadbd_path() is None:
         reason = (
@@ -66,16 +90,19 @@ def mariadb_factory(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server
             pytest.fail(f"{reason} — CI must have it", pytrace=False)
         pytest.skip(reason)
     started: list[MariaDBSandbox] = []
+    templates = DatadirTemplates(tmp_path_factory.mktemp("datadir-templates"))
 
     def start(name: str = "server", **options: OptionValue) -> MariaDBSandbox:
         base = tmp_path_factory.mktemp(re.sub(r"[^A-Za-z0-9_-]", "_", name))
-        server = MariaDBSandbox(Path(base), options=options)
+        server = MariaDBSandbox(Path(base), options=options, templates=templates)
         started.append(server)
         return server.start()
 
     try:
         yield start
     finally:
+        for server in started:
+            server.begin_stop()
         for server in started:
             server.stop()
 

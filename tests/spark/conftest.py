@@ -1,4 +1,4 @@
-"""Fixtures for Spark tests: one local SparkSession for the whole test session; corpus files.
+"""Fixtures for Spark tests: one local SparkSession per test process (xdist worker); corpus files.
 
 Tests that use ``spark`` are marked ``spark``. Without pyspark or a Java runtime
 they skip, except in CI (the ``CI`` environment variable set), where they fail:
@@ -21,11 +21,8 @@ from corpus_walk import walk
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
-        names = getattr(item, "fixturenames", ())
-        if "spark" in names:
-            # One xdist worker runs them all, so the session's JVM starts once.
-            item.add_marker(pytest.mark.spark)
-            item.add_marker(pytest.mark.xdist_group("spark"))
+        if "spark" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.spark)  # and grouped by module (../conftest.py)
 
 
 def _missing() -> str | None:

@@ -144,25 +144,39 @@ def _image(row: Any, timestamps: set[str]) -> dict[str, Any] | None:
     return out
 
 
-def test_typed_columns_equal_the_plain_readers_values(
+def test_typed_columns_equal_the_plain_readers_values_and_the_typed_json_images(
     spark: Any, live_binlog: tuple[Path, list[str]]
 ) -> None:
+    """Option ``table`` gives the plain reader's values; ``typed_images`` of the JSON rows
+    (Delta's ``apply_batch``) gives the same rows as option ``table``."""
+    from binlogkit.spark.delta import table_columns
+    from binlogkit.spark.lake.images import typed_images
+    from binlogkit.spark.schema import typed_columns
+
     path, tables = live_binlog
+    changes = spark.read.format("binlog").load(str(path))
     checked = 0
     for table in tables:
         plain, columns = _plain_images(path, table)
         assert plain, table
-        df = spark.read.format("binlog").option("table", table).load(str(path))
+        typed = spark.read.format("binlog").option("table", table).load(str(path))
+        rows = typed.collect()
         stamps = {k for k, c in columns.items() if c.type in _TIMESTAMPS}
         got = [
-            (r.pos, r.row, r.op, _image(r.before, stamps), _image(r.after, stamps))
-            for r in df.select("pos", "row", "op", "before", "after").collect()
+            (r.pos, r.row, r.op, _image(r.before, stamps), _image(r.after, stamps)) for r in rows
         ]
         want = [
             (pos, row, op, _expected_image(before, columns), _expected_image(after, columns))
             for pos, row, op, before, after in plain
         ]
         assert got == want, table
+
+        db, name = table.split(".")
+        mine = changes.where((changes.db == db) & (changes.table == name))
+        wanted = typed_columns(table_columns([str(path)], table), table)
+        from_json = typed_images(mine, wanted, table)
+        assert from_json.schema == typed.schema, table
+        assert from_json.collect() == rows, table
         checked += 1
     assert checked == len(tables)
 
@@ -182,23 +196,3 @@ def test_typed_columns_need_the_metadata_or_a_schema(spark: Any, corpus_dir: Pat
     assert "binlog_row_metadata=FULL" in str(err.value) and "option schema" in str(err.value)
     with pytest.raises(Exception, match=r"no row change of nope\.nope"):
         spark.read.format("binlog").option("table", "nope.nope").load(str(path)).collect()
-
-
-def test_json_images_typed_equal_the_typed_mode(
-    spark: Any, live_binlog: tuple[Path, list[str]]
-) -> None:
-    """``typed_images`` of the JSON rows (Delta's ``apply_batch``) equals option ``table``."""
-    from binlogkit.spark.delta import table_columns
-    from binlogkit.spark.lake.images import typed_images
-    from binlogkit.spark.schema import typed_columns
-
-    path, tables = live_binlog
-    changes = spark.read.format("binlog").load(str(path))
-    for table in tables:
-        db, name = table.split(".")
-        columns = typed_columns(table_columns([str(path)], table), table)
-        mine = changes.where((changes.db == db) & (changes.table == name))
-        typed = spark.read.format("binlog").option("table", table).load(str(path))
-        got = typed_images(mine, columns, table)
-        assert got.schema == typed.schema, table
-        assert got.collect() == typed.collect(), table

@@ -2,9 +2,10 @@
 
 from binlogkit.sandbox.server import (
     DEFAULT_OPTIONS,
+    DatadirTemplates,
     MariaDBSandbox,
     SandboxError,
     mariadbd_path,
 )
 
-__all__ = ["DEFAULT_OPTIONS", "MariaDBSandbox", "SandboxError", "mariadbd_path"]
+__all__ = ["DEFAULT_OPTIONS", "DatadirTemplates", "MariaDBSandbox", "SandboxError", "mariadbd_path"]
