@@ -20,7 +20,7 @@ import pyarrow.parquet as pq
 from deltalake import DeltaTable
 
 from binlogkit.binlog.frozen import frozen_dataclass
-from binlogkit.search.arrow import integers, string, strings
+from binlogkit.search.arrow import integers, string, strings, truths
 
 __all__ = ["PLACE", "DeltaFiles", "Wanted"]
 
@@ -102,7 +102,7 @@ class DeltaFiles:
 
     def _empty(self, columns: list[str], located: bool) -> Any:
         empty = self.schema.empty_table().select(columns)
-        return _place(empty, 0, [], []) if located else empty
+        return _place(empty, 0, [], [], None) if located else empty
 
     def read_group(self, columns: list[str], file: int, group: int) -> Any:
         """The ``columns`` of row group ``group`` of file number ``file`` (a place that
@@ -130,22 +130,28 @@ class DeltaFiles:
         if not groups:
             return []
         rows = parquet.read_row_groups(groups, columns=columns + _extra(columns, wanted))
-        if located:
-            rows = _place(rows, number, groups, [meta.row_group(g).num_rows for g in groups])
+        kept = None
         if wanted.column is not None:
-            rows = rows.filter(wanted.mask(rows))
-        return [rows.select(columns + PLACE if located else columns)]
+            mask = wanted.mask(rows)
+            rows = rows.filter(mask)
+            kept = np.flatnonzero(truths(mask)) if located else None
+        rows = rows.select(columns)
+        if located:
+            sizes = [meta.row_group(g).num_rows for g in groups]
+            rows = _place(rows, number, groups, sizes, kept)
+        return [rows]
 
 
-def _place(rows: Any, file: int, groups: list[int], sizes: list[int]) -> Any:
-    """``rows`` (row groups ``groups`` of ``sizes`` rows of file number ``file``, in order) with
-    their :data:`PLACE` columns."""
-    total = sum(sizes)
-    starts = np.repeat(np.cumsum([0, *sizes[:-1]]), sizes) if sizes else np.zeros(0, np.int64)
+def _place(rows: Any, file: int, groups: list[int], sizes: list[int], kept: Any) -> Any:
+    """``rows``, the rows numbered ``kept`` (all when None) of row groups ``groups`` of
+    ``sizes`` rows of file number ``file`` read in order, with their :data:`PLACE` columns."""
+    starts = np.cumsum([0, *sizes])
+    at = np.arange(starts[-1], dtype=np.int64) if kept is None else kept
+    index = np.searchsorted(starts, at, side="right") - 1
     place = {
-        "_file": np.full(total, file, dtype=np.int64),
-        "_group": np.repeat(np.asarray(groups, dtype=np.int64), sizes),
-        "_row": np.arange(total, dtype=np.int64) - starts,
+        "_file": np.full(len(at), file, dtype=np.int64),
+        "_group": np.asarray(groups, dtype=np.int64)[index],
+        "_row": at - starts[index],
     }
     for name in PLACE:
         rows = rows.append_column(name, integers(place[name]))

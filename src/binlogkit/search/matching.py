@@ -68,11 +68,13 @@ class Postings:
         if len(held) < len(required):  # a required term no document holds: no match
             keep[:] = False
         key_codes = keys = None
-        if held and keep.any():
+        rare = term_names.index(min(held, key=lambda t: (self.df[t], t))) if held else -1
+        mine = keep & (term_codes == rare)
+        if held and 3 * np.count_nonzero(mine) < np.count_nonzero(keep):
             # number the keys of the rarest required term's documents, and the other rows by
             # them: one pass over the keys both drops the rows of other documents and numbers
-            rare = term_names.index(min(held, key=lambda t: (self.df[t], t)))
-            keys = pc.unique(rows.column("key").filter(flags(keep & (term_codes == rare))))
+            # the rest (when that term is common, a plain numbering of all costs less)
+            keys = pc.unique(rows.column("key").filter(flags(mine)))
             codes = pc.index_in(rows.column("key"), value_set=keys).combine_chunks()
             keep &= truths(codes.is_valid())
             key_codes = numbers(codes, nulls=True)
@@ -102,6 +104,7 @@ class Postings:
             term: order[bounds[i] : bounds[i + 1]] for i, term in enumerate(term_names)
         }
         self._empty = np.array([], dtype=np.int64)
+        self._by_term: dict[str, tuple[Any, Any]] = {}
 
     def doc(self, number: int) -> Doc:
         key, place = divmod(number, self._width)
@@ -113,7 +116,25 @@ class Postings:
 
     def docs_of(self, term: str) -> Any:
         """The sorted numbers of the documents that hold ``term``."""
-        return np.sort(self._ids[self._rows_of(term)])
+        return self._sorted(term)[0]
+
+    def _sorted(self, term: str) -> tuple[Any, Any]:
+        """The sorted numbers of the documents that hold ``term``, and their rows."""
+        found = self._by_term.get(term)
+        if found is None:
+            rows = self._rows_of(term)
+            order = np.argsort(self._ids[rows], kind="stable")
+            found = (self._ids[rows][order], rows[order])
+            self._by_term[term] = found
+        return found
+
+    def _rows_in(self, term: str, docs: Any) -> Any:
+        """The rows of ``term`` of the documents ``docs`` (sorted numbers) that hold it."""
+        ids, rows = self._sorted(term)
+        if len(ids) == 0:
+            return self._empty
+        at = np.minimum(np.searchsorted(ids, docs), len(ids) - 1)
+        return rows[at[ids[at] == docs]]
 
     def matches(self, node: Resolved, expanded: dict[str, tuple[str, ...]]) -> Any:
         """The sorted numbers of the documents that match ``node``."""
@@ -150,8 +171,7 @@ class Postings:
             return candidates
         pairs = None
         for term, offset in phrase.terms:
-            rows = self._rows_of(term)
-            rows = rows[np.isin(self._ids[rows], candidates)]
+            rows = self._rows_in(term, candidates)
             lists = self._positions(rows)
             parents = numbers(pc.list_parent_indices(lists))
             values = numbers(pc.list_flatten(lists)).astype(np.int64)
@@ -204,14 +224,13 @@ class Postings:
         return matched, scores[np.searchsorted(candidates, matched)]
 
     def scores(self, matched: Any, terms: Sequence[str], stats: Stats) -> Any:
-        """BM25 of each document of ``matched`` (in its order) for the scoring ``terms``."""
+        """BM25 of each document of ``matched`` (sorted numbers) for the scoring ``terms``."""
         scores = np.zeros(self._size, dtype=np.float64)
         tf_all = numbers(self._rows.column("tf")).astype(np.float64)
         length_all = numbers(self._rows.column("length")).astype(np.float64)
         avg = stats.avg_length
         for term in sorted(terms):
-            rows = self._rows_of(term)
-            rows = rows[np.isin(self._ids[rows], matched)]
+            rows = self._rows_in(term, matched)
             weight = idf(stats.docs, self.df.get(term, 0))
             tf, length = tf_all[rows], length_all[rows]
             norm = 1.0 - B + B * (length / avg if avg else 0.0 * length)
