@@ -10,7 +10,15 @@ compacted away) are left out. A prefix is expanded from the ``terms`` table
 (each term's document frequency changes, summed). Matches are decided from the
 postings (phrases from positions), ranked by BM25 (:mod:`binlogkit.search.bm25`)
 with ties in order of table, key and column, and the top hits' texts read from
-``docs`` (one partition per hit at most) for their snippets.
+``docs`` (per partition, with that partition's keys) for their snippets.
+
+Shortcuts that give the same hits (``exhaustive=True`` leaves them out): the rows
+of documents without the query's rarest required term are dropped before
+documents are numbered; a query that is a phrase or an AND of terms and phrases
+reads no positions at first, scores the documents that hold all its terms, and
+checks the phrases of the best of them (positions read from their row groups
+only) until the ``limit`` best matches are known
+(:meth:`~binlogkit.search.matching.Postings.best`).
 """
 
 from __future__ import annotations

@@ -147,7 +147,7 @@ def _place(rows: Any, file: int, groups: list[int], sizes: list[int], kept: Any)
     ``sizes`` rows of file number ``file`` read in order, with their :data:`PLACE` columns."""
     starts = np.cumsum([0, *sizes])
     at = np.arange(starts[-1], dtype=np.int64) if kept is None else kept
-    index = np.searchsorted(starts, at, side="right") - 1
+    index = np.repeat(np.arange(len(sizes)), np.diff(np.searchsorted(at, starts)))
     place = {
         "_file": np.full(len(at), file, dtype=np.int64),
         "_group": np.asarray(groups, dtype=np.int64)[index],

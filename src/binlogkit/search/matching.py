@@ -105,6 +105,7 @@ class Postings:
         }
         self._empty = np.array([], dtype=np.int64)
         self._by_term: dict[str, tuple[Any, Any]] = {}
+        self._where: dict[str, Any] = {}
 
     def doc(self, number: int) -> Doc:
         key, place = divmod(number, self._width)
@@ -116,7 +117,21 @@ class Postings:
 
     def docs_of(self, term: str) -> Any:
         """The sorted numbers of the documents that hold ``term``."""
-        return self._sorted(term)[0]
+        where = self._dense(term)
+        return self._sorted(term)[0] if where is None else np.flatnonzero(where >= 0)
+
+    def _dense(self, term: str) -> Any:
+        """For a term that many documents hold, each document number's row of it (-1: none),
+        which answers without sorting; None for the others."""
+        rows = self._rows_of(term)
+        if 4 * len(rows) <= self._size:
+            return None
+        where = self._where.get(term)
+        if where is None:
+            where = np.full(self._size, -1, dtype=np.int64)
+            where[self._ids[rows]] = rows
+            self._where[term] = where
+        return where
 
     def _sorted(self, term: str) -> tuple[Any, Any]:
         """The sorted numbers of the documents that hold ``term``, and their rows."""
@@ -128,13 +143,30 @@ class Postings:
             self._by_term[term] = found
         return found
 
-    def _rows_in(self, term: str, docs: Any) -> Any:
-        """The rows of ``term`` of the documents ``docs`` (sorted numbers) that hold it."""
+    def _rows_at(self, term: str, docs: Any) -> Any:
+        """The row of ``term`` of each of the sorted documents ``docs`` (-1: it has none)."""
+        where = self._dense(term)
+        if where is not None:
+            return where[docs]
         ids, rows = self._sorted(term)
         if len(ids) == 0:
-            return self._empty
+            return np.full(len(docs), -1, dtype=np.int64)
         at = np.minimum(np.searchsorted(ids, docs), len(ids) - 1)
-        return rows[at[ids[at] == docs]]
+        return np.where(ids[at] == docs, rows[at], -1)
+
+    def _rows_in(self, term: str, docs: Any) -> Any:
+        """The rows of ``term`` of the documents ``docs`` (sorted numbers) that hold it."""
+        rows = self._rows_at(term, docs)
+        return rows[rows >= 0]
+
+    def _holding(self, terms: Sequence[str], within: Any = None) -> Any:
+        """The sorted numbers of the documents (of the sorted ``within``, if given) that hold
+        every one of ``terms``: the rarest term's documents, kept where the others hold."""
+        docs = within
+        for term in sorted(terms, key=lambda t: (len(self._rows_of(t)), t)):
+            docs = self.docs_of(term) if docs is None else docs[self._rows_at(term, docs) >= 0]
+        assert docs is not None
+        return docs
 
     def matches(self, node: Resolved, expanded: dict[str, tuple[str, ...]]) -> Any:
         """The sorted numbers of the documents that match ``node``."""
@@ -162,11 +194,7 @@ class Postings:
     def _phrase(self, phrase: Phrase, within: Any = None) -> Any:
         """The sorted numbers of the documents (of the sorted ``within``, if given) in which
         ``phrase`` stands."""
-        candidates = within
-        for term, _ in phrase.terms:
-            docs = self.docs_of(term)
-            candidates = docs if candidates is None else np.intersect1d(candidates, docs, True)
-        assert candidates is not None
+        candidates = self._holding([term for term, _ in phrase.terms], within)
         if len(candidates) == 0:
             return candidates
         pairs = None
@@ -198,11 +226,7 @@ class Postings:
         found and no unchecked document can score within :data:`TIE` of the last of them (the
         rest could not rank; :func:`~binlogkit.search.engine.SearchIndex.search` ranks these
         exactly as all the matches)."""
-        candidates = None
-        for term in sorted(terms, key=lambda t: len(self._rows_of(t))):
-            docs = self.docs_of(term)
-            candidates = docs if candidates is None else np.intersect1d(candidates, docs, True)
-        assert candidates is not None
+        candidates = self._holding(terms)
         scores = self.scores(candidates, terms, stats)
         order = np.argsort(-scores, kind="stable")
         found: list[Any] = []
