@@ -17,7 +17,8 @@ table with the lake's settings, as ``spark sync`` leaves it), and measures:
   to 10 % of the documents), three terms (AND; 5 % to 30 % each), a two-word
   phrase taken from a document (its words can be the corpus's most common:
   the Zipf law makes the first few words nearly universal); p50 and p99 in ms,
-  and the first query of a new process (imports and opening the index included);
+  and the first query of a new process (imports and opening the index included); the
+  CPU milliseconds of each query too (the machine is shared: wall times vary with its load);
 - ``mariadb``: the same rows in a sandbox MariaDB (InnoDB, ``LOAD DATA``), a
   FULLTEXT index on ``body`` (build seconds), the same queries as ``MATCH (body)
   AGAINST`` (natural language mode for one term; boolean mode ``+a +b +c`` and
@@ -268,12 +269,17 @@ def query_part(folder: str, asked: dict[str, list[str]]) -> None:
     engine = SearchIndex(folder)
     engine.search(asked["1 term"][0])  # untimed: the first read of each table's log
     for kind, texts in asked.items():
-        ms, hits = [], 0
+        ms, cpu, hits = [], [], 0
         for text in texts:
-            began = time.perf_counter()
+            began, began_cpu = time.perf_counter(), time.process_time()
             hits += len(engine.search(text, limit=10))
             ms.append((time.perf_counter() - began) * 1000)
-        print(f"binlogkit {kind:8} {percentiles(ms)}  ({hits / len(texts):.1f} hits each)")
+            cpu.append((time.process_time() - began_cpu) * 1000)
+        print(
+            f"binlogkit {kind:8} {percentiles(ms)}  ({hits / len(texts):.1f} hits each; "
+            f"CPU {percentiles(cpu)}; load {os.getloadavg()[0]:.1f})",
+            flush=True,
+        )
 
 
 def mariadb_part(work: Path, asked: dict[str, list[str]]) -> None:

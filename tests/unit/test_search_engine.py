@@ -19,9 +19,12 @@ from typing import Any
 
 import pyarrow as pa
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from search_brute import Corpus, Doc
 
 from binlogkit.errors import BinlogError
+from binlogkit.search import matching
 from binlogkit.search.analysis import ENGLISH_STOP_WORDS, Analyzer
 from binlogkit.search.engine import SearchIndex, snippet
 from binlogkit.search.manifest import (
@@ -269,6 +272,62 @@ def test_limit_keeps_the_best(built: tuple[Path, dict[Doc, str]]) -> None:
     )
 
 
+def _random_query(rng: random.Random, docs: dict[Doc, str]) -> str:
+    """A query of the kinds the shortcuts handle (terms and phrases ANDed, a phrase alone)
+    or leave alone (OR, NOT, prefixes), with filters now and then."""
+    texts = [t.split() for t in docs.values() if len(t.split()) >= 3]
+
+    def phrase() -> str:
+        words = rng.choice(texts)
+        at = rng.randrange(len(words) - 1)
+        return '"' + " ".join(words[at : at + rng.randint(2, 3)]) + '"'
+
+    def item() -> str:
+        roll = rng.random()
+        if roll < 0.45:
+            return phrase()
+        if roll < 0.85:
+            return rng.choice(WORDS)
+        if roll < 0.95:
+            return f"{rng.choice(WORDS)} OR {phrase()}"
+        return f"{rng.choice(WORDS)[:2]}*"
+
+    parts = [item() for _ in range(rng.randint(1, 3))]
+    if rng.random() < 0.15:
+        parts.append(f"NOT {rng.choice(WORDS)}")
+    if rng.random() < 0.2:
+        parts.append(rng.choice(["table:shop.items", "column:name", "column:body"]))
+    return " ".join(parts)
+
+
+@pytest.fixture(scope="module")
+def opened(built: tuple[Path, dict[Doc, str]]) -> tuple[SearchIndex, Corpus]:
+    """The built index opened, and its brute force."""
+    return SearchIndex(built[0]), Corpus(built[1], ANALYZER)
+
+
+@settings(max_examples=150, deadline=None)
+@given(seed=st.integers(0, 2**32), limit=st.integers(1, 12), first=st.sampled_from([1, 3, 64]))
+def test_shortcuts_give_the_exhaustive_hits(
+    built: tuple[Path, dict[Doc, str]],
+    opened: tuple[SearchIndex, Corpus],
+    seed: int,
+    limit: int,
+    first: int,
+) -> None:
+    """Rarest required term first and phrases checked in order of score until the top hits are
+    known give exactly the hits, scores and order of matching every posting, and of the brute
+    force; ``first``: the documents checked in the first round (few: many rounds)."""
+    query = _random_query(random.Random(seed), built[1])
+    engine, corpus = opened
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(matching, "FIRST_CHECK", first)
+        pruned = engine.search(query, limit=limit)
+    assert pruned == engine.search(query, limit=limit, exhaustive=True), query
+    expected = corpus.hits(query)[:limit]
+    assert [((h.table, h.key, h.column), h.score) for h in pruned] == expected, query
+
+
 def test_errors() -> None:
     with pytest.raises(BinlogError, match="holds no search index"):
         SearchIndex("/nonexistent/index")
@@ -301,7 +360,12 @@ def test_a_query_does_not_load_pandas(tmp_path: Path) -> None:
     writer.apply(dict(docs))
     writer.apply(_changes(random.Random(3), docs, 10_000))
     assert writer.dead
-    queries = ["apple", "ap* NOT fox", '"quick brown" OR dog table:shop.notes column:name']
+    queries = [
+        "apple",
+        "ap* NOT fox",
+        '"quick brown" OR dog table:shop.notes column:name',
+        '"quick brown" apple',
+    ]
     code = (
         "import sys\nfrom binlogkit.search.engine import SearchIndex\n"
         f"engine = SearchIndex({str(tmp_path)!r})\n"

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-__all__ = ["flags", "integers", "numbers", "string", "strings"]
+__all__ = ["flags", "integers", "numbers", "string", "strings", "truths"]
 
 _DTYPES = {pa.int32(): np.int32, pa.int64(): np.int64, pa.float64(): np.float64}
 
@@ -44,15 +44,29 @@ def flags(values: Any) -> Any:
     return pa.Array.from_buffers(pa.bool_(), len(values), [None, pa.py_buffer(bits)])
 
 
-def numbers(array: Any) -> Any:
+def numbers(array: Any, *, nulls: bool = False) -> Any:
     """A numpy view of an ``int32``, ``int64`` or ``float64`` array without nulls (a chunked
-    array combined first)."""
+    array combined first); ``nulls``: with nulls, whose values are then undefined."""
     if isinstance(array, pa.ChunkedArray):
         array = array.combine_chunks()
     dtype = np.dtype(_DTYPES[array.type])
     if len(array) == 0:
         return np.empty(0, dtype)
-    if array.null_count:
+    if array.null_count and not nulls:
         raise ValueError(f"{array.null_count} nulls in an array of numbers")
     values = np.frombuffer(array.buffers()[1], dtype=dtype)
     return values[array.offset : array.offset + len(array)]
+
+
+def truths(array: Any) -> Any:
+    """A numpy array of booleans of a ``bool`` array without nulls (a chunked array combined
+    first)."""
+    if isinstance(array, pa.ChunkedArray):
+        array = array.combine_chunks()
+    if len(array) == 0:
+        return np.empty(0, dtype=bool)
+    if array.null_count:
+        raise ValueError(f"{array.null_count} nulls in an array of booleans")
+    bits = np.frombuffer(array.buffers()[1], dtype=np.uint8)
+    unpacked = np.unpackbits(bits, count=array.offset + len(array), bitorder="little")
+    return unpacked[array.offset :].astype(bool)

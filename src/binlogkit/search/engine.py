@@ -10,7 +10,15 @@ compacted away) are left out. A prefix is expanded from the ``terms`` table
 (each term's document frequency changes, summed). Matches are decided from the
 postings (phrases from positions), ranked by BM25 (:mod:`binlogkit.search.bm25`)
 with ties in order of table, key and column, and the top hits' texts read from
-``docs`` (one partition per hit at most) for their snippets.
+``docs`` (per partition, with that partition's keys) for their snippets.
+
+Shortcuts that give the same hits (``exhaustive=True`` leaves them out): the rows
+of documents without the query's rarest required term are dropped before
+documents are numbered; a query that is a phrase or an AND of terms and phrases
+reads no positions at first, scores the documents that hold all its terms, and
+checks the phrases of the best of them (positions read from their row groups
+only) until the ``limit`` best matches are known
+(:meth:`~binlogkit.search.matching.Postings.best`).
 """
 
 from __future__ import annotations
@@ -27,11 +35,11 @@ import pyarrow.compute as pc
 from binlogkit.binlog.frozen import frozen_dataclass
 from binlogkit.errors import BinlogError
 from binlogkit.search.analysis import Analyzer
-from binlogkit.search.arrow import flags, numbers, string
+from binlogkit.search.arrow import flags, integers, numbers, string, truths
 from binlogkit.search.bm25 import Stats
-from binlogkit.search.files import DeltaFiles, Wanted
+from binlogkit.search.files import PLACE, DeltaFiles, Wanted
 from binlogkit.search.manifest import IndexLayout, Manifest, doc_bucket, term_bucket
-from binlogkit.search.matching import SEPARATOR, Doc, Postings
+from binlogkit.search.matching import TIE, Doc, Postings, conjunction, required
 from binlogkit.search.query import (
     AllOf,
     AnyOf,
@@ -53,6 +61,10 @@ SNIPPET_CHARS = 160
 MARKS = ("**", "**")
 VERSION = ["table", "key", "column", "batch"]
 """A document version: the document and the batch that wrote it."""
+SEPARATOR = "\x1f"
+"""Joins the parts of a document version into one text."""
+CODED = ["term", "table", "column"]
+"""Columns of few distinct texts, read as dictionary arrays."""
 
 
 @frozen_dataclass
@@ -114,18 +126,32 @@ class SearchIndex:
             self._tables[name] = table
         return table
 
-    def _read_live(self, name: str, wanted: Wanted, buckets: set[int], columns: list[str]) -> Any:
+    def _read_live(
+        self,
+        name: str,
+        wanted: Wanted,
+        buckets: set[int],
+        columns: list[str],
+        *,
+        located: bool = False,
+    ) -> Any:
         """The ``columns`` of the ``wanted`` rows of ``postings`` or ``docs`` in ``buckets``,
-        without the rows of dead versions."""
+        without the rows of dead versions (:data:`CODED` columns as dictionary arrays;
+        ``located``: with their places, :data:`~binlogkit.search.files.PLACE`)."""
         partitions = {"bucket": buckets}
+        coded = [c for c in CODED if c in columns]
+        table = self._table(name)
         if not self.manifest.dead:
-            return self._table(name).read(columns, wanted, partitions)
-        rows = self._table(name).read([*columns, "batch"], wanted, partitions)
+            return table.read(columns, wanted, partitions, coded, located=located)
+        rows = table.read([*columns, "batch"], wanted, partitions, coded, located=located)
         dead, dead_keys = self._deletes()
-        suspect = pc.is_in(rows.column("key"), value_set=dead_keys)
-        if not pc.any(suspect).as_py():
+        suspect = np.flatnonzero(truths(pc.is_in(rows.column("key"), value_set=dead_keys)))
+        if len(suspect) == 0:
             return rows
-        return rows.filter(pc.invert(pc.and_(suspect, pc.is_in(_version(rows), value_set=dead))))
+        versions = _version(rows.take(integers(suspect)))
+        keep = np.ones(rows.num_rows, dtype=bool)
+        keep[suspect[truths(pc.is_in(versions, value_set=dead))]] = False
+        return rows.filter(flags(keep))
 
     def _deletes(self) -> tuple[Any, Any]:
         """The dead versions (``deletes``, read once, as :func:`_version` texts) and their
@@ -143,9 +169,13 @@ class SearchIndex:
         limit: int = 10,
         tables: Sequence[str] = (),
         columns: Sequence[str] = (),
+        exhaustive: bool = False,
     ) -> list[Hit]:
         """The ``limit`` best hits of ``query``; ``tables`` (``db.t``) and ``columns`` restrict
-        them as ``table:`` and ``column:`` in the query do."""
+        them as ``table:`` and ``column:`` in the query do. ``exhaustive``: every posting of
+        the query's terms matched and scored, without the shortcuts (rarest required term
+        first, phrases checked in order of score only until the top hits are known) that give
+        the same hits."""
         parsed = parse(query)
         if parsed.expr is None:
             raise BinlogError(f"query {query!r} has filters but no term to search for")
@@ -153,13 +183,21 @@ class SearchIndex:
         if expr is None:
             return []
         expanded = self._expand(expr)
-        rows = self._postings(expr, expanded)
-        postings = Postings(
-            rows, set(parsed.tables) | set(tables), set(parsed.columns) | set(columns)
-        )
         marked = _terms(expr, expanded, negated=False)
-        matched = postings.matches(expr, expanded)
-        scores = postings.scores(matched, sorted(marked), self.stats)
+        phrases = None if exhaustive or limit < 1 else conjunction(expr)
+        rows = self._postings(expr, expanded, located=phrases is not None)
+        postings = Postings(
+            rows,
+            set(parsed.tables) | set(tables),
+            set(parsed.columns) | set(columns),
+            () if exhaustive else sorted(required(expr, expanded)),
+            _Positions(self._table("postings")),
+        )
+        if phrases is None:
+            matched = postings.matches(expr, expanded)
+            scores = postings.scores(matched, sorted(marked), self.stats)
+        else:
+            matched, scores = postings.best(phrases, sorted(marked), self.stats, limit)
         ranked = _top(postings, matched, scores, limit)
         texts = self._texts([doc for doc, _ in ranked])
         return [
@@ -190,34 +228,72 @@ class SearchIndex:
             )
         return terms
 
-    def _postings(self, expr: Resolved, expanded: dict[str, tuple[str, ...]]) -> Any:
-        """The postings rows of every term ``expr`` needs (``positions`` only for phrases)."""
+    def _postings(
+        self, expr: Resolved, expanded: dict[str, tuple[str, ...]], *, located: bool
+    ) -> Any:
+        """The postings rows of every term ``expr`` needs: ``positions`` for phrases, or
+        (``located``) where each row is, to read the positions of some of them later."""
         wanted = sorted(_terms(expr, expanded, negated=True))
         buckets = {term_bucket(t, self.manifest.buckets) for t in wanted}
         names = ["term", "table", "key", "column", "tf", "length"]
-        if any(isinstance(node, Phrase) for node in _walk(expr)):
+        if not located and any(isinstance(node, Phrase) for node in _walk(expr)):
             names.append("positions")
-        return self._read_live("postings", Wanted("term", wanted), buckets, names)
+        wanted_rows = Wanted("term", wanted)
+        return self._read_live("postings", wanted_rows, buckets, names, located=located)
 
     def _texts(self, docs: list[Doc]) -> dict[Doc, str]:
         if not docs:
             return {}
-        buckets = {doc_bucket(t, k, self.manifest.doc_buckets) for t, k, _ in docs}
+        keys: dict[int, set[str]] = {}
+        for t, k, _ in docs:
+            keys.setdefault(doc_bucket(t, k, self.manifest.doc_buckets), set()).add(k)
         names = ["table", "key", "column", "text"]
-        rows = self._read_live(
-            "docs", Wanted("key", sorted({k for _, k, _ in docs})), buckets, names
-        )
         wanted = set(docs)
         found = {}
-        for t, k, c, text in zip(*(rows.column(n).to_pylist() for n in names), strict=True):
-            if (t, k, c) in wanted:
-                found[(t, k, c)] = text
+        # one bucket at a time, with its own keys: the keys of all buckets would fall in the
+        # key range of most row groups of each bucket's file (keys are spread by hash)
+        for bucket, held in sorted(keys.items()):
+            rows = self._read_live("docs", Wanted("key", sorted(held)), {bucket}, names)
+            for t, k, c, text in zip(*(rows.column(n).to_pylist() for n in names), strict=True):
+                if (t, k, c) in wanted:
+                    found[(t, k, c)] = text
         return found
+
+
+class _Positions:
+    """Reads the positions lists of postings rows read with their places, a row group once."""
+
+    def __init__(self, table: DeltaFiles) -> None:
+        self._table = table
+        self._groups: dict[tuple[int, int], Any] = {}
+
+    def __call__(self, rows: Any, picked: Any) -> Any:
+        """The positions lists of the rows ``picked`` (numpy row numbers) of ``rows``."""
+        file, group, row = (numbers(rows.column(name))[picked] for name in PLACE)
+        order = np.lexsort((group, file))
+        ends = np.flatnonzero(np.diff(file[order]) | np.diff(group[order])) + 1
+        parts = []
+        for run in np.split(order, ends):
+            if len(run):
+                lists = self._group(int(file[run[0]]), int(group[run[0]]))
+                parts.append(lists.take(integers(row[run])))
+        inverse = np.empty(len(order), dtype=np.int64)
+        inverse[order] = np.arange(len(order))
+        if not parts:
+            return self._table.schema.empty_table().column("positions").combine_chunks()
+        return pa.concat_arrays(parts).take(integers(inverse))
+
+    def _group(self, file: int, group: int) -> Any:
+        lists = self._groups.get((file, group))
+        if lists is None:
+            lists = self._table.read_group(["positions"], file, group).column(0).combine_chunks()
+            self._groups[(file, group)] = lists
+        return lists
 
 
 def _version(rows: Any) -> Any:
     """Each row's document version (table, key, column, batch) as one text."""
-    parts = [rows.column(n) for n in VERSION[:3]]
+    parts = [pc.cast(rows.column(n), pa.string()) for n in VERSION[:3]]
     batch = pc.cast(rows.column("batch"), pa.string())
     return pc.binary_join_element_wise(*parts, batch, string(SEPARATOR))
 
@@ -253,7 +329,7 @@ def _top(postings: Postings, matched: Any, scores: Any, limit: int) -> list[tupl
         return []
     if len(matched) > limit:
         cut = np.partition(scores, len(scores) - limit)[len(scores) - limit]
-        near = scores >= cut - 1e-8
+        near = scores >= cut - TIE
         matched, scores = matched[near], scores[near]
     ranked = sorted(
         (postings.doc(int(n)), round(float(s), 9)) for n, s in zip(matched, scores, strict=True)

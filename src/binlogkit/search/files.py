@@ -13,15 +13,19 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 from deltalake import DeltaTable
 
 from binlogkit.binlog.frozen import frozen_dataclass
-from binlogkit.search.arrow import string, strings
+from binlogkit.search.arrow import integers, string, strings, truths
 
-__all__ = ["DeltaFiles", "Wanted"]
+__all__ = ["PLACE", "DeltaFiles", "Wanted"]
+
+PLACE = ["_file", "_group", "_row"]
+"""Where a row is: its file's number in the table's file list, its row group, its row there."""
 
 
 @frozen_dataclass
@@ -60,34 +64,62 @@ class DeltaFiles:
     def __init__(self, path: Path, version: int) -> None:
         table = DeltaTable(str(path), version=version)
         self._root = path
-        self._schema = pa.schema(table.schema().to_arrow())
+        self.schema = pa.schema(table.schema().to_arrow())
         stream = table.get_add_actions(flatten=True)
         self._files = pa.RecordBatchReader.from_stream(stream).read_all()
 
     def read(
-        self, columns: list[str], wanted: Wanted, partitions: dict[str, set[int]] | None = None
+        self,
+        columns: list[str],
+        wanted: Wanted,
+        partitions: dict[str, set[int]] | None = None,
+        coded: Sequence[str] = (),
+        *,
+        located: bool = False,
     ) -> Any:
         """The ``columns`` of the rows ``wanted``, from the files in ``partitions`` (partition
-        column: its values) whose statistics can hold them."""
+        column: its values) whose statistics can hold them; the ``coded`` columns (few distinct
+        texts: term, table, column) as dictionary arrays, as Parquet stores them, instead of a
+        text per row. ``located``: with :data:`PLACE` columns, where each row is, for
+        :meth:`read_group`."""
         if self._files.num_rows == 0:
-            return self._schema.empty_table().select(columns)
+            return self._empty(columns, located)
         names = self._files.column_names
         stats = (f"min.{wanted.column}", f"max.{wanted.column}")
         keys = [f"partition.{name}" for name in partitions or {}]
         parts = []
-        for file in self._files.select(
-            ["path", *keys, *(s for s in stats if s in names)]
-        ).to_pylist():
+        for number, file in enumerate(
+            self._files.select(["path", *keys, *(s for s in stats if s in names)]).to_pylist()
+        ):
             if any(file[f"partition.{n}"] not in v for n, v in (partitions or {}).items()):
                 continue
             if wanted.may_hold(file.get(stats[0]), file.get(stats[1])):
-                parts.extend(self._read_file(self._root / file["path"], columns, wanted))
+                path = self._root / file["path"]
+                parts.extend(self._read_file(path, columns, wanted, coded, number, located))
         if not parts:
-            return self._schema.empty_table().select(columns)
+            return self._empty(columns, located)
         return pa.concat_tables(parts, promote_options="permissive")
 
-    def _read_file(self, path: Path, columns: list[str], wanted: Wanted) -> list[Any]:
-        parquet = pq.ParquetFile(path)
+    def _empty(self, columns: list[str], located: bool) -> Any:
+        empty = self.schema.empty_table().select(columns)
+        return _place(empty, 0, [], [], None) if located else empty
+
+    def read_group(self, columns: list[str], file: int, group: int) -> Any:
+        """The ``columns`` of row group ``group`` of file number ``file`` (a place that
+        :meth:`read` gave)."""
+        path = self._root / self._files.column("path")[file].as_py()
+        return pq.ParquetFile(path).read_row_group(group, columns=columns)
+
+    def _read_file(
+        self,
+        path: Path,
+        columns: list[str],
+        wanted: Wanted,
+        coded: Sequence[str],
+        number: int,
+        located: bool,
+    ) -> list[Any]:
+        parquet = pq.ParquetFile(path, read_dictionary=coded)
         meta = parquet.metadata
         groups = list(range(meta.num_row_groups))
         if wanted.column is not None and groups:
@@ -98,9 +130,32 @@ class DeltaFiles:
         if not groups:
             return []
         rows = parquet.read_row_groups(groups, columns=columns + _extra(columns, wanted))
+        kept = None
         if wanted.column is not None:
-            rows = rows.filter(wanted.mask(rows))
-        return [rows.select(columns)]
+            mask = wanted.mask(rows)
+            rows = rows.filter(mask)
+            kept = np.flatnonzero(truths(mask)) if located else None
+        rows = rows.select(columns)
+        if located:
+            sizes = [meta.row_group(g).num_rows for g in groups]
+            rows = _place(rows, number, groups, sizes, kept)
+        return [rows]
+
+
+def _place(rows: Any, file: int, groups: list[int], sizes: list[int], kept: Any) -> Any:
+    """``rows``, the rows numbered ``kept`` (all when None) of row groups ``groups`` of
+    ``sizes`` rows of file number ``file`` read in order, with their :data:`PLACE` columns."""
+    starts = np.cumsum([0, *sizes])
+    at = np.arange(starts[-1], dtype=np.int64) if kept is None else kept
+    index = np.repeat(np.arange(len(sizes)), np.diff(np.searchsorted(at, starts)))
+    place = {
+        "_file": np.full(len(at), file, dtype=np.int64),
+        "_group": np.asarray(groups, dtype=np.int64)[index],
+        "_row": at - starts[index],
+    }
+    for name in PLACE:
+        rows = rows.append_column(name, integers(place[name]))
+    return rows
 
 
 def _extra(columns: list[str], wanted: Wanted) -> list[str]:

@@ -10,64 +10,106 @@ the order of the terms (the order :mod:`binlogkit.search.bm25` is defined in).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
+import pyarrow as pa
 import pyarrow.compute as pc
 
-from binlogkit.search.arrow import integers, numbers, string, strings
+from binlogkit.search.arrow import flags, integers, numbers, truths
 from binlogkit.search.bm25 import K1, B, Stats, idf
 from binlogkit.search.query import AllOf, AnyOf, Phrase, Prefix, Resolved, Term, Without
 
-__all__ = ["Postings"]
+__all__ = ["TIE", "Postings", "conjunction", "required"]
 
-SEPARATOR = "\x1f"
-"""Joins a document's table and column."""
 _PAIR = 1 << 32
 """(document, position) pairs as one int64: document * _PAIR + position - offset + _BIAS."""
 _BIAS = 1 << 31
+FIRST_CHECK = 64
+"""Documents whose phrases :meth:`Postings.best` checks first (at least 4 per hit asked for);
+each further round checks twice as many as the last."""
+TIE = 1e-8
+"""Scores this close to the last hit's may rank above it once rounded to 9 decimals."""
 
 Doc = tuple[str, str, str]
 
 
 class Postings:
-    """The postings ``rows`` (a pyarrow Table) read for one query."""
+    """The postings ``rows`` (a pyarrow Table; ``term``, ``table`` and ``column`` plain or
+    dictionary-coded) read for one query. ``required``: terms every match holds (see
+    :func:`required`); the rows of documents without the rarest of them are dropped first, so
+    that the work after the first pass over the rows grows with that term's documents.
+    ``fetch(rows, numbers)``: the positions lists of the rows ``numbers`` of ``rows``, when
+    ``rows`` has no ``positions`` column (read for the phrases' checks only where needed)."""
 
-    def __init__(self, rows: Any, tables: set[str], columns: set[str]) -> None:
-        counts = pc.value_counts(rows.column("term")).to_pylist()
-        self.df: dict[str, int] = {c["values"]: c["counts"] for c in counts}
+    def __init__(
+        self,
+        rows: Any,
+        tables: set[str],
+        columns: set[str],
+        required: Sequence[str] = (),
+        fetch: Callable[[Any, Any], Any] | None = None,
+    ) -> None:
+        self._fetch = fetch
+        rows = rows.unify_dictionaries()
+        term_codes, term_names = _codes(rows.column("term"))
+        counts = np.bincount(term_codes, minlength=len(term_names))
+        self.df: dict[str, int] = {t: int(n) for t, n in zip(term_names, counts, strict=True) if n}
         """Documents per term in the whole index (before the filters)."""
+        table_codes, table_names = _codes(rows.column("table"))
+        column_codes, column_names = _codes(rows.column("column"))
+        keep = np.ones(len(term_codes), dtype=bool)
         if tables:
-            rows = rows.filter(pc.is_in(rows.column("table"), strings(sorted(tables))))
+            keep &= np.isin(table_codes, [i for i, t in enumerate(table_names) if t in tables])
         if columns:
-            rows = rows.filter(pc.is_in(rows.column("column"), strings(sorted(columns))))
+            keep &= np.isin(column_codes, [i for i, c in enumerate(column_names) if c in columns])
+        held = [t for t in required if t in self.df]
+        if len(held) < len(required):  # a required term no document holds: no match
+            keep[:] = False
+        key_codes = keys = None
+        rare = term_names.index(min(held, key=lambda t: (self.df[t], t))) if held else -1
+        mine = keep & (term_codes == rare)
+        if held and 3 * np.count_nonzero(mine) < np.count_nonzero(keep):
+            # number the keys of the rarest required term's documents, and the other rows by
+            # them: one pass over the keys both drops the rows of other documents and numbers
+            # the rest (when that term is common, a plain numbering of all costs less)
+            keys = pc.unique(rows.column("key").filter(flags(mine)))
+            codes = pc.index_in(rows.column("key"), value_set=keys).combine_chunks()
+            keep &= truths(codes.is_valid())
+            key_codes = numbers(codes, nulls=True)
+        if not keep.all():
+            rows = rows.filter(flags(keep))
+            term_codes, table_codes = term_codes[keep], table_codes[keep]
+            column_codes = column_codes[keep]
+            key_codes = None if key_codes is None else key_codes[keep]
         self._rows = rows
+        if key_codes is None or keys is None:
+            encoded = pc.dictionary_encode(rows.column("key")).combine_chunks()
+            key_codes, keys = numbers(encoded.indices), encoded.dictionary
         # a document's number: its key's code and its (table, column) pair's code together
-        keys = pc.dictionary_encode(rows.column("key")).combine_chunks()
-        places = pc.dictionary_encode(
-            pc.binary_join_element_wise(
-                rows.column("table"), rows.column("column"), string(SEPARATOR)
-            )
-        ).combine_chunks()
-        width = max(1, len(places.dictionary))
-        self._keys, self._places, self._width = keys.dictionary, places.dictionary, width
-        key_codes = numbers(keys.indices).astype(np.int64)
-        self._ids = key_codes * width + numbers(places.indices)
-        self._size = len(keys.dictionary) * width
-        terms = pc.dictionary_encode(rows.column("term")).combine_chunks()
-        codes = numbers(terms.indices)
-        order = np.argsort(codes, kind="stable")
-        bounds = np.searchsorted(codes[order], np.arange(len(terms.dictionary) + 1))
+        pairs = table_codes.astype(np.int64) * len(column_names) + column_codes
+        present = np.flatnonzero(np.bincount(pairs, minlength=1))
+        width = max(1, len(present))
+        self._keys, self._width = keys, width
+        self._places = [
+            (table_names[p // len(column_names)], column_names[p % len(column_names)])
+            for p in present.tolist()
+        ]
+        self._ids = key_codes.astype(np.int64) * width + np.searchsorted(present, pairs)
+        self._size = len(keys) * width
+        order = np.argsort(term_codes, kind="stable")
+        bounds = np.searchsorted(term_codes[order], np.arange(len(term_names) + 1))
         self._term_rows = {
-            term: order[bounds[i] : bounds[i + 1]]
-            for i, term in enumerate(terms.dictionary.to_pylist())
+            term: order[bounds[i] : bounds[i + 1]] for i, term in enumerate(term_names)
         }
         self._empty = np.array([], dtype=np.int64)
+        self._by_term: dict[str, tuple[Any, Any]] = {}
+        self._where: dict[str, Any] = {}
 
     def doc(self, number: int) -> Doc:
         key, place = divmod(number, self._width)
-        table, column = self._places[place].as_py().split(SEPARATOR)
+        table, column = self._places[place]
         return (table, self._keys[key].as_py(), column)
 
     def _rows_of(self, term: str) -> Any:
@@ -75,7 +117,56 @@ class Postings:
 
     def docs_of(self, term: str) -> Any:
         """The sorted numbers of the documents that hold ``term``."""
-        return np.sort(self._ids[self._rows_of(term)])
+        where = self._dense(term)
+        return self._sorted(term)[0] if where is None else np.flatnonzero(where >= 0)
+
+    def _dense(self, term: str) -> Any:
+        """For a term that many documents hold, each document number's row of it (-1: none),
+        which answers without sorting; None for the others."""
+        rows = self._rows_of(term)
+        if 4 * len(rows) <= self._size:
+            return None
+        where = self._where.get(term)
+        if where is None:
+            where = np.full(self._size, -1, dtype=np.int64)
+            where[self._ids[rows]] = rows
+            self._where[term] = where
+        return where
+
+    def _sorted(self, term: str) -> tuple[Any, Any]:
+        """The sorted numbers of the documents that hold ``term``, and their rows."""
+        found = self._by_term.get(term)
+        if found is None:
+            rows = self._rows_of(term)
+            order = np.argsort(self._ids[rows], kind="stable")
+            found = (self._ids[rows][order], rows[order])
+            self._by_term[term] = found
+        return found
+
+    def _rows_at(self, term: str, docs: Any) -> Any:
+        """The row of ``term`` of each of the sorted documents ``docs`` (-1: it has none)."""
+        where = self._dense(term)
+        if where is not None:
+            return where[docs]
+        ids, rows = self._sorted(term)
+        if len(ids) == 0:
+            return np.full(len(docs), -1, dtype=np.int64)
+        at = np.minimum(np.searchsorted(ids, docs), len(ids) - 1)
+        return np.where(ids[at] == docs, rows[at], -1)
+
+    def _rows_in(self, term: str, docs: Any) -> Any:
+        """The rows of ``term`` of the documents ``docs`` (sorted numbers) that hold it."""
+        rows = self._rows_at(term, docs)
+        return rows[rows >= 0]
+
+    def _holding(self, terms: Sequence[str], within: Any = None) -> Any:
+        """The sorted numbers of the documents (of the sorted ``within``, if given) that hold
+        every one of ``terms``: the rarest term's documents, kept where the others hold."""
+        docs = within
+        for term in sorted(terms, key=lambda t: (len(self._rows_of(t)), t)):
+            docs = self.docs_of(term) if docs is None else docs[self._rows_at(term, docs) >= 0]
+        assert docs is not None
+        return docs
 
     def matches(self, node: Resolved, expanded: dict[str, tuple[str, ...]]) -> Any:
         """The sorted numbers of the documents that match ``node``."""
@@ -100,20 +191,16 @@ class Postings:
                 found = np.setdiff1d(found, gone, assume_unique=True)
         return found
 
-    def _phrase(self, phrase: Phrase) -> Any:
-        candidates = None
-        for term, _ in phrase.terms:
-            docs = self.docs_of(term)
-            candidates = docs if candidates is None else np.intersect1d(candidates, docs, True)
-        assert candidates is not None
+    def _phrase(self, phrase: Phrase, within: Any = None) -> Any:
+        """The sorted numbers of the documents (of the sorted ``within``, if given) in which
+        ``phrase`` stands."""
+        candidates = self._holding([term for term, _ in phrase.terms], within)
         if len(candidates) == 0:
             return candidates
-        positions = self._rows.column("positions")
         pairs = None
         for term, offset in phrase.terms:
-            rows = self._rows_of(term)
-            rows = rows[np.isin(self._ids[rows], candidates)]
-            lists = positions.take(integers(rows)).combine_chunks()
+            rows = self._rows_in(term, candidates)
+            lists = self._positions(rows)
             parents = numbers(pc.list_parent_indices(lists))
             values = numbers(pc.list_flatten(lists)).astype(np.int64)
             # (document, position) is unique within a term: no duplicates to remove
@@ -122,20 +209,94 @@ class Postings:
         assert pairs is not None
         return _distinct(np.sort(pairs // _PAIR))
 
+    def _positions(self, rows: Any) -> Any:
+        """The positions lists of ``rows`` (numpy row numbers), from the rows read or fetched."""
+        if "positions" in self._rows.column_names:
+            return self._rows.column("positions").take(integers(rows)).combine_chunks()
+        if self._fetch is None:
+            raise ValueError("phrase postings read without positions and no way to fetch them")
+        return self._fetch(self._rows, rows)
+
+    def best(
+        self, phrases: Sequence[Phrase], terms: Sequence[str], stats: Stats, limit: int
+    ) -> tuple[Any, Any]:
+        """The matches of a conjunction of ``terms`` (all of them, sorted) and ``phrases`` that
+        can be among the ``limit`` best, with their scores: the documents that hold every term,
+        in order of score, have the phrases' positions checked until ``limit`` matches were
+        found and no unchecked document can score within :data:`TIE` of the last of them (the
+        rest could not rank; :func:`~binlogkit.search.engine.SearchIndex.search` ranks these
+        exactly as all the matches)."""
+        candidates = self._holding(terms)
+        scores = self.scores(candidates, terms, stats)
+        order = np.argsort(-scores, kind="stable")
+        found: list[Any] = []
+        checked, step = 0, max(FIRST_CHECK, 4 * limit)
+        while checked < len(order):
+            docs = np.sort(candidates[order[checked : checked + step]])
+            checked += step
+            for phrase in phrases:
+                docs = self._phrase(phrase, docs)
+            found.append(docs)
+            held = np.concatenate(found)
+            if len(held) >= limit and checked < len(order):
+                held_scores = scores[np.searchsorted(candidates, held)]
+                kth = np.partition(held_scores, len(held) - limit)[len(held) - limit]
+                if scores[order[checked]] < kth - TIE:
+                    break
+            step *= 2
+        matched = np.sort(np.concatenate(found)) if found else candidates[:0]
+        return matched, scores[np.searchsorted(candidates, matched)]
+
     def scores(self, matched: Any, terms: Sequence[str], stats: Stats) -> Any:
-        """BM25 of each document of ``matched`` (in its order) for the scoring ``terms``."""
+        """BM25 of each document of ``matched`` (sorted numbers) for the scoring ``terms``."""
         scores = np.zeros(self._size, dtype=np.float64)
         tf_all = numbers(self._rows.column("tf")).astype(np.float64)
         length_all = numbers(self._rows.column("length")).astype(np.float64)
         avg = stats.avg_length
         for term in sorted(terms):
-            rows = self._rows_of(term)
-            rows = rows[np.isin(self._ids[rows], matched)]
+            rows = self._rows_in(term, matched)
             weight = idf(stats.docs, self.df.get(term, 0))
             tf, length = tf_all[rows], length_all[rows]
             norm = 1.0 - B + B * (length / avg if avg else 0.0 * length)
             scores[self._ids[rows]] += weight * tf * (K1 + 1.0) / (tf + K1 * norm)
         return scores[matched]
+
+
+def required(node: Resolved, expanded: dict[str, tuple[str, ...]]) -> set[str]:
+    """Terms that every document matching ``node`` holds."""
+    if isinstance(node, Term):
+        return {node.term}
+    if isinstance(node, Phrase):
+        return {term for term, _ in node.terms}
+    if isinstance(node, Prefix):
+        terms = expanded[node.prefix]
+        return set(terms) if len(terms) == 1 else set()
+    if isinstance(node, AnyOf):
+        return set.intersection(*(required(item, expanded) for item in node.items))
+    if isinstance(node, AllOf):
+        return set().union(
+            *(required(i, expanded) for i in node.items if not isinstance(i, Without))
+        )
+    return set()
+
+
+def conjunction(node: Resolved) -> list[Phrase] | None:
+    """The phrases of ``node`` when it is a phrase or an AND of terms and phrases (at least
+    one): a query whose matches :meth:`Postings.best` can find without checking every
+    document's positions; None otherwise."""
+    items = node.items if isinstance(node, AllOf) else (node,)
+    if not all(isinstance(item, Term | Phrase) for item in items):
+        return None
+    phrases = [item for item in items if isinstance(item, Phrase)]
+    return phrases or None
+
+
+def _codes(column: Any) -> tuple[Any, list[str]]:
+    """A text column as numpy codes and the texts they stand for."""
+    array = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
+    if not pa.types.is_dictionary(array.type):
+        array = pc.dictionary_encode(array)
+    return numbers(array.indices), array.dictionary.to_pylist()
 
 
 def _union(parts: list[Any], empty: Any) -> Any:
