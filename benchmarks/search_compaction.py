@@ -1,15 +1,21 @@
-"""Search index compaction: whole (the index rewritten) against tiered (its segments merged).
+"""Search index maintenance: compaction whole (the index rewritten) against tiered (its segments
+merged), and small batches reading the old documents by key against joining all of them.
 
 Writes ``--docs`` generated rows as a lake's mirror (``benchmarks/search.py``'s corpus),
 builds the index, then runs ``--batches`` small index batches of ``--changes`` updated
 rows each without compaction, so the index has that many segments and their dead
-versions. The index is copied twice; one copy is compacted whole
+versions; the batches alternate between reading the old documents by key (the
+default: their ``docs`` partitions and row groups, ``PUSHED_KEYS``) and joining the
+touched keys with all of ``docs`` (before), and the median seconds of each are
+printed. The index is copied twice; one copy is compacted whole
 (``compact="whole"``: what every compaction did before), the other tiered
 (``compact="tiered"``): seconds of each (vacuum included, the same in both), the
 ``postings`` files before and after, and a check that both answer a few queries the
 same. One Spark session (``--master``) for all of it.
 
     .venv/bin/python benchmarks/search_compaction.py [--docs 50000] [--batches 10] [--changes 200]
+
+(``--batches`` at least 2.)
 """
 
 from __future__ import annotations
@@ -19,6 +25,7 @@ import json
 import os
 import random
 import shutil
+import statistics
 import tempfile
 import time
 from pathlib import Path
@@ -51,7 +58,10 @@ def main() -> None:
     from pyspark.sql import functions as F
 
     from binlogkit.search.engine import SearchIndex
+    from binlogkit.spark.search import batch as search_batch
     from binlogkit.spark.search.build import index
+
+    pushed = search_batch.PUSHED_KEYS
 
     spark = session(args.master)
     out: dict[str, Any] = {"docs": args.docs, "batches": args.batches, "changes": args.changes}
@@ -64,13 +74,18 @@ def main() -> None:
         out["build_s"] = round(time.monotonic() - started, 1)
         rng = random.Random(3)
         table = DeltaTable.forPath(spark, mirror)
-        started = time.monotonic()
+        took: dict[str, list[float]] = {"by_key": [], "joined": []}
         for batch in range(args.batches):
             ids = rng.sample(range(1, args.docs + 1), args.changes)
             table.update(F.col("id").isin(ids), {"body": F.concat("body", F.lit(f" zq{batch}"))})
+            mode = "joined" if batch % 2 else "by_key"
+            search_batch.PUSHED_KEYS = 1 if mode == "joined" else pushed  # 1: fewer than touched
+            started = time.monotonic()
             index(lake, folder, once=True, spark=spark, compact=False)
-            print(f"batch {batch + 1} of {args.batches} indexed", flush=True)
-        out["batches_s"] = round(time.monotonic() - started, 1)
+            took[mode].append(time.monotonic() - started)
+            print(f"batch {batch + 1} of {args.batches} indexed ({mode})", flush=True)
+        search_batch.PUSHED_KEYS = pushed
+        out.update({f"batch_{m}_median_s": round(statistics.median(t), 1) for m, t in took.items()})
         out["postings_files_before"] = files(folder, "postings")
         answers = {}
         for kind in ("whole", "tiered"):
