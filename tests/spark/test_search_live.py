@@ -261,9 +261,9 @@ def test_index_equals_a_brute_force_scan_through_changes_and_a_crash(
     # a compaction stopped halfway and run again: the dead versions gone, files vacuumed
     monkeypatch.setenv(CRASH_ENV, "4:docs")
     with pytest.raises(RuntimeError, match=CRASH_ENV):
-        index(url, folder, once=True, spark=spark, compact=True, retain_hours=0)
+        index(url, folder, once=True, spark=spark, compact="whole", retain_hours=0)
     monkeypatch.delenv(CRASH_ENV)
-    compacted = index(url, folder, once=True, spark=spark, compact=True, retain_hours=0)
+    compacted = index(url, folder, once=True, spark=spark, compact="whole", retain_hours=0)
     assert (compacted.batches, compacted.compactions) == (0, 1)
     after = Manifest.load(IndexLayout(folder))
     assert after is not None and (after.batch, after.dead, after.segments) == (4, 0, 0)

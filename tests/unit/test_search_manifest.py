@@ -37,23 +37,41 @@ def test_a_batch_with_new_columns_round_trips_and_finishes(tmp_path: Path) -> No
     manifest.save(IndexLayout(tmp_path))
     assert Manifest.load(IndexLayout(tmp_path)) == manifest
     versions = {"postings": 6, "docs": 6, "terms": 6, "deletes": 5}
-    done = manifest.finished(versions, docs=110, length=1000, dead=20, segments=3)
+    done = manifest.finished(versions, docs=110, length=1000, dead=20, segments=3, base_dead=5)
     assert done.columns == {"shop.items": ("name", "extra"), "shop.notes": ("note",)}
     assert done.mirrors["shop.items"] == MirrorRange(7, 9, "a", True)
     assert done.mirrors["shop.notes"] == MirrorRange(1, 4, "b")
     assert (done.batch, done.pending, done.dead, done.segments) == (4, None, 20, 3)
+    assert (done.base, done.base_dead) == (MANIFEST.base, 5)
+    whole = MANIFEST.with_pending(Pending(4, {}, True)).finished(
+        versions, docs=100, length=900, dead=0, segments=0, whole=True
+    )
+    assert (whole.base, whole.base_dead, whole.segments) == (4, 0, 0)
 
 
-def test_compaction_is_due_past_its_thresholds() -> None:
+def test_compaction_is_due_past_its_thresholds_tiered_when_that_suffices() -> None:
     build = pytest.importorskip("binlogkit.spark.search.build")
-    due = build.compaction_due
-    assert not due(MANIFEST, None)  # 8 dead of 100, 2 segments
-    assert due(replace(MANIFEST, dead=11), True)
-    assert not due(replace(MANIFEST, dead=0, segments=0), True)
-    assert not due(replace(MANIFEST, dead=50), False)
-    assert due(replace(MANIFEST, dead=11), None) is True
-    assert due(replace(MANIFEST, segments=build.COMPACT_SEGMENTS), None)
-    assert not due(replace(MANIFEST, dead=10), None)
+
+    def kind(manifest: Manifest, compact: object) -> str | None:
+        pending = build.compaction_due(manifest, compact)
+        if pending is None:
+            return None
+        assert pending.compact and pending.batch == manifest.batch + 1
+        return "tiered" if pending.tiered else "whole"
+
+    # 8 dead of 100 documents (3 of them in the base), 2 segments
+    base = replace(MANIFEST, base_dead=3)
+    assert kind(base, None) is None
+    assert kind(base, True) == "tiered"
+    assert kind(replace(base, dead=11), None) == "tiered"  # the segments hold the waste
+    assert kind(replace(base, dead=30, base_dead=11), None) == "whole"  # the base does
+    assert kind(replace(base, segments=build.COMPACT_SEGMENTS), None) == "tiered"
+    assert kind(replace(base, dead=10), None) is None
+    assert kind(replace(base, dead=50), False) is None
+    assert kind(replace(base, dead=0, base_dead=0, segments=0), True) is None
+    merged = replace(base, dead=3, segments=1)  # one merged segment, nothing dead in it
+    assert kind(merged, True) is None and kind(merged, "tiered") is None
+    assert kind(merged, "whole") == "whole"
 
 
 def test_a_damaged_manifest_is_an_error_naming_it(tmp_path: Path) -> None:

@@ -309,6 +309,18 @@ def apply_command(source: str, lake: str, tables: tuple[str, ...], **options: An
     "round / never. Default: when they pass 10% of the documents, or 64 batches were appended.",
 )
 @click.option(
+    "--compact-whole",
+    is_flag=True,
+    help="Compact the whole index now (else a compaction merges only the batches appended "
+    "since the index was last written whole, when that suffices).",
+)
+@click.option(
+    "--rebuild",
+    is_flag=True,
+    help="Build the index again in place with the analysis given (--stem, --stop-words ...); "
+    "searches see the old index until the new one is complete.",
+)
+@click.option(
     "--retain-hours",
     default=168.0,
     show_default=True,
@@ -323,6 +335,7 @@ def index_command(
     stem: str | None,
     stop_words: bool,
     stop_words_file: str | None,
+    compact_whole: bool,
     **options: Any,
 ) -> None:
     """Build a full-text search index of text columns, and keep it current.
@@ -344,13 +357,61 @@ def index_command(
             stem=stem,
             stop_words=stop_words_file or stop_words,
             progress=lambda line: click.echo(f"binlogkit spark index: {line}", err=True),
-            **options,
+            **(options | ({"compact": "whole"} if compact_whole else {})),
         )
     click.echo(
         f"binlogkit spark index: {report.batches} batches, {report.compactions} compactions, "
         f"{report.docs:,} documents indexed",
         err=True,
     )
+
+
+@spark_group.command("search")
+@click.argument("index_folder", metavar="INDEX", type=click.Path(file_okay=False, exists=True))
+@click.option(
+    "--queries",
+    required=True,
+    type=click.Path(exists=True),
+    help="JSON lines, one query a line: query (the text), and optionally id, table and "
+    "column (a name or a list of names) and limit.",
+)
+@click.option(
+    "--to",
+    "out",
+    required=True,
+    type=click.Path(),
+    help="The folder the hits are written to (id, table, key, column, score, rank, snippet).",
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["json", "parquet", "delta"]),
+    default="json",
+    show_default=True,
+    help="json: JSON lines files, in order of query and rank.",
+)
+@click.option(
+    "--limit", default=10, show_default=True, type=click.IntRange(min=1), help="Hits per query."
+)
+@_MASTER
+def search_command(
+    index_folder: str, queries: str, out: str, fmt: str, limit: int, master: str | None
+) -> None:
+    """Answer a file of queries on Spark from INDEX (built by spark index).
+
+    Each query gets the hits binlogkit search gives it (same scores, order and
+    snippets), computed by joining the queries' terms with the index's postings.
+    """
+    with _pipeline_errors():
+        from binlogkit.spark.lakehouse import lake_session
+        from binlogkit.spark.search.queries import batch_search
+
+        session = lake_session(master)
+        hits = batch_search(session, index_folder, session.read.json(queries), limit=limit)
+        writer = (hits.coalesce(1) if fmt == "json" else hits).write.format(fmt)
+        writer.mode("errorifexists").save(out)
+        count = hits.count()
+    click.echo(f"binlogkit spark search: {count:,} hits written to {out}", err=True)
 
 
 @spark_group.command("status")

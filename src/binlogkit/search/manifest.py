@@ -15,6 +15,7 @@ skips where they were done (transaction ids).
 from __future__ import annotations
 
 import json
+import os
 import zlib
 from dataclasses import asdict, field, replace
 from pathlib import Path
@@ -27,7 +28,9 @@ from binlogkit.search.analysis import Analyzer
 from binlogkit.search.bm25 import Stats
 
 __all__ = [
+    "CURRENT",
     "FORMAT",
+    "GENERATIONS",
     "TABLES",
     "IndexLayout",
     "Manifest",
@@ -51,15 +54,30 @@ def doc_bucket(table: str, key: str, buckets: int) -> int:
     return zlib.crc32(f"{table}\0{key}".encode()) % buckets
 
 
+CURRENT = "current"
+"""A symbolic link in an index folder rebuilt in place: to the generation readers open."""
+GENERATIONS = "_generations"
+
+
 @frozen_dataclass
 class IndexLayout:
-    """The paths of an index folder."""
+    """The paths of an index folder ``root``. Its manifest and tables are in ``home``: the
+    folder itself, or after a rebuild in place the generation that ``root/current`` links to,
+    resolved once (when not given), so that one layout never mixes two generations."""
 
     root: Path
+    home: Path
+
+    def __init__(self, root: Path, home: Path | None = None) -> None:
+        object.__setattr__(self, "root", root)
+        if home is None:
+            link = root / CURRENT
+            home = root / os.readlink(link) if link.is_symlink() else root
+        object.__setattr__(self, "home", home)
 
     @property
     def manifest(self) -> Path:
-        return self.root / "_search" / "index.json"
+        return self.home / "_search" / "index.json"
 
     @property
     def lake(self) -> Path:
@@ -67,7 +85,11 @@ class IndexLayout:
         return self.root / "lake"
 
     def table(self, name: str) -> Path:
-        return self.root / name
+        return self.home / name
+
+    def generation(self, number: int) -> IndexLayout:
+        """The layout of generation ``number`` of the folder (a rebuild in place)."""
+        return IndexLayout(self.root, self.root / GENERATIONS / str(number))
 
 
 @frozen_dataclass
@@ -84,13 +106,15 @@ class MirrorRange:
 @frozen_dataclass
 class Pending:
     """A batch recorded before its first write: the mirror versions it brings in, or (with
-    ``compact``) a rewrite of the index without its dead entries. ``columns``: the tables
-    whose indexed columns the batch changes, with their new columns."""
+    ``compact``) a rewrite of the index without its dead entries: of its segments only when
+    ``tiered``. ``columns``: the tables whose indexed columns the batch changes, with their
+    new columns."""
 
     batch: int
     mirrors: dict[str, MirrorRange]
     compact: bool = False
     columns: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    tiered: bool = False
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -98,13 +122,14 @@ class Pending:
             "mirrors": {t: asdict(r) for t, r in self.mirrors.items()},
             "compact": self.compact,
             "columns": {t: list(c) for t, c in self.columns.items()},
+            "tiered": self.tiered,
         }
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Pending:
         mirrors = {t: MirrorRange(**r) for t, r in data["mirrors"].items()}
         columns = {t: tuple(c) for t, c in data["columns"].items()}
-        return cls(data["batch"], mirrors, data["compact"], columns)
+        return cls(data["batch"], mirrors, data["compact"], columns, data.get("tiered", False))
 
 
 @frozen_dataclass
@@ -130,6 +155,8 @@ class Manifest:
     length: int = 0
     dead: int = 0
     segments: int = 0
+    base: int = 0
+    base_dead: int = 0
     pending: Pending | None = None
 
     @property
@@ -140,9 +167,18 @@ class Manifest:
         return replace(self, pending=pending)
 
     def finished(
-        self, versions: dict[str, int], *, docs: int, length: int, dead: int, segments: int
+        self,
+        versions: dict[str, int],
+        *,
+        docs: int,
+        length: int,
+        dead: int,
+        segments: int,
+        base_dead: int = 0,
+        whole: bool = False,
     ) -> Manifest:
-        """The manifest after its pending batch: the tables' new versions and statistics."""
+        """The manifest after its pending batch: the tables' new versions and statistics
+        (``whole``: the batch wrote the index whole)."""
         if self.pending is None:
             raise BinlogError("no pending batch to finish")
         return replace(
@@ -155,6 +191,8 @@ class Manifest:
             length=length,
             dead=dead,
             segments=segments,
+            base=self.pending.batch if whole else self.base,
+            base_dead=base_dead,
             pending=None,
         )
 
@@ -176,6 +214,8 @@ class Manifest:
             "length": self.length,
             "dead": self.dead,
             "segments": self.segments,
+            "base": self.base,
+            "base_dead": self.base_dead,
             "pending": None if self.pending is None else self.pending.to_json(),
         }
 
@@ -198,6 +238,8 @@ class Manifest:
             length=data["length"],
             dead=data["dead"],
             segments=data["segments"],
+            base=data.get("base", 0),
+            base_dead=data.get("base_dead", data["dead"]),
             pending=None if pending is None else Pending.from_json(pending),
         )
 

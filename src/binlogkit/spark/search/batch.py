@@ -39,7 +39,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.window import Window
 
 from binlogkit.binlog.frozen import frozen_dataclass
-from binlogkit.search.manifest import TABLES, IndexLayout, Manifest, MirrorRange
+from binlogkit.search.manifest import TABLES, IndexLayout, Manifest, MirrorRange, doc_bucket
 from binlogkit.spark.lake.tables import quote
 from binlogkit.spark.search.analyze import (
     DELETES_SCHEMA,
@@ -56,6 +56,8 @@ __all__ = [
     "CRASH_ENV",
     "BatchResult",
     "create_tables",
+    "live",
+    "read_table",
     "run_batch",
     "table_state",
     "table_version",
@@ -88,12 +90,14 @@ its terms and keys only."""
 
 @frozen_dataclass
 class BatchResult:
-    """What a batch changed: documents added (new) and removed (old), and the totals."""
+    """What a batch changed: documents added (new) and removed (old; ``removed_base`` of them
+    written by the base), and the totals."""
 
     added: int
     removed: int
     docs: int
     length: int
+    removed_base: int = 0
 
 
 def create_tables(spark: Any, layout: IndexLayout) -> None:
@@ -121,6 +125,15 @@ def table_version(path: str | Path) -> int:
     return table_state(path)[0]
 
 
+PUSHED_KEYS = 10_000
+"""A batch that touches at most this many keys of a table reads the old documents of those keys
+only: from their ``docs`` partitions, and in them (files sorted by key) the files and row
+groups whose key statistics can hold them (:data:`IN_FILTER`); more are joined with all of
+``docs``."""
+IN_FILTER = "spark.sql.parquet.pushdown.inFilterThreshold"
+"""Up to how many values an IN filter goes to Parquet's row group statistics as such (Spark's
+default of 10 pushes a range from the least to the greatest instead)."""
+
 ROW_GROUP_BYTES = 1 << 20
 """Parquet row groups of the index's files: small, so that a query reads the row groups of its
 terms (files are sorted by term) and keys, not whole files."""
@@ -141,13 +154,38 @@ def _row_groups(spark: Any, size: int) -> Iterator[None]:
             conf.set("parquet.block.size", old)
 
 
+@contextmanager
+def _conf(spark: Any, name: str, value: str) -> Iterator[None]:
+    """The session's setting ``name`` at ``value`` meanwhile."""
+    old = spark.conf.get(name, None)
+    spark.conf.set(name, value)
+    try:
+        yield
+    finally:
+        if old is None:
+            spark.conf.unset(name)
+        else:
+            spark.conf.set(name, old)
+
+
+def read_table(spark: Any, layout: IndexLayout, manifest: Manifest, name: str) -> Any:
+    """Table ``name`` of the index at the version the manifest names."""
+    reader = spark.read.format("delta").option("versionAsOf", manifest.versions[name])
+    return reader.load(str(layout.table(name)))
+
+
+def live(rows: Any, deletes: Any) -> Any:
+    """The rows of ``postings`` or ``docs`` whose document version is not in ``deletes``."""
+    return rows.join(F.broadcast(deletes), on=VERSION, how="left_anti")
+
+
 def run_batch(
     spark: Any, layout: IndexLayout, manifest: Manifest, report: Callable[[str], None]
 ) -> Manifest:
     """Carry out the manifest's pending batch; the manifest after it (not saved)."""
     assert manifest.pending is not None
     writer = _Writer(spark, layout, manifest, report)
-    with _row_groups(spark, ROW_GROUP_BYTES):
+    with _row_groups(spark, ROW_GROUP_BYTES), _conf(spark, IN_FILTER, str(PUSHED_KEYS)):
         if manifest.pending.compact:
             return _compact(writer)
         return _update(writer)
@@ -165,17 +203,19 @@ class _Writer:
 
     def read(self, name: str) -> Any:
         """Table ``name`` of the index at the manifest's version."""
-        reader = self.spark.read.format("delta")
-        reader = reader.option("versionAsOf", self.manifest.versions[name])
-        return reader.load(str(self.layout.table(name)))
+        return read_table(self.spark, self.layout, self.manifest, name)
 
-    def write(self, df: Any, name: str, mode: str) -> None:
+    def write(self, df: Any, name: str, mode: str, where: str | None = None) -> None:
+        """``df`` written to table ``name``; an overwrite replaces the rows ``where`` holds
+        (a SQL condition) or all."""
         partition = PARTITIONS[name]
         if name in SORTS:
             df = df.repartition(partition) if partition else df.repartition(1)
             df = df.sortWithinPartitions(*SORTS[name])
         out = df.write.format("delta").mode(mode)
         out = out.option("txnAppId", self.manifest.app_id).option("txnVersion", self.batch)
+        if where is not None:
+            out = out.option("replaceWhere", where)
         if partition:
             out = out.partitionBy(partition)
         out.save(str(self.layout.table(name)))
@@ -240,25 +280,41 @@ def _update(w: _Writer) -> Manifest:
         length=result.length,
         dead=0 if first else manifest.dead + result.removed,
         segments=0 if first else manifest.segments + 1,
+        base_dead=0 if first else manifest.base_dead + result.removed_base,
+        whole=first,
     )
 
 
 def _compact(w: _Writer) -> Manifest:
-    """The index rewritten without its dead entries (``deletes``), ``terms`` summed."""
+    """The index rewritten without its dead entries (``deletes``), ``terms`` summed: whole, or
+    (tiered) only the segments, the rows of batches after the base, into one."""
     manifest = w.manifest
+    assert manifest.pending is not None
+    tiered = manifest.pending.tiered
     dead = w.read("deletes")
+    segment = F.col("batch") > manifest.base
+    where = f"batch > {manifest.base}" if tiered else None
     for name in ("postings", "docs"):
-        live = w.read(name).join(F.broadcast(dead), on=VERSION, how="left_anti")
-        w.write(live.select(*SCHEMAS[name].fieldNames()), name, "overwrite")
+        rows = w.read(name).where(segment) if tiered else w.read(name)
+        rows = live(rows, dead.where(segment) if tiered else dead)
+        w.write(rows.select(*SCHEMAS[name].fieldNames()), name, "overwrite", where)
     terms = w.read("terms").groupBy("term").agg(F.sum("df").cast("long").alias("df"))
     w.write(terms.where(F.col("df") > 0), "terms", "overwrite")
-    w.write(dead.limit(0), "deletes", "overwrite")
+    w.write(dead.where(~segment) if tiered else dead.limit(0), "deletes", "overwrite")
+    kind = f"merged the segments after batch {manifest.base}" if tiered else "compacted"
+    cleaned = manifest.dead - manifest.base_dead if tiered else manifest.dead
     w.report(
-        f"batch {w.batch}: compacted ({manifest.dead:,} dead documents and "
+        f"batch {w.batch}: {kind} ({cleaned:,} dead documents and "
         f"{manifest.segments} segments cleaned up)"
     )
     return manifest.finished(
-        w.versions(), docs=manifest.docs, length=manifest.length, dead=0, segments=0
+        w.versions(),
+        docs=manifest.docs,
+        length=manifest.length,
+        dead=manifest.base_dead if tiered else 0,
+        segments=1 if tiered else 0,
+        base_dead=manifest.base_dead if tiered else 0,
+        whole=not tiered,
     )
 
 
@@ -267,27 +323,24 @@ def vacuum(spark: Any, layout: IndexLayout, hours: float) -> None:
 
     Below Delta's 168-hour default the session's retention check is switched off for it:
     readers that opened the index before may lose files they still read."""
-    check = "spark.databricks.delta.retentionDurationCheck.enabled"
-    spark.conf.set(check, "false")
-    try:
+    with _conf(spark, "spark.databricks.delta.retentionDurationCheck.enabled", "false"):
         for name in TABLES:
             DeltaTable.forPath(spark, str(layout.table(name))).vacuum(hours)
-    finally:
-        spark.conf.unset(check)
 
 
 def _totals(manifest: Manifest, new_docs: Any, old_docs: Any | None) -> BatchResult:
-    def count(df: Any | None) -> tuple[int, int]:
+    def count(df: Any | None) -> tuple[int, int, int]:
         if df is None:
-            return 0, 0
-        row = df.agg(F.count(F.lit(1)), F.sum("length")).first()
-        return int(row[0]), int(row[1] or 0)
+            return 0, 0, 0
+        base = F.col("batch") <= manifest.base if "batch" in df.columns else F.lit(False)
+        row = df.agg(F.count(F.lit(1)), F.sum("length"), F.count(F.when(base, 1))).first()
+        return int(row[0]), int(row[1] or 0), int(row[2])
 
-    added, added_length = count(new_docs)
-    removed, removed_length = count(old_docs)
+    added, added_length, _ = count(new_docs)
+    removed, removed_length, removed_base = count(old_docs)
     docs = manifest.docs + added - removed
     length = manifest.length + added_length - removed_length
-    return BatchResult(added, removed, docs, length)
+    return BatchResult(added, removed, docs, length, removed_base)
 
 
 def _new_docs(
@@ -337,14 +390,19 @@ def _old_docs(w: _Writer, ranges: Mapping[str, MirrorRange], feeds: Mapping[str,
     """The live documents of the index (at the manifest's versions) of the rows the batch
     touches (whose key is in ``feeds``, or all of a rebuilt table):
     ``table, key, column, text, batch, length``."""
-    docs = w.read("docs").join(F.broadcast(w.read("deletes")), on=VERSION, how="left_anti")
+    docs = live(w.read("docs"), w.read("deletes"))
     parts = []
     for table, span in ranges.items():
         mine = docs.where(F.col("table") == table)
         if not span.rebuild:
             key = F.to_json(F.struct(*(F.col(quote(k)) for k in w.manifest.keys[table])))
             touched = feeds[table].select(key.alias("key")).distinct()
-            mine = mine.join(F.broadcast(touched), on="key", how="left_semi")
+            keys = [row[0] for row in touched.limit(PUSHED_KEYS + 1).collect()]
+            if len(keys) <= PUSHED_KEYS:  # read only their partitions and row groups
+                buckets = sorted({doc_bucket(table, k, w.manifest.doc_buckets) for k in keys})
+                mine = mine.where(F.col("bucket").isin(buckets) & F.col("key").isin(sorted(keys)))
+            else:
+                mine = mine.join(F.broadcast(touched), on="key", how="left_semi")
         parts.append(mine.select(*DOC_ID, "text", "batch", "length"))
     return reduce(lambda a, b: a.unionByName(b), parts)
 

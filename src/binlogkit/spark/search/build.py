@@ -14,11 +14,13 @@ index is compacted and its unneeded files vacuumed. See docs/search.md.
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import time
 import uuid
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pyspark.errors import AnalysisException
 from pyspark.sql.types import StringType
@@ -27,7 +29,15 @@ from binlogkit.binlog.frozen import frozen_dataclass
 from binlogkit.errors import BinlogError
 from binlogkit.schema.store import HistoryStore
 from binlogkit.search.analysis import ENGLISH_STOP_WORDS, Analyzer, read_stop_words
-from binlogkit.search.manifest import IndexLayout, Manifest, MirrorRange, Pending
+from binlogkit.search.manifest import (
+    CURRENT,
+    GENERATIONS,
+    TABLES,
+    IndexLayout,
+    Manifest,
+    MirrorRange,
+    Pending,
+)
 from binlogkit.spark.lake.tables import properties, set_properties
 from binlogkit.spark.search.batch import (
     create_tables,
@@ -48,6 +58,7 @@ __all__ = [
 ]
 
 CDF = "delta.enableChangeDataFeed"
+COLUMN_ID = "delta.columnMapping.id"
 COMPACT_DEAD_SHARE = 0.1
 """Compact when the dead document versions pass this share of the live documents ..."""
 COMPACT_SEGMENTS = 64
@@ -55,6 +66,7 @@ COMPACT_SEGMENTS = 64
 (each adds a small file to each partition it touches, which every query of it opens)."""
 
 Progress = Callable[[str], None]
+Compact = bool | Literal["whole", "tiered"] | None
 
 
 @frozen_dataclass
@@ -79,8 +91,9 @@ def index(
     spark: Any = None,
     master: str | None = None,
     interval: float = 5.0,
-    compact: bool | None = None,
+    compact: Compact = None,
     retain_hours: float = 168.0,
+    rebuild: bool = False,
     progress: Progress | None = None,
 ) -> IndexReport:
     """Build the search index ``to`` of ``source`` (a lake folder, a server URL or a folder
@@ -91,8 +104,11 @@ def index(
     ``stem``: a Snowball language; ``stop_words``: True for the English list, or a file of
     words. ``interval``: seconds between rounds when not ``once``. ``compact``: True compacts
     the index after each round that leaves dead entries or segments, False never, None when
-    :func:`compaction_due`; after a compaction, files that no version of the last
-    ``retain_hours`` needs are vacuumed.
+    due; ``"whole"`` rewrites it whole, ``"tiered"`` merges its segments only (see
+    :func:`compaction_due`). After a compaction, files that no version of the last
+    ``retain_hours`` needs are vacuumed. ``rebuild``: build the existing index again, in
+    place, with the analysis given (``stem``, ``stop_words``): into a new generation folder,
+    which readers open once it is complete (:func:`_switch`).
     """
     from binlogkit.spark.lakehouse import lake_session
 
@@ -102,12 +118,16 @@ def index(
     wanted = _wanted(columns, tables)
     lake = _lake(source, layout, manifest, wanted)
     asked = None if stem is None and stop_words is False else _analyzer(stem, stop_words)
-    if manifest is not None and asked is not None and asked != manifest.analyzer:
+    if manifest is None and rebuild:
+        raise BinlogError(
+            f"{layout.root} holds no search index to rebuild", hint="build it without --rebuild"
+        )
+    if manifest is not None and asked is not None and asked != manifest.analyzer and not rebuild:
         raise BinlogError(
             f"index {layout.root} analyses text with {_settings(manifest.analyzer)}, "
             f"not {_settings(asked)}",
             hint="an index keeps its analysis: leave out --stem and --stop-words, "
-            "or build a new index into another folder",
+            "or rebuild it in place with these settings (--rebuild)",
         )
     synced = sorted(wanted or (manifest.columns if manifest else ()))
     session = spark or lake_session(master)
@@ -128,6 +148,15 @@ def index(
     try:
         while True:
             _sync(source, lake, layout, synced, session, report)
+            if rebuild and manifest is not None:
+                rebuild, replaced = False, layout.home
+                layout = layout.generation(_next_generation(layout.root))
+                report(f"rebuilding the index with {_settings(_analyzer(stem, stop_words))}")
+                selection = {
+                    t: [] if t in manifest.whole else list(c) for t, c in manifest.columns.items()
+                }
+                manifest = run(_create(session, layout, lake, selection, stem, stop_words, report))
+                _switch(layout, replaced, report)
             if manifest is None:
                 manifest = _create(session, layout, lake, wanted, stem, stop_words, report)
             if manifest.pending is not None:  # a batch a crash left half done
@@ -135,8 +164,9 @@ def index(
             manifest = _plan(session, manifest, report)
             if manifest.pending is not None:
                 manifest = run(manifest)
-            if compaction_due(manifest, compact):
-                manifest = run(manifest.with_pending(Pending(manifest.batch + 1, {}, True)))
+            compaction = compaction_due(manifest, compact)
+            if compaction is not None:
+                manifest = run(manifest.with_pending(compaction))
             if once:
                 break
             time.sleep(interval)
@@ -146,16 +176,56 @@ def index(
     return IndexReport(done[False], docs, done[True])
 
 
-def compaction_due(manifest: Manifest, compact: bool | None) -> bool:
-    """Whether to compact the index now: ``compact`` True when it has anything to clean up,
-    None when it has passed :data:`COMPACT_DEAD_SHARE` or :data:`COMPACT_SEGMENTS`."""
+def _next_generation(root: Path) -> int:
+    folder = root / GENERATIONS
+    numbers = [int(p.name) for p in folder.iterdir() if p.name.isdigit()] if folder.exists() else []
+    return max(numbers, default=0) + 1
+
+
+def _switch(layout: IndexLayout, replaced: Path, report: Progress) -> None:
+    """Make the complete generation ``layout.home`` the one readers open: ``current`` linked to
+    it in one rename (a reader resolves the link once, so it sees the old index or the new
+    one). The generation it replaced is kept for the readers that opened it; older ones, and
+    unfinished ones a crashed rebuild left, are deleted."""
+    root = layout.root
+    link, staged = root / CURRENT, root / f".{CURRENT}.new"
+    staged.unlink(missing_ok=True)
+    staged.symlink_to(layout.home.relative_to(root))
+    os.replace(staged, link)
+    report(f"rebuilt: readers now open {layout.home}")
+    keep = {layout.home, replaced}
+    for old in (root / GENERATIONS).iterdir():
+        if old not in keep:
+            shutil.rmtree(old)
+    if root not in keep:
+        for name in (*TABLES, "_search"):
+            if (root / name).exists():
+                shutil.rmtree(root / name)
+
+
+def compaction_due(manifest: Manifest, compact: Compact) -> Pending | None:
+    """The compaction to run now, if any: ``compact`` True when the index has anything to
+    clean up, None when it has passed :data:`COMPACT_DEAD_SHARE` or :data:`COMPACT_SEGMENTS`;
+    ``"whole"`` or ``"tiered"`` forces that kind. Tiered (the segments merged into one, the
+    rest left as it is) unless the dead versions of the rest pass the dead share."""
     if compact is False or manifest.batch < 0:
-        return False
-    if compact:
-        return bool(manifest.dead or manifest.segments)
-    return (
-        manifest.dead > COMPACT_DEAD_SHARE * manifest.docs or manifest.segments >= COMPACT_SEGMENTS
-    )
+        return None
+    docs, segments = manifest.docs, manifest.segments
+    if compact is None and not (
+        manifest.dead > COMPACT_DEAD_SHARE * docs or segments >= COMPACT_SEGMENTS
+    ):
+        return None
+    merge = segments > 1 or manifest.dead > manifest.base_dead  # the segments hold waste
+    if compact == "whole":
+        tiered, anything = False, bool(manifest.dead or segments)
+    elif compact == "tiered":
+        tiered, anything = True, merge
+    else:
+        tiered = manifest.base_dead <= COMPACT_DEAD_SHARE * docs
+        anything = merge or not tiered
+    if not anything:
+        return None
+    return Pending(manifest.batch + 1, {}, True, tiered=tiered)
 
 
 def _wanted(columns: Sequence[str] | None, tables: Sequence[str] | None) -> dict[str, list[str]]:
@@ -357,17 +427,46 @@ def _plan(spark: Any, manifest: Manifest, report: Progress) -> Manifest:
                 )
             ranges[table] = MirrorRange(last.end, end, table_id, not readable)
     columns = {}
-    for table in set(ranges) & set(manifest.whole):
-        span, indexed = ranges[table], manifest.columns[table]
-        found = _text_columns(spark, table, mirror_path(manifest.lake, table), [], span.end)
-        added = tuple(c for c in found if c not in indexed)
-        if added:
-            report(f"{table}: text column(s) {', '.join(added)} added: rebuilding its documents")
-            columns[table] = (*indexed, *added)
+    for table, span in ranges.items():
+        path, indexed = mirror_path(manifest.lake, table), manifest.columns[table]
+        if span.start >= 0:  # the same mirror: follow its renames
+            renamed = _renames(path, span.start, span.end, indexed)
+            for old, new in renamed.items():
+                report(f"{table}: column {old} renamed to {new}: rebuilding its documents")
+            indexed = tuple(renamed.get(c, c) for c in indexed)
+        if table in manifest.whole:
+            found = _text_columns(spark, table, path, [], span.end)
+            added = tuple(c for c in found if c not in indexed)
+            if added:
+                names = ", ".join(added)
+                report(f"{table}: text column(s) {names} added: rebuilding its documents")
+                indexed = (*indexed, *added)
+        if indexed != manifest.columns[table]:
+            columns[table] = indexed
             ranges[table] = MirrorRange(span.start, span.end, span.table_id, True)
     if not ranges:
         return manifest
     return manifest.with_pending(Pending(manifest.batch + 1, ranges, columns=columns))
+
+
+def _renames(path: str, start: int, end: int, columns: Sequence[str]) -> dict[str, str]:
+    """The ``columns`` renamed in a mirror between its versions ``start`` and ``end``, with
+    their new names: a mirror's columns keep their Delta column mapping id when the lake
+    renames them (docs/lakehouse.md), so a column whose id has another name at ``end`` was
+    renamed (by RENAME COLUMN or CHANGE in the schema history)."""
+    import deltalake
+
+    def ids(version: int) -> dict[str, Any]:
+        fields = deltalake.DeltaTable(path, version=version).schema().fields
+        return {f.name: f.metadata.get(COLUMN_ID) for f in fields}
+
+    before, after = ids(start), ids(end)
+    names = {column_id: name for name, column_id in after.items() if column_id is not None}
+    return {
+        c: names[before[c]]
+        for c in columns
+        if before.get(c) is not None and names.get(before[c], c) != c
+    }
 
 
 def _feed_readable(spark: Any, path: str, start: int, end: int) -> bool:

@@ -1,0 +1,363 @@
+"""Search queries answered on Spark: a DataFrame of queries in, a DataFrame of hits out.
+
+Each query is parsed and resolved into index terms on the executors, with the
+index's analysis (:mod:`binlogkit.search.query`). Its leaves (terms, phrases,
+prefixes: each numbered) become rows: a term, each term of a phrase with its
+offset, each index term a prefix expands to (from ``terms``, as the engine
+expands them). The live postings of those terms (their ``bucket`` partitions
+only, without the versions in ``deletes``) are read once and joined with the
+leaves:
+
+- a term or prefix leaf matches the documents that hold one of its terms; a
+  phrase leaf those where all its terms stand at their offsets from one position
+  (positions exploded, grouped by start);
+- each document that holds some leaf is checked against the query's AND, OR and
+  NOT over the leaves it matched, and scored by BM25
+  (:func:`binlogkit.search.bm25.term_score`, terms in sorted order) with ``df`` the
+  live postings of each term in the whole index and N and the average length from
+  the manifest;
+- hits are ranked per query (score rounded to 9 decimals, then table, key, column),
+  cut at the query's limit, and given snippets
+  (:func:`binlogkit.search.engine.snippet`) from their ``docs`` text.
+
+So each query's hits are those of :meth:`binlogkit.search.engine.SearchIndex.search`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+from pyspark.sql import functions as F
+from pyspark.sql.pandas.types import to_arrow_schema
+from pyspark.sql.types import (
+    ArrayType,
+    BooleanType,
+    DoubleType,
+    IntegerType,
+    LongType,
+    StringType,
+    StructField,
+    StructType,
+)
+from pyspark.sql.window import Window
+
+from binlogkit.binlog.frozen import frozen_dataclass
+from binlogkit.errors import BinlogError
+from binlogkit.search.analysis import Analyzer
+from binlogkit.search.bm25 import Stats, idf, term_score
+from binlogkit.search.engine import MAX_EXPANSIONS, SearchIndex, snippet
+from binlogkit.search.manifest import IndexLayout, Manifest
+from binlogkit.search.query import (
+    AllOf,
+    AnyOf,
+    Phrase,
+    Prefix,
+    QueryError,
+    Resolved,
+    Term,
+    Without,
+    parse,
+    resolve,
+)
+from binlogkit.spark.lake.tables import quote
+from binlogkit.spark.search.batch import live, read_table
+
+__all__ = ["HITS", "batch_search"]
+
+DOC = ["table", "key", "column"]
+QID = "_qid"
+_NAMES = ArrayType(StringType())
+_LEAF = StructType(
+    [
+        StructField("leaf", IntegerType(), False),
+        StructField("kind", StringType(), False),  # term, phrase, prefix
+        StructField("term", StringType(), False),  # a prefix's prefix
+        StructField("offset", IntegerType(), False),  # in a phrase
+        StructField("size", IntegerType(), False),  # a phrase's terms
+        StructField("idx", IntegerType(), False),  # the term's place in its phrase
+        StructField("scoring", BooleanType(), False),  # not under a NOT
+    ]
+)
+_PLAN = StructType(
+    [
+        StructField(QID, LongType(), False),
+        StructField("query", StringType(), False),
+        StructField("error", StringType(), True),
+        StructField("leaves", ArrayType(_LEAF, False), False),
+        StructField("tables", _NAMES, False),
+        StructField("columns", _NAMES, False),
+    ]
+)
+_CANDIDATE_OUT = StructType(
+    [
+        StructField(QID, LongType(), False),
+        *(StructField(n, StringType(), False) for n in DOC),
+        StructField("score", DoubleType(), False),
+    ]
+)
+_SNIPPET_OUT = StructType(
+    [
+        StructField(QID, LongType(), False),
+        *(StructField(n, StringType(), False) for n in DOC),
+        StructField("snippet", StringType(), False),
+    ]
+)
+HITS = "id, table, key, column, score, rank, snippet"
+"""The columns of :func:`batch_search`'s answer (``id``: the query's)."""
+
+
+def batch_search(spark: Any, index: str | Path, queries: Any, *, limit: int = 10) -> Any:
+    """The hits of each query of the DataFrame ``queries`` in the index folder ``index``,
+    computed on Spark: a DataFrame of :data:`HITS`, in order of query and rank.
+
+    ``queries`` columns: ``query`` (the text, as ``binlogkit search`` takes it); optional
+    ``id`` (any type; else the query's row number from 0), ``table`` and ``column`` (a name
+    or an array of names: as the ``table:``/``column:`` filters) and ``limit`` (else
+    ``limit``). A malformed query is an error that names it. The hits are computed before
+    this returns (the result is checkpointed locally)."""
+    if "query" not in queries.columns:
+        raise BinlogError(f"the queries DataFrame has no column 'query': {queries.columns}")
+    layout = IndexLayout(Path(index))  # one generation (the index may be rebuilt meanwhile)
+    manifest = SearchIndex(layout.home).manifest  # checks that it has a finished batch
+    plans = _plans(queries, manifest.analyzer, limit)
+    error = plans.where(F.col("error").isNotNull()).select("error").first()
+    if error is not None:
+        raise BinlogError(error[0])
+
+    def table(name: str) -> Any:
+        return read_table(spark, layout, manifest, name)
+
+    deletes = table("deletes")
+    leaves = _expanded(plans, table("terms"), manifest.buckets)
+    wanted = leaves.select("bucket", "term").distinct()
+    postings = live(
+        table("postings").join(F.broadcast(wanted), ["bucket", "term"], "left_semi"), deletes
+    )
+    postings = postings.drop("batch", "bucket").persist()
+    try:
+        df = postings.groupBy("term").agg(F.count(F.lit(1)).alias("df"))
+        scored = _scores(
+            _candidates(postings, df, leaves, plans), manifest.analyzer, manifest.stats
+        )
+        order = Window.partitionBy(QID).orderBy(F.col("score").desc(), *DOC)
+        top = scored.withColumn("rank", F.row_number().over(order))
+        top = top.join(plans.select(QID, "limit"), QID).where(F.col("rank") <= F.col("limit"))
+        top = top.drop("limit")
+        marks = leaves.where("scoring").groupBy(QID).agg(F.collect_set("term").alias("marks"))
+        texts = _snippets(top, marks, live(table("docs"), deletes), manifest)
+        ids = plans.select(QID, "id")
+        hits = top.join(texts, [QID, *DOC]).join(ids, QID).orderBy(QID, "rank")
+        return hits.select("id", *DOC, "score", "rank", "snippet").localCheckpoint()
+    finally:
+        postings.unpersist()
+
+
+def _plans(queries: Any, analyzer: Analyzer, limit: int) -> Any:
+    """Each query parsed and resolved: ``_qid`` (the row number), ``id``, ``query``, ``limit``,
+    ``error`` (a malformed query's), its numbered ``leaves`` and its ``tables`` and ``columns``
+    filters; checkpointed, so that the numbers hold."""
+    numbered = queries.withColumn(QID, F.monotonically_increasing_id()).localCheckpoint()
+    given = numbered.select(
+        QID,
+        F.col("query").cast("string").alias("query"),
+        _names(numbered, "table").alias("tables"),
+        _names(numbered, "column").alias("columns"),
+    )
+    plans = _map_rows(given, lambda row: _plan_row(row, analyzer), _PLAN)
+    first = Window.orderBy(QID)
+    ids = F.col("id") if "id" in numbered.columns else F.row_number().over(first) - 1
+    rows_limit = (
+        F.coalesce(F.col("limit").cast("int"), F.lit(limit))
+        if "limit" in numbered.columns
+        else F.lit(limit)
+    )
+    extra = numbered.select(QID, ids.alias("id"), rows_limit.alias("limit"))
+    return plans.join(extra, QID).localCheckpoint()
+
+
+def _names(queries: Any, name: str) -> Any:
+    """A filter column as an array of names (a name, an array or nothing given)."""
+    empty = F.array().cast(_NAMES)
+    if name not in queries.columns:
+        return empty
+    column = F.col(quote(name))
+    if isinstance(queries.schema[name].dataType, ArrayType):
+        return F.coalesce(column.cast(_NAMES), empty)
+    return F.when(column.isNull(), empty).otherwise(F.array(column.cast("string")))
+
+
+def _plan_row(row: dict[str, Any], analyzer: Analyzer) -> dict[str, Any]:
+    """A query's :data:`_PLAN` row."""
+    out = {**row, "error": None, "leaves": []}
+    try:
+        parsed = parse(row["query"])
+    except QueryError as err:
+        return {**out, "error": str(err)}
+    if parsed.expr is None:
+        return {**out, "error": f"query {row['query']!r} has filters but no term to search for"}
+    tables = sorted({*parsed.tables, *row["tables"]})
+    columns = sorted({*parsed.columns, *row["columns"]})
+    leaves = []
+    for number, (node, scoring) in enumerate(_plan(row["query"], analyzer).leaves):
+        if isinstance(node, Phrase):
+            for idx, (term, offset) in enumerate(node.terms):
+                leaves.append((number, "phrase", term, offset, len(node.terms), idx, scoring))
+        elif isinstance(node, Prefix):
+            leaves.append((number, "prefix", node.prefix, 0, 1, 0, scoring))
+        else:
+            assert isinstance(node, Term)
+            leaves.append((number, "term", node.term, 0, 1, 0, scoring))
+    names = [f.name for f in _LEAF.fields]
+    return {
+        **out,
+        "leaves": [dict(zip(names, leaf, strict=True)) for leaf in leaves],
+        "tables": tables,
+        "columns": columns,
+    }
+
+
+@frozen_dataclass
+class _Plan:
+    """A resolved query: its leaves (each with whether it scores: not under a NOT), numbered
+    in order, and its boolean ``tree`` over their numbers."""
+
+    leaves: tuple[tuple[Resolved, bool], ...]
+    tree: Any
+
+
+@lru_cache(maxsize=4096)
+def _plan(query: str, analyzer: Analyzer) -> _Plan:
+    expr = resolve(parse(query).expr, analyzer)
+    leaves: list[tuple[Resolved, bool]] = []
+
+    def tree(node: Resolved, scoring: bool) -> Any:
+        if isinstance(node, AllOf | AnyOf):
+            kind = "all" if isinstance(node, AllOf) else "any"
+            return (kind, tuple(tree(item, scoring) for item in node.items))
+        if isinstance(node, Without):
+            return ("not", tree(node.item, False))
+        leaves.append((node, scoring))
+        return ("leaf", len(leaves) - 1)
+
+    numbered = None if expr is None else tree(expr, True)
+    return _Plan(tuple(leaves), numbered)
+
+
+def _holds(tree: Any, matched: set[int]) -> bool:
+    """Whether a document that matched the leaves ``matched`` matches the query."""
+    kind, arg = tree
+    if kind == "leaf":
+        return arg in matched
+    if kind == "not":
+        return not _holds(arg, matched)
+    if kind == "any":
+        return any(_holds(item, matched) for item in arg)
+    return all(_holds(item, matched) for item in arg)
+
+
+def _expanded(plans: Any, terms: Any, buckets: int) -> Any:
+    """The leaves' rows, each prefix replaced by the index terms it matches (those whose
+    ``terms`` changes sum above 0), with each term's ``bucket``; checkpointed. A prefix that
+    matches more than :data:`MAX_EXPANSIONS` terms is an error, as in the engine."""
+    rows = plans.select(QID, "tables", "columns", F.explode("leaves").alias("l"))
+    rows = rows.select(QID, "tables", "columns", "l.*")
+    held = terms.groupBy("term").agg(F.sum("df").alias("n")).where("n > 0")
+    prefixes = rows.where(F.col("kind") == "prefix")
+    matches = prefixes.join(
+        held.select(F.col("term").alias("held")), F.col("held").startswith(F.col("term"))
+    )
+    too_many = (
+        matches.groupBy(QID, "leaf", "term").count().where(F.col("count") > MAX_EXPANSIONS).first()
+    )
+    if too_many is not None:
+        raise BinlogError(
+            f"prefix {too_many['term']}* matches {too_many['count']:,} terms, more than "
+            f"{MAX_EXPANSIONS:,}",
+            hint="make the prefix longer",
+        )
+    expanded = matches.drop("term").withColumnRenamed("held", "term")
+    out = rows.where(F.col("kind") != "prefix").unionByName(expanded)
+    bucket = F.pmod(F.crc32(F.col("term").cast("binary")), F.lit(buckets)).cast("int")
+    return out.withColumn("bucket", bucket).localCheckpoint()
+
+
+def _candidates(postings: Any, df: Any, leaves: Any, plans: Any) -> Any:
+    """Per query, each document (within its filters) that holds some leaf: the leaves it
+    matched, its scoring terms with their ``tf`` and ``df``, its length, the query's text."""
+    names = F.col("tables")
+    columns = F.col("columns")
+    within = ((F.size(names) == 0) | F.array_contains(names, F.col("table"))) & (
+        (F.size(columns) == 0) | F.array_contains(columns, F.col("column"))
+    )
+    joined = leaves.join(postings, "term").where(within)
+    plain = joined.where(F.col("kind") != "phrase").select(QID, *DOC, "leaf")
+    at = joined.where(F.col("kind") == "phrase").select(
+        QID, *DOC, "leaf", "idx", "size", "offset", F.explode("positions").alias("at")
+    )
+    starts = at.withColumn("start", F.col("at") - F.col("offset"))
+    phrases = (
+        starts.groupBy(QID, *DOC, "leaf", "start")
+        .agg(F.countDistinct("idx").alias("found"), F.first("size").alias("size"))
+        .where(F.col("found") == F.col("size"))
+        .select(QID, *DOC, "leaf")
+    )
+    matched = plain.unionByName(phrases).groupBy(QID, *DOC).agg(F.collect_set("leaf").alias("hit"))
+    scoring = joined.where("scoring").select(QID, *DOC, "term", "tf", "length")
+    scoring = scoring.dropDuplicates([QID, *DOC, "term"]).join(F.broadcast(df), "term")
+    terms = scoring.groupBy(QID, *DOC).agg(
+        F.collect_list(F.struct("term", "tf", "df")).alias("terms"),
+        F.first("length").alias("length"),
+    )
+    found = matched.join(terms, [QID, *DOC], "left")
+    return found.join(plans.select(QID, "query"), QID)
+
+
+def _scores(candidates: Any, analyzer: Analyzer, stats: Stats) -> Any:
+    """The candidates that match their query, with their BM25 scores rounded to 9 decimals."""
+    avg = stats.avg_length
+
+    def score(row: dict[str, Any]) -> dict[str, Any] | None:
+        if not _holds(_plan(row["query"], analyzer).tree, set(row["hit"])):
+            return None
+        total = 0.0
+        for term in sorted(row["terms"] or (), key=lambda t: t["term"]):
+            weight = idf(stats.docs, term["df"])
+            total += term_score(term["tf"], row["length"], avg, weight)
+        return {**{n: row[n] for n in (QID, *DOC)}, "score": round(total, 9)}
+
+    return _map_rows(candidates, score, _CANDIDATE_OUT)
+
+
+def _map_rows(
+    df: Any, function: Callable[[dict[str, Any]], dict[str, Any] | None], schema: StructType
+) -> Any:
+    """``function`` of each row of ``df`` (a dict) on the executors: the rows it gives (None:
+    none), of ``schema``."""
+    arrow = to_arrow_schema(schema)
+
+    def apply(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for batch in batches:
+            rows = [out for row in batch.to_pylist() if (out := function(row)) is not None]
+            yield pa.RecordBatch.from_pylist(rows, schema=arrow)
+
+    return df.mapInArrow(apply, schema)
+
+
+def _snippets(top: Any, marks: Any, docs: Any, manifest: Manifest) -> Any:
+    """Each top hit's snippet, from its ``docs`` text with its query's scoring terms marked."""
+    text_key = F.concat(F.col("table"), F.lit("\0"), F.col("key")).cast("binary")
+    bucket = F.pmod(F.crc32(text_key), F.lit(manifest.doc_buckets)).cast("int")
+    wanted = top.select(*DOC).distinct().withColumn("bucket", bucket)
+    texts = docs.join(wanted, ["bucket", *DOC], "left_semi").select(*DOC, "text")
+    rows = top.select(QID, *DOC).join(texts, DOC).join(marks, QID)
+    analyzer = manifest.analyzer
+
+    def cut(row: dict[str, Any]) -> dict[str, Any]:
+        text = snippet(analyzer, row.pop("text"), set(row.pop("marks")))
+        return {**row, "snippet": text}
+
+    return _map_rows(rows, cut, _SNIPPET_OUT)
