@@ -14,7 +14,8 @@ from __future__ import annotations
 import json
 import logging
 import os
-from collections.abc import Iterator, Mapping, Sequence
+import threading
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import field, replace
 from pathlib import Path
@@ -22,12 +23,13 @@ from typing import Any
 
 from pyspark.sql import Column
 from pyspark.sql import functions as F
+from pyspark.util import inheritable_thread_target
 
 from binlogkit.binlog.frozen import frozen_dataclass
 from binlogkit.errors import BinlogError
 from binlogkit.schema.model import TableDef, TableName, fold_column
 from binlogkit.schema.store import Position
-from binlogkit.spark.lake.changelog import append_log
+from binlogkit.spark.lake.changelog import append_created, create_log
 from binlogkit.spark.lake.evolve import (
     Plan,
     apply_plan,
@@ -254,13 +256,14 @@ def _apply_segment(run: _Run, segment: _Segment) -> None:
         key = definition.primary_key or tuple(run.keys.get(table, ()))
         versions = run.timeline.of(segment.db, segment.name)
         steps = _mirror_steps(run.tables, table, mirror_path, versions, version) if key else None
-        append_log(typed, log_path, mark, run.tables)
+        create_log(typed, log_path, run.tables)
         if os.environ.get(CRASH_ENV) == str(run.version):
+            append_created(typed, log_path, mark)
             raise RuntimeError(f"{CRASH_ENV}={run.version}: stopping before the mirror")
-        if steps is None:
-            _warn(run, table, _no_mirror_reason(run.tables, mirror_path, versions, version))
-            return
-        if steps == "done":
+        if steps is None or steps == "done":
+            append_created(typed, log_path, mark)
+            if steps is None:
+                _warn(run, table, _no_mirror_reason(run.tables, mirror_path, versions, version))
             return
         if steps == "create":
             run.tables.create(
@@ -270,9 +273,34 @@ def _apply_segment(run: _Run, segment: _Segment) -> None:
             )
         elif steps:
             _follow(run.tables, mirror_path, steps, version.at, history_path if run.scd2 else None)
-        merge_mirror(typed, mirror_path, key, mark)
+        with _beside(lambda: append_created(typed, log_path, mark)):
+            merge_mirror(typed, mirror_path, key, mark)
         if run.scd2:
             merge_history(typed, history_path, table, key, mark)
+
+
+@contextmanager
+def _beside(work: Callable[[], object]) -> Iterator[None]:
+    """Run ``work`` in another thread (with this thread's Spark job properties) while the block
+    runs, and wait for it; its error, if any, is raised after the block's. The change log
+    append and the mirror's MERGE write different tables and read the same persisted rows:
+    together, each fills the time the other spends in the driver between its Spark jobs."""
+    failed: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            work()
+        except BaseException as err:  # raised in the calling thread
+            failed.append(err)
+
+    thread = threading.Thread(target=inheritable_thread_target(run), name="binlogkit-append")
+    thread.start()
+    try:
+        yield
+    finally:
+        thread.join()
+    if failed:
+        raise failed[0]
 
 
 @contextmanager

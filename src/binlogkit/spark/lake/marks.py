@@ -11,7 +11,8 @@ write. :func:`holds` reads the table's commit files from the newest back to the
 first mark of an earlier batch. The lake has one writer, which writes each table
 in batch order and a batch's writes in the same order when it applies the batch
 again, so that is enough to know. A commit with Delta's transaction id of the
-lake (what binlogkit wrote before marks) counts as its mark.
+lake (what binlogkit wrote before marks) counts as its mark. :func:`write_once`
+is a write skipped when its table holds its mark, and marked otherwise.
 """
 
 from __future__ import annotations
@@ -19,14 +20,14 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from binlogkit.binlog.frozen import frozen_dataclass
 
-__all__ = ["USER_METADATA", "Mark", "holds", "marked"]
+__all__ = ["USER_METADATA", "Mark", "holds", "marked", "write_once"]
 
 USER_METADATA = "spark.databricks.delta.commitInfo.userMetadata"
 """The session setting that gives a commit its ``userMetadata``."""
@@ -49,6 +50,23 @@ class Mark:
     def text(self) -> str:
         """The commit's ``userMetadata``."""
         return json.dumps({_KEY: {"app": self.app, "batch": self.batch, "step": self.step}})
+
+
+def write_once(spark: Any | None, path: str, mark: Mark, write: Callable[[str], object]) -> bool:
+    """Do ``write``, a write of the Delta table at ``path``, as the batch write ``mark``, unless
+    the table holds it (or a later batch's write) already; whether it was done. ``write`` gets
+    the commit's ``userMetadata``: a DataFrame write passes it as its option ``userMetadata``
+    (``spark`` None), which touches no session setting, so it may run beside another write; a
+    MERGE or UPDATE, which take no option, gets it from the session's settings while it runs
+    (``spark``: the session, see :func:`marked`)."""
+    if holds(path, mark):
+        return False
+    if spark is None:
+        write(mark.text())
+    else:
+        with marked(spark, mark):
+            write(mark.text())
+    return True
 
 
 def holds(path: str, mark: Mark) -> bool:
@@ -115,7 +133,9 @@ def _from_txn(app_id: str, version: int, app: str) -> tuple[int | None, str] | N
 def marked(spark: Any, mark: Mark) -> Iterator[None]:
     """The session's commits carry ``mark`` meanwhile, also one that changes no row: Delta
     skips such a commit unless told not to, and a later segment of the batch may put rows
-    there that a second run of this write would change."""
+    there that a second run of this write would change. The settings are the session's, not
+    the thread's: no other write of the session may run meanwhile but one that sets its own
+    ``userMetadata`` option (a DataFrame write, :func:`write_once` without ``spark``)."""
     settings = {USER_METADATA: mark.text(), _SKIP_EMPTY: "false"}
     before = {key: spark.conf.get(key, None) for key in settings}
     for key, value in settings.items():
