@@ -145,7 +145,7 @@ def main() -> None:
                 append()
             else:
                 changelog.create_log(frame, log, tables)
-            with nullcontext() if args.sequential else _beside(append):
+            with nullcontext() if args.sequential else _beside(spark, append):
                 mirror.merge_mirror(frame, rows, ["id"], mark)
                 ended["merge"] = time.monotonic()
             times["append"].append(ended["append"] - began)

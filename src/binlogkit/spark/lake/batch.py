@@ -4,8 +4,9 @@ Each change is typed by its table's definition at its position, from the
 schema history file (:class:`~binlogkit.spark.lake.timeline.Timeline`). A
 table's changes in the batch are cut where its definition changes (segments),
 and the batch's work is done in binlog order: each segment of row changes
-(change log, then mirror, then SCD type 2 history), and each DROP, RENAME or
-TRUNCATE TABLE the history recorded up to the batch's last change. See
+(the mirror's DDL steps, then the change log append beside the mirror's MERGE,
+then the SCD type 2 history), and each DROP, RENAME or TRUNCATE TABLE the
+history recorded up to the batch's last change. See
 docs/lakehouse.md for the DDL policy and the exactly-once argument.
 """
 
@@ -273,16 +274,17 @@ def _apply_segment(run: _Run, segment: _Segment) -> None:
             )
         elif steps:
             _follow(run.tables, mirror_path, steps, version.at, history_path if run.scd2 else None)
-        with _beside(lambda: append_created(typed, log_path, mark)):
+        with _beside(run.tables.spark, lambda: append_created(typed, log_path, mark)):
             merge_mirror(typed, mirror_path, key, mark)
         if run.scd2:
             merge_history(typed, history_path, table, key, mark)
 
 
 @contextmanager
-def _beside(work: Callable[[], object]) -> Iterator[None]:
-    """Run ``work`` in another thread (with this thread's Spark job properties) while the block
-    runs, and wait for it; its error, if any, is raised after the block's. The change log
+def _beside(spark: Any, work: Callable[[], object]) -> Iterator[None]:
+    """Run ``work`` in another thread (with this thread's Spark job properties and the session
+    ``spark``'s tags) while the block runs, and wait for it; its error, if any, is raised when
+    the block is done (the block's own error first). The change log
     append and the mirror's MERGE write different tables and read the same persisted rows:
     together, each fills the time the other spends in the driver between its Spark jobs."""
     failed: list[BaseException] = []
@@ -293,7 +295,8 @@ def _beside(work: Callable[[], object]) -> Iterator[None]:
         except BaseException as err:  # raised in the calling thread
             failed.append(err)
 
-    thread = threading.Thread(target=inheritable_thread_target(run), name="binlogkit-append")
+    target = inheritable_thread_target(spark)(run)
+    thread = threading.Thread(target=target, name="binlogkit-append")
     thread.start()
     try:
         yield
