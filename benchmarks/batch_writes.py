@@ -3,8 +3,9 @@
 Applies ``--batches`` batches of ``--rows`` new rows each (typed changes of one
 table, as ``apply_batch`` hands them to the writes; ``--updates``: and as many
 updates of keys of earlier batches) to a change log and a mirror on
-``local[2]``, the append beside the MERGE as the apply does them
-(``--sequential``: one after the other, as it did before), and prints the
+``local[2]``, as the apply writes them: the change log append beside the
+mirror's write, an append for a batch of inserts alone, else a MERGE
+(``--before``: the append, then a MERGE, as it did before), and prints the
 median time of each write and of both over the batches after the first
 ``--warmup``, the CPU time of the process tree (the JVM and Python workers) and
 the Spark jobs a batch. ``--delta-txn`` makes the same writes idempotent with
@@ -16,7 +17,7 @@ session setting, ``--mirror-property`` a table property of the mirror (such as
 machine is shared, and compare::
 
     .venv/bin/python benchmarks/batch_writes.py [--rows 3000] [--batches 25] [--updates N]
-        [--sequential] [--delta-txn] [--snapshot-partitions N] [--set KEY=VALUE]
+        [--before] [--delta-txn] [--snapshot-partitions N] [--set KEY=VALUE]
         [--mirror-property KEY=VALUE]
 
 Measured (docs/lakehouse.md, "Cost of a micro-batch"): see there.
@@ -77,16 +78,20 @@ def _rows(ids: Any, pos: Any, op: str) -> Any:
     )
 
 
-def _with_delta_txn(spark: Any) -> Callable[..., bool]:
-    """``write_once`` as the apply wrote before marks: every write with a Delta transaction id,
-    which Delta looks up in the table's state."""
+def _with_delta_txn(spark: Any) -> tuple[Callable[..., bool], Callable[..., bool]]:
+    """``write_once`` and ``append_once`` as the apply wrote before marks: every write with a
+    Delta transaction id, which Delta looks up in the table's state."""
 
-    def write(_: Any, path: str, mark: Mark, do: Callable[[str], object]) -> bool:
+    def write(_: Any, path: str, mark: Mark, do: Callable[[], object]) -> bool:
         with transaction(spark, mark.app, mark.batch):
-            do("")
+            do()
         return True
 
-    return write
+    def append(rows: Any, path: str, mark: Mark, **options: str) -> bool:
+        writer = rows.write.format("delta").mode("append").options(**options)
+        return write(None, path, mark, lambda: writer.save(path))
+
+    return write, append
 
 
 def main() -> None:
@@ -96,7 +101,9 @@ def main() -> None:
     parser.add_argument("--warmup", type=int, default=5)
     parser.add_argument("--delta-txn", action="store_true")
     parser.add_argument(
-        "--sequential", action="store_true", help="the append, then the MERGE (the code before)"
+        "--before",
+        action="store_true",
+        help="the append, then a MERGE, also of inserts alone (the code before)",
     )
     parser.add_argument("--updates", type=int, default=0, help="updates of older keys a batch")
     parser.add_argument("--snapshot-partitions", type=int, help="default: lake_session's")
@@ -118,8 +125,9 @@ def main() -> None:
         spark.conf.set(*setting.split("=", 1))
     extra = dict(p.split("=", 1) for p in args.mirror_property)
     if args.delta_txn:  # what the apply did before marks
-        for module in (changelog, mirror):
-            module.write_once = _with_delta_txn(spark)  # type: ignore[attr-defined]
+        write, append = _with_delta_txn(spark)
+        changelog.append_once = append  # type: ignore[attr-defined]
+        mirror.write_once = write  # type: ignore[attr-defined]
     tables = LakeTables(spark)
     times: dict[str, list[float]] = {"append": [], "merge": [], "both": []}
     spans: list[tuple[float, float]] = []
@@ -141,15 +149,18 @@ def main() -> None:
                 changelog.append_log(frame, log, mark, tables)
                 ended["append"] = time.monotonic()
 
-            if args.sequential:  # as the apply did before
+            if args.before:  # as the apply did before
                 append()
             else:
                 changelog.create_log(frame, log, tables)
-            with nullcontext() if args.sequential else _beside(spark, append):
-                mirror.merge_mirror(frame, rows, ["id"], mark)
+            with nullcontext() if args.before else _beside(spark, append):
+                if args.updates or args.before:
+                    mirror.merge_mirror(frame, rows, ["id"], mark)
+                else:  # inserts alone: appended, as the apply does
+                    mirror.insert_mirror(frame, rows, ["id"], mark)
                 ended["merge"] = time.monotonic()
             times["append"].append(ended["append"] - began)
-            times["merge"].append(ended["merge"] - (ended["append"] if args.sequential else began))
+            times["merge"].append(ended["merge"] - (ended["append"] if args.before else began))
             times["both"].append(max(ended.values()) - began)
             spans.append((clock, time.time()))
             cpu.append(tree_cpu() - used)
@@ -159,7 +170,7 @@ def main() -> None:
         assert check.count() == want, f"mirror rows {check.count()}, want {want}"
     kept = {name: values[args.warmup :] for name, values in times.items()}
     how = "Delta transaction ids" if args.delta_txn else "marks"
-    how += ", one after the other" if args.sequential else ", beside each other"
+    how += ", append then MERGE (before)" if args.before else ", as the apply does now"
     load = os.getloadavg()[0]
     parts = spark.conf.get("spark.databricks.delta.snapshotPartitions")
     print(

@@ -14,7 +14,7 @@ from typing import Any
 
 from pyspark.sql import functions as F
 
-from binlogkit.spark.lake.marks import Mark, write_once
+from binlogkit.spark.lake.marks import Mark, append_once
 from binlogkit.spark.lake.tables import LakeTables
 
 __all__ = ["append_log"]
@@ -41,5 +41,4 @@ def append_log(changes: Any, path: str, mark: Mark, tables: LakeTables | None = 
 def append_created(changes: Any, path: str, mark: Mark) -> None:
     """:func:`append_log` to a change log that exists. It sets no session setting, so it may
     run beside a MERGE of another table (from another thread)."""
-    writer = log_rows(changes).write.format("delta").mode("append").option("mergeSchema", "true")
-    write_once(None, path, mark, lambda text: writer.option("userMetadata", text).save(path))
+    append_once(log_rows(changes), path, mark, mergeSchema="true")

@@ -12,7 +12,8 @@ first mark of an earlier batch. The lake has one writer, which writes each table
 in batch order and a batch's writes in the same order when it applies the batch
 again, so that is enough to know. A commit with Delta's transaction id of the
 lake (what binlogkit wrote before marks) counts as its mark. :func:`write_once`
-is a write skipped when its table holds its mark, and marked otherwise.
+(a MERGE, an UPDATE) and :func:`append_once` are writes skipped when their
+table holds their mark, and marked otherwise.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from typing import Any
 
 from binlogkit.binlog.frozen import frozen_dataclass
 
-__all__ = ["USER_METADATA", "Mark", "holds", "marked", "write_once"]
+__all__ = ["USER_METADATA", "Mark", "append_once", "holds", "marked", "write_once"]
 
 USER_METADATA = "spark.databricks.delta.commitInfo.userMetadata"
 """The session setting that gives a commit its ``userMetadata``."""
@@ -52,20 +53,26 @@ class Mark:
         return json.dumps({_KEY: {"app": self.app, "batch": self.batch, "step": self.step}})
 
 
-def write_once(spark: Any | None, path: str, mark: Mark, write: Callable[[str], object]) -> bool:
-    """Do ``write``, a write of the Delta table at ``path``, as the batch write ``mark``, unless
-    the table holds it (or a later batch's write) already; whether it was done. ``write`` gets
-    the commit's ``userMetadata``: a DataFrame write passes it as its option ``userMetadata``
-    (``spark`` None), which touches no session setting, so it may run beside another write; a
-    MERGE or UPDATE, which take no option, gets it from the session's settings while it runs
-    (``spark``: the session, see :func:`marked`)."""
+def write_once(spark: Any, path: str, mark: Mark, write: Callable[[], object]) -> bool:
+    """Do ``write``, a MERGE or UPDATE of the Delta table at ``path``, as the batch write
+    ``mark`` (the session's settings give its commit the mark meanwhile, :func:`marked`),
+    unless the table holds it (or a later batch's write) already; whether it was done."""
     if holds(path, mark):
         return False
-    if spark is None:
-        write(mark.text())
-    else:
-        with marked(spark, mark):
-            write(mark.text())
+    with marked(spark, mark):
+        write()
+    return True
+
+
+def append_once(rows: Any, path: str, mark: Mark, **options: str) -> bool:
+    """Append ``rows`` (with the writer's ``options``) to the Delta table at ``path`` as the
+    batch write ``mark``, unless it holds it already; whether it was done. The mark is the
+    write's option ``userMetadata``, no session setting, so the append may run beside another
+    write of the session (from another thread)."""
+    if holds(path, mark):
+        return False
+    writer = rows.write.format("delta").mode("append").options(**options)
+    writer.option("userMetadata", mark.text()).save(path)
     return True
 
 
@@ -135,7 +142,7 @@ def marked(spark: Any, mark: Mark) -> Iterator[None]:
     skips such a commit unless told not to, and a later segment of the batch may put rows
     there that a second run of this write would change. The settings are the session's, not
     the thread's: no other write of the session may run meanwhile but one that sets its own
-    ``userMetadata`` option (a DataFrame write, :func:`write_once` without ``spark``)."""
+    ``userMetadata`` option (:func:`append_once`)."""
     settings = {USER_METADATA: mark.text(), _SKIP_EMPTY: "false"}
     before = {key: spark.conf.get(key, None) for key in settings}
     for key, value in settings.items():

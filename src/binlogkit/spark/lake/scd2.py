@@ -150,7 +150,7 @@ def merge_history(changes: Any, path: str, table: str, key: Sequence[str], mark:
         _evolve(spark, path, schema, table)
     else:
         create_table(spark, path, schema)
-    write_once(spark, path, mark, lambda _: _merge(changes, path, key).execute())
+    write_once(spark, path, mark, lambda: _merge(changes, path, key).execute())
 
 
 def _merge(changes: Any, path: str, key: Sequence[str]) -> Any:
