@@ -41,6 +41,8 @@ CALLS = {
         "typed_images",
         "create_log",
         "append_created",
+        "append_log",
+        "insert_mirror",
         "merge_mirror",
         "merge_history",
     ),
@@ -68,7 +70,8 @@ class Profile:
         for module_name, names in CALLS.items():
             module = importlib.import_module(module_name)
             for name in names:
-                setattr(module, name, self._timed(name, getattr(module, name)))
+                if hasattr(module, name):  # (an older binlogkit, on PYTHONPATH, may lack one)
+                    setattr(module, name, self._timed(name, getattr(module, name)))
 
     def _timed(self, name: str, call: Any) -> Any:
         @functools.wraps(call)
