@@ -42,7 +42,6 @@ CALLS = {
         "create_log",
         "append_created",
         "append_log",
-        "insert_mirror",
         "merge_mirror",
         "merge_history",
     ),

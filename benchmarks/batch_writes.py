@@ -4,8 +4,8 @@ Applies ``--batches`` batches of ``--rows`` new rows each (typed changes of one
 table, as ``apply_batch`` hands them to the writes; ``--updates``: and as many
 updates of keys of earlier batches) to a change log and a mirror on
 ``local[2]``, as the apply writes them: the change log append beside the
-mirror's write, an append for a batch of inserts alone, else a MERGE
-(``--before``: the append, then a MERGE, as it did before), and prints the
+mirror's MERGE (``--before``: the append, then the MERGE, as it did before),
+and prints the
 median time of each write and of both over the batches after the first
 ``--warmup``, the CPU time of the process tree (the JVM and Python workers) and
 the Spark jobs a batch. ``--delta-txn`` makes the same writes idempotent with
@@ -103,7 +103,7 @@ def main() -> None:
     parser.add_argument(
         "--before",
         action="store_true",
-        help="the append, then a MERGE, also of inserts alone (the code before)",
+        help="the append, then the MERGE (the code before)",
     )
     parser.add_argument("--updates", type=int, default=0, help="updates of older keys a batch")
     parser.add_argument("--snapshot-partitions", type=int, help="default: lake_session's")
@@ -154,10 +154,7 @@ def main() -> None:
             else:
                 changelog.create_log(frame, log, tables)
             with nullcontext() if args.before else _beside(spark, append):
-                if args.updates or args.before:
-                    mirror.merge_mirror(frame, rows, ["id"], mark)
-                else:  # inserts alone: appended, as the apply does
-                    mirror.insert_mirror(frame, rows, ["id"], mark)
+                mirror.merge_mirror(frame, rows, ["id"], mark)
                 ended["merge"] = time.monotonic()
             times["append"].append(ended["append"] - began)
             times["merge"].append(ended["merge"] - (ended["append"] if args.before else began))
@@ -170,7 +167,7 @@ def main() -> None:
         assert check.count() == want, f"mirror rows {check.count()}, want {want}"
     kept = {name: values[args.warmup :] for name, values in times.items()}
     how = "Delta transaction ids" if args.delta_txn else "marks"
-    how += ", append then MERGE (before)" if args.before else ", as the apply does now"
+    how += ", append then MERGE (before)" if args.before else ", append beside the MERGE"
     load = os.getloadavg()[0]
     parts = spark.conf.get("spark.databricks.delta.snapshotPartitions")
     print(

@@ -185,8 +185,6 @@ def test_batches_follow_the_server_through_ddl(spark: Any, workload: Any, tmp_pa
             op in ("WRITE", "MERGE") for op, _ in commits
         ], commits
         assert sum(marked for _, marked in commits) >= 3  # a write a batch, at least
-    # batch 3 inserts alone into items: appended to the mirror, not MERGEd
-    assert _operations(tmp_path, "items", "mirror")[-1] == ("WRITE", True)
 
     # Applied again (a crash after every commit): nothing changes.
     commits = _commits(spark, tmp_path)

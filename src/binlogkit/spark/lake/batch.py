@@ -40,7 +40,7 @@ from binlogkit.spark.lake.evolve import (
 )
 from binlogkit.spark.lake.images import typed_images
 from binlogkit.spark.lake.marks import Mark
-from binlogkit.spark.lake.mirror import insert_mirror, merge_mirror
+from binlogkit.spark.lake.mirror import merge_mirror
 from binlogkit.spark.lake.scd2 import close_all, merge_history
 from binlogkit.spark.lake.tables import (
     DEFINITION,
@@ -105,8 +105,6 @@ class _Segment:
     index: int
     rows: Any
     single: bool
-    inserts_only: bool
-    """The table's changes in the batch are all inserts (op ``c``)."""
 
 
 def apply_batch(
@@ -137,7 +135,7 @@ def apply_batch(
     spark = changes.sparkSession
     changes = changes.persist()
     try:
-        spans, applied, inserting = _summary(changes)
+        spans, applied = _summary(changes)
         ends = [Position(f, hi) for files in spans.values() for f, (_, hi) in files.items()]
         starts = [Position(f, lo) for files in spans.values() for f, (lo, _) in files.items()]
         if end is not None:
@@ -157,9 +155,7 @@ def apply_batch(
         end = max(ends, key=Position.key)
         work: list[tuple[tuple[str, int, int], int, Any]] = []
         for (db, name), files in spans.items():
-            versions = run.timeline.of(db, name)
-            only = (db, name) in inserting
-            for segment in _segments(changes, db, name, files, versions, only):
+            for segment in _segments(changes, db, name, files, run.timeline.of(db, name)):
                 at = segment.version.at if segment.version is not None else run.start
                 work.append((at.key(), 1, segment))
         for versions in run.timeline.versions.values():
@@ -182,22 +178,17 @@ def apply_batch(
 Spans = dict[tuple[str, str], dict[str, tuple[int, int]]]
 
 
-def _summary(changes: Any) -> tuple[Spans, Applied, set[tuple[str, str]]]:
-    """Per table, per binlog file: the first and last position of its changes; what the batch
-    holds; and the tables whose changes are all inserts (in one pass over it)."""
+def _summary(changes: Any) -> tuple[Spans, Applied]:
+    """Per table, per binlog file: the first and last position of its changes; and what the
+    batch holds (in one pass over it)."""
     newest = F.max(F.coalesce("commit_ts", "ts").cast("double"))
-    others = F.sum((F.col("op") != "c").cast("int"))
     groups = changes.groupBy("db", "table", "file")
-    rows = groups.agg(F.min("pos"), F.max("pos"), F.count("*"), newest, others).collect()
+    rows = groups.agg(F.min("pos"), F.max("pos"), F.count("*"), newest).collect()
     spans: Spans = {}
-    mixed = set()
-    for db, name, file, lo, hi, _, _, not_inserts in rows:
+    for db, name, file, lo, hi, _, _ in rows:
         spans.setdefault((db, name), {})[file] = (lo, hi)
-        if not_inserts:
-            mixed.add((db, name))
     times = [row[6] for row in rows if row[6] is not None]
-    applied = Applied(sum(row[5] for row in rows), max(times, default=None))
-    return spans, applied, set(spans) - mixed
+    return spans, Applied(sum(row[5] for row in rows), max(times, default=None))
 
 
 def _file_key(file: str | None) -> tuple[str, int]:
@@ -219,7 +210,6 @@ def _segments(
     name: str,
     files: dict[str, tuple[int, int]],
     versions: Sequence[Version],
-    inserts_only: bool,
 ) -> list[_Segment]:
     first = min((Position(f, lo) for f, (lo, _) in files.items()), key=Position.key)
     last = max((Position(f, hi) for f, (_, hi) in files.items()), key=Position.key)
@@ -236,7 +226,7 @@ def _segments(
             upper = chain[i + 1]
             assert upper is not None
             rows = rows.where(~_at_or_after(upper.at, list(files)))
-        out.append(_Segment(db, name, version, i, rows, len(chain) == 1, inserts_only))
+        out.append(_Segment(db, name, version, i, rows, len(chain) == 1))
     return out
 
 
@@ -285,10 +275,7 @@ def _apply_segment(run: _Run, segment: _Segment) -> None:
         elif steps:
             _follow(run.tables, mirror_path, steps, version.at, history_path if run.scd2 else None)
         with _beside(run.tables.spark, lambda: append_created(typed, log_path, mark)):
-            if segment.inserts_only:
-                insert_mirror(typed, mirror_path, key, mark)
-            else:
-                merge_mirror(typed, mirror_path, key, mark)
+            merge_mirror(typed, mirror_path, key, mark)
         if run.scd2:
             merge_history(typed, history_path, table, key, mark)
 
