@@ -80,7 +80,7 @@ from binlogkit.spark.sync_progress import StreamProgress
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from batch_profile import Profile, instant
+from batch_profile import Profile, instant, tree_cpu
 
 PHASES = (
     "latestOffset",
@@ -171,6 +171,9 @@ def main() -> None:
     parser.add_argument(
         "--profile", action="store_true", help="break a median measured micro-batch down"
     )
+    parser.add_argument(
+        "--set", action="append", default=[], metavar="KEY=VALUE", help="a session setting"
+    )
     args = parser.parse_args()
 
     base = Path(tempfile.mkdtemp(prefix="binlogkit-lakehouse-"))
@@ -187,6 +190,8 @@ def run(args: argparse.Namespace, server: MariaDBSandbox, base: Path) -> None:
     server.execute(SCHEMA)
     lake = base / "lake"
     spark = lake_session(args.master)
+    for setting in args.set:
+        spark.conf.set(*setting.split("=", 1))
     profile = Profile() if args.profile else None
     if profile is not None:
         profile.install()
@@ -213,7 +218,10 @@ def run(args: argparse.Namespace, server: MariaDBSandbox, base: Path) -> None:
     began = time.time()
     sync_run.start()
     load.start()
-    time.sleep(args.warmup + args.seconds)
+    time.sleep(args.warmup)
+    used = tree_cpu()
+    time.sleep(args.seconds)
+    used = tree_cpu() - used
     stop.set()
     load.join()
     ended = time.time()
@@ -244,6 +252,14 @@ def run(args: argparse.Namespace, server: MariaDBSandbox, base: Path) -> None:
             f"micro-batches: {len(steady)}, median "
             f"{statistics.median(b.rows for b in steady):,.0f} rows, "
             f"median apply {statistics.median(b.seconds for b in steady):.2f} s"
+        )
+    inside = [r for r in reports if instant(r["timestamp"]) < measured + args.seconds]
+    if inside:
+        print(
+            f"CPU of the process tree (the JVM, Python workers, the load's writer; not the "
+            f"server) in the {args.seconds:.0f} s measured: {used:.1f} s, "
+            f"{used / len(inside):.2f} s a batch ({len(inside)} batches began); "
+            f"load average at the end {os.getloadavg()[0]:.1f}"
         )
     if reports:
         phases = {k: statistics.median(r["durationMs"].get(k, 0) for r in reports) for k in PHASES}

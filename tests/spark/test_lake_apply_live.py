@@ -177,14 +177,33 @@ def test_batches_follow_the_server_through_ddl(spark: Any, workload: Any, tmp_pa
     assert json.loads(properties(spark, mirror)[DEFINITION])["pos"] > 0
     changelog = _table(spark, tmp_path, "items", "changes").schema["after"].dataType
     assert {"name", "label", "at", "extra"} <= set(changelog.fieldNames())
+    # The change log is appended beside the mirror's MERGE (another thread): each batch's row
+    # writes carry its mark, its table creations and DDL steps none.
+    for kind in ("changes", "mirror", "history"):
+        commits = _operations(tmp_path, "items", kind)
+        assert [marked for _, marked in commits] == [
+            op in ("WRITE", "MERGE") for op, _ in commits
+        ], commits
+        assert sum(marked for _, marked in commits) >= 3  # a write a batch, at least
 
     # Applied again (a crash after every commit): nothing changes.
     commits = _commits(spark, tmp_path)
-    _apply(spark, workload, tmp_path, range(1, 3), scd2=True)
+    _apply(spark, workload, tmp_path, range(1, len(batches)), scd2=True)
     assert _commits(spark, tmp_path) == commits
     _mirrors_equal_server(spark, server, tmp_path)
 
     _history_matches_changes(spark, tmp_path)
+
+
+def _operations(lake: Path, table: str, kind: str) -> list[tuple[str, bool]]:
+    """Each commit of a lake table, in order: its operation, and whether it carries a mark."""
+    out = []
+    for commit in sorted((lake / "shop" / table / kind / "_delta_log").glob("*.json")):
+        for line in commit.read_text().splitlines():
+            info = json.loads(line).get("commitInfo") if line else None
+            if info is not None:
+                out.append((info["operation"], '"binlogkit"' in info.get("userMetadata", "")))
+    return out
 
 
 def _history_matches_changes(spark: Any, lake: Path) -> None:

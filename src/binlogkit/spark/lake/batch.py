@@ -4,8 +4,9 @@ Each change is typed by its table's definition at its position, from the
 schema history file (:class:`~binlogkit.spark.lake.timeline.Timeline`). A
 table's changes in the batch are cut where its definition changes (segments),
 and the batch's work is done in binlog order: each segment of row changes
-(change log, then mirror, then SCD type 2 history), and each DROP, RENAME or
-TRUNCATE TABLE the history recorded up to the batch's last change. See
+(the mirror's DDL steps, then the change log append beside the mirror's MERGE,
+then the SCD type 2 history), and each DROP, RENAME or TRUNCATE TABLE the
+history recorded up to the batch's last change. See
 docs/lakehouse.md for the DDL policy and the exactly-once argument.
 """
 
@@ -14,7 +15,8 @@ from __future__ import annotations
 import json
 import logging
 import os
-from collections.abc import Iterator, Mapping, Sequence
+import threading
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import field, replace
 from pathlib import Path
@@ -22,12 +24,13 @@ from typing import Any
 
 from pyspark.sql import Column
 from pyspark.sql import functions as F
+from pyspark.util import inheritable_thread_target
 
 from binlogkit.binlog.frozen import frozen_dataclass
 from binlogkit.errors import BinlogError
 from binlogkit.schema.model import TableDef, TableName, fold_column
 from binlogkit.schema.store import Position
-from binlogkit.spark.lake.changelog import append_log
+from binlogkit.spark.lake.changelog import append_created, create_log
 from binlogkit.spark.lake.evolve import (
     Plan,
     apply_plan,
@@ -255,13 +258,14 @@ def _apply_segment(run: _Run, segment: _Segment) -> None:
         key = definition.primary_key or tuple(run.keys.get(table, ()))
         versions = run.timeline.of(segment.db, segment.name)
         steps = _mirror_steps(run.tables, table, mirror_path, versions, version) if key else None
-        append_log(typed, log_path, mark, run.tables)
+        create_log(typed, log_path, run.tables)
         if os.environ.get(CRASH_ENV) == str(run.version):
+            append_created(typed, log_path, mark)
             raise RuntimeError(f"{CRASH_ENV}={run.version}: stopping before the mirror")
-        if steps is None:
-            _warn(run, table, _no_mirror_reason(run.tables, mirror_path, versions, version))
-            return
-        if steps == "done":
+        if steps is None or steps == "done":
+            append_created(typed, log_path, mark)
+            if steps is None:
+                _warn(run, table, _no_mirror_reason(run.tables, mirror_path, versions, version))
             return
         if steps == "create":
             run.tables.create(
@@ -271,9 +275,36 @@ def _apply_segment(run: _Run, segment: _Segment) -> None:
             )
         elif steps:
             _follow(run.tables, mirror_path, steps, version.at, history_path if run.scd2 else None)
-        merge_mirror(typed, mirror_path, key, mark)
+        with _beside(run.tables.spark, lambda: append_created(typed, log_path, mark)):
+            merge_mirror(typed, mirror_path, key, mark)
         if run.scd2:
             merge_history(typed, history_path, table, key, mark)
+
+
+@contextmanager
+def _beside(spark: Any, work: Callable[[], object]) -> Iterator[None]:
+    """Run ``work`` in another thread (with this thread's Spark job properties and the session
+    ``spark``'s tags) while the block runs, and wait for it; its error, if any, is raised when
+    the block is done (the block's own error first). The change log
+    append and the mirror's MERGE write different tables and read the same persisted rows:
+    together, each fills the time the other spends in the driver between its Spark jobs."""
+    failed: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            work()
+        except BaseException as err:  # raised in the calling thread
+            failed.append(err)
+
+    target = inheritable_thread_target(spark)(run)
+    thread = threading.Thread(target=target, name="binlogkit-append")
+    thread.start()
+    try:
+        yield
+    finally:
+        thread.join()
+    if failed:
+        raise failed[0]
 
 
 @contextmanager

@@ -11,21 +11,23 @@ write. :func:`holds` reads the table's commit files from the newest back to the
 first mark of an earlier batch. The lake has one writer, which writes each table
 in batch order and a batch's writes in the same order when it applies the batch
 again, so that is enough to know. A commit with Delta's transaction id of the
-lake (what binlogkit wrote before marks) counts as its mark.
+lake (what binlogkit wrote before marks) counts as its mark. :func:`write_once`
+(a MERGE, an UPDATE) and :func:`append_once` are writes skipped when their
+table holds their mark, and marked otherwise.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
 from binlogkit.binlog.frozen import frozen_dataclass
 from binlogkit.spark.lake import storage
 
-__all__ = ["USER_METADATA", "Mark", "holds", "marked"]
+__all__ = ["USER_METADATA", "Mark", "append_once", "holds", "marked", "write_once"]
 
 USER_METADATA = "spark.databricks.delta.commitInfo.userMetadata"
 """The session setting that gives a commit its ``userMetadata``."""
@@ -48,6 +50,29 @@ class Mark:
     def text(self) -> str:
         """The commit's ``userMetadata``."""
         return json.dumps({_KEY: {"app": self.app, "batch": self.batch, "step": self.step}})
+
+
+def write_once(spark: Any, path: str, mark: Mark, write: Callable[[], object]) -> bool:
+    """Do ``write``, a MERGE or UPDATE of the Delta table at ``path``, as the batch write
+    ``mark`` (the session's settings give its commit the mark meanwhile, :func:`marked`),
+    unless the table holds it (or a later batch's write) already; whether it was done."""
+    if holds(path, mark):
+        return False
+    with marked(spark, mark):
+        write()
+    return True
+
+
+def append_once(rows: Any, path: str, mark: Mark, **options: str) -> bool:
+    """Append ``rows`` (with the writer's ``options``) to the Delta table at ``path`` as the
+    batch write ``mark``, unless it holds it already; whether it was done. The mark is the
+    write's option ``userMetadata``, no session setting, so the append may run beside another
+    write of the session (from another thread)."""
+    if holds(path, mark):
+        return False
+    writer = rows.write.format("delta").mode("append").options(**options)
+    writer.option("userMetadata", mark.text()).save(path)
+    return True
 
 
 def holds(path: str, mark: Mark) -> bool:
@@ -112,7 +137,9 @@ def _from_txn(app_id: str, version: int, app: str) -> tuple[int | None, str] | N
 def marked(spark: Any, mark: Mark) -> Iterator[None]:
     """The session's commits carry ``mark`` meanwhile, also one that changes no row: Delta
     skips such a commit unless told not to, and a later segment of the batch may put rows
-    there that a second run of this write would change."""
+    there that a second run of this write would change. The settings are the session's, not
+    the thread's: no other write of the session may run meanwhile but one that sets its own
+    ``userMetadata`` option (:func:`append_once`)."""
     settings = {USER_METADATA: mark.text(), _SKIP_EMPTY: "false"}
     before = {key: spark.conf.get(key, None) for key in settings}
     for key, value in settings.items():

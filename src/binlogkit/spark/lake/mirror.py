@@ -14,7 +14,7 @@ from delta.tables import DeltaTable
 from pyspark.sql import Column, Window
 from pyspark.sql import functions as F
 
-from binlogkit.spark.lake.marks import Mark, holds, marked
+from binlogkit.spark.lake.marks import Mark, write_once
 from binlogkit.spark.lake.tables import quote
 
 __all__ = ["ORDER", "merge_mirror"]
@@ -45,14 +45,14 @@ def _latest(changes: Any, key: Sequence[str]) -> Any:
 def merge_mirror(changes: Any, path: str, key: Sequence[str], mark: Mark) -> None:
     """MERGE typed row changes into the mirror at ``path`` (which has their image's columns) as
     the write ``mark``; skipped when the mirror holds it already."""
-    if holds(path, mark):
-        return
-    spark = changes.sparkSession
+    write_once(changes.sparkSession, path, mark, lambda: _merge(changes, path, key).execute())
+
+
+def _merge(changes: Any, path: str, key: Sequence[str]) -> Any:
     image = changes.schema["after"].dataType
     values: dict[str, str | Column] = {quote(c): f"s.{quote(c)}" for c in image.fieldNames()}
     on = " AND ".join(f"t.{quote(k)} <=> s.{quote(k)}" for k in key)
-    merge = DeltaTable.forPath(spark, path).alias("t").merge(_latest(changes, key).alias("s"), on)
+    source = _latest(changes, key).alias("s")
+    merge = DeltaTable.forPath(changes.sparkSession, path).alias("t").merge(source, on)
     merge = merge.whenMatchedDelete(f"s.{STEP}.deleted").whenMatchedUpdate(set=values)
-    merge = merge.whenNotMatchedInsert(condition=f"NOT s.{STEP}.deleted", values=values)
-    with marked(spark, mark):
-        merge.execute()
+    return merge.whenNotMatchedInsert(condition=f"NOT s.{STEP}.deleted", values=values)

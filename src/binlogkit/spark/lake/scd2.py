@@ -39,7 +39,7 @@ from binlogkit.errors import BinlogError
 from binlogkit.schema.model import fold_column
 from binlogkit.schema.store import Position
 from binlogkit.spark.lake.evolve import delta_widens
-from binlogkit.spark.lake.marks import Mark, holds, marked
+from binlogkit.spark.lake.marks import Mark, write_once
 from binlogkit.spark.lake.tables import create_table, exists, quote
 
 __all__ = ["SCD2_COLUMNS", "close_all", "merge_history"]
@@ -150,19 +150,19 @@ def merge_history(changes: Any, path: str, table: str, key: Sequence[str], mark:
         _evolve(spark, path, schema, table)
     else:
         create_table(spark, path, schema)
-    if holds(path, mark):
-        return
+    write_once(spark, path, mark, lambda: _merge(changes, path, key).execute())
+
+
+def _merge(changes: Any, path: str, key: Sequence[str]) -> Any:
     columns = changes.schema["after"].dataType.fieldNames()
     source = _versions(changes, key, columns)
     on = " AND ".join(
         [f"s.{KIND} = 'close'", "t.is_current", *(f"t.{quote(k)} <=> s.{quote(k)}" for k in key)]
     )
     inserted = {quote(c): f"s.{quote(c)}" for c in (*columns, *SCD2_COLUMNS)}
-    merge = DeltaTable.forPath(spark, path).alias("t").merge(source.alias("s"), on)
+    merge = DeltaTable.forPath(changes.sparkSession, path).alias("t").merge(source.alias("s"), on)
     merge = merge.whenMatchedUpdate(set={"valid_to": "s.valid_to", "is_current": "false"})
-    merge = merge.whenNotMatchedInsert(condition=f"s.{KIND} = 'open'", values=inserted)
-    with marked(spark, mark):
-        merge.execute()
+    return merge.whenNotMatchedInsert(condition=f"s.{KIND} = 'open'", values=inserted)
 
 
 def close_all(spark: Any, path: str, at: Position) -> None:
