@@ -289,6 +289,24 @@ def test_index_equals_a_brute_force_scan_through_changes_and_a_crash(
     indexed = {**COLUMNS, "shop.items": ("name", "body", "extra")}
     _check_index(server, folder, indexed)
 
+    # columns renamed: followed in a table indexed whole (RENAME COLUMN) and in one whose
+    # columns were named (CHANGE), the manifest listing the new names (the lake renames a
+    # mirror's column with the table's next row change, so each table gets one)
+    server.execute(
+        "ALTER TABLE shop.items RENAME COLUMN extra TO extras;"
+        "UPDATE shop.items SET extras = 'renamed pie data' WHERE id % 4 = 0;"
+        "ALTER TABLE shop.notes CHANGE note remark TEXT CHARACTER SET latin1;"
+        "UPDATE shop.notes SET remark = 'café data crème' WHERE k2 % 9 = 0;"
+    )
+    notes.clear()
+    assert index(url, folder, once=True, spark=spark, progress=notes.append).batches == 1
+    assert "shop.items: column extra renamed to extras: rebuilding its documents" in notes
+    assert "shop.notes: column note renamed to remark: rebuilding its documents" in notes
+    indexed = {"shop.items": ("name", "body", "extras"), "shop.notes": ("remark", "memo")}
+    renamed = Manifest.load(IndexLayout(folder))
+    assert renamed is not None and renamed.columns == indexed
+    _check_index(server, folder, indexed)
+
     # the mirror replaced by another Delta table (as a resnapshot makes one), which lacks the
     # odd rows the server lost meanwhile: the table's documents are rebuilt from it
     mirror, aside = lake / "shop" / "items" / "mirror", tmp_path / "aside"
