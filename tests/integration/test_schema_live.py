@@ -252,6 +252,7 @@ def _expected_column(row: tuple[str | None, ...]) -> ColumnDef:
         ),
         default=None if default == "NULL" else default,
         auto_increment="auto_increment" in (extra or ""),
+        compressed="/*M!100301 COMPRESSED*/" in column_type,
     )
 
 
