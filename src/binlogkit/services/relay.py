@@ -45,6 +45,7 @@ from typing import TYPE_CHECKING
 
 from binlogkit.binlog.constants import MAGIC, V4_HEADER_LENGTH, EventFlag, EventType
 from binlogkit.binlog.events.format_description import fde_checksum_alg
+from binlogkit.binlog.events.informational import START_ENCRYPTION_BODY
 from binlogkit.binlog.framing import crc32_ok, event_crc32
 from binlogkit.binlog.frozen import frozen_dataclass
 from binlogkit.binlog.header import FLAGS_OFFSET, LOG_POS_OFFSET, V4_HEADER, EventHeader
@@ -73,8 +74,6 @@ _ROTATE_POSITION = struct.Struct("<Q")
 _SKIPPED_TYPES = frozenset({EventType.HEARTBEAT, EventType.HEARTBEAT_V2})
 _FDE_SAME = V4_HEADER_LENGTH + 2 + 50
 """The common header, binlog version and server version of a format description."""
-_START = struct.Struct("<BI12s")
-"""START_ENCRYPTION's body: scheme, key version, nonce."""
 
 
 class RelayError(BinlogError):
@@ -303,8 +302,8 @@ class RelayWriter:
                 event_type="START_ENCRYPTION",
                 hint="give --encrypt-key-file (the server's file_key_management key file)",
             )
-        body = raw[V4_HEADER_LENGTH : V4_HEADER_LENGTH + _START.size]
-        _scheme, key_version, nonce = _START.unpack(body)
+        body = raw[V4_HEADER_LENGTH : V4_HEADER_LENGTH + START_ENCRYPTION_BODY.size]
+        _scheme, key_version, nonce = START_ENCRYPTION_BODY.unpack(body)
         if key_version != encryption.key_version:
             raise RelayError(
                 f"the server encrypts with version {key_version} of key 1; "

@@ -251,7 +251,8 @@ class BinlogCheckpointEvent(Event):
         return len(name).to_bytes(4, "little") + name + self.extra
 
 
-_START_ENCRYPTION = struct.Struct("<BI12s")
+START_ENCRYPTION_BODY = struct.Struct("<BI12s")
+"""START_ENCRYPTION's body: scheme, key version, nonce."""
 
 
 @register(EventType.MARIADB_START_ENCRYPTION)
@@ -272,14 +273,14 @@ class StartEncryptionEvent(Event):
     @classmethod
     def decode(cls, header: EventHeader, body: Body, ctx: DecodeContext) -> StartEncryptionEvent:
         r = ByteReader(body)
-        r.need(_START_ENCRYPTION.size, "START_ENCRYPTION body")
-        scheme, key_version, nonce = _START_ENCRYPTION.unpack_from(body)
+        r.need(START_ENCRYPTION_BODY.size, "START_ENCRYPTION body")
+        scheme, key_version, nonce = START_ENCRYPTION_BODY.unpack_from(body)
         return cls(header, scheme, key_version, nonce, r.rest())
 
     def encode_body(self, fmt: FormatContext) -> bytes:
         if len(self.nonce) != 12:
             raise EncodeError("START_ENCRYPTION nonce must be 12 bytes")
-        return _START_ENCRYPTION.pack(self.scheme, self.key_version, self.nonce) + self.extra
+        return START_ENCRYPTION_BODY.pack(self.scheme, self.key_version, self.nonce) + self.extra
 
 
 @register(EventType.SLAVE)

@@ -38,6 +38,7 @@ from typing import Literal
 from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
 
 from binlogkit.binlog.constants import MAGIC, MAX_EVENT_SIZE, EventFlag, EventType
+from binlogkit.binlog.events.informational import START_ENCRYPTION_BODY
 from binlogkit.binlog.framing import CRC32_RESIDUE
 from binlogkit.binlog.header import (
     EVENT_SIZE_OFFSET,
@@ -64,7 +65,6 @@ __all__ = [
 BINLOG_KEY_ID = 1
 """The key id the server encrypts binlogs with (``ENCRYPTION_KEY_SYSTEM_DATA``)."""
 _U32 = struct.Struct("<I")
-_START = struct.Struct("<BI12s")
 _HEADER = 19
 _CLEAR_END = EVENT_SIZE_OFFSET + 4
 """The bytes an event needs before its length can be read: up to the end of the clear length."""
@@ -248,14 +248,14 @@ class MariaDBDecryptingStream(DecryptingStage):
             self._checksummed = bool(fde_checksum_alg(event, _HEADER))
             self._state = "start"
         elif code == EventType.MARIADB_START_ENCRYPTION:
-            if len(event) < _HEADER + _START.size:
+            if len(event) < _HEADER + START_ENCRYPTION_BODY.size:
                 raise EncryptedBinlogError(
                     f"START_ENCRYPTION of {len(event)} bytes is too short",
                     file=self.name,
                     offset=offset,
                     event_type="START_ENCRYPTION",
                 )
-            scheme, self.key_version, self.nonce = _START.unpack_from(event, _HEADER)
+            scheme, self.key_version, self.nonce = START_ENCRYPTION_BODY.unpack_from(event, _HEADER)
             if scheme != 1:
                 raise EncryptedBinlogError(
                     f"encryption scheme {scheme}: only scheme 1 is known",
@@ -389,7 +389,7 @@ class MariaDBEncryptingStream(OutputStream):
 
     def start_event_body(self) -> bytes:
         """The body of the START_ENCRYPTION event that switches this stage on."""
-        return _START.pack(1, self.key_version, self.nonce)
+        return START_ENCRYPTION_BODY.pack(1, self.key_version, self.nonce)
 
     @property
     def position(self) -> int:
@@ -421,7 +421,7 @@ class MariaDBEncryptingStream(OutputStream):
     def _starts_encryption(self, event: bytes) -> bool:
         return (
             event[TYPE_CODE_OFFSET] == EventType.MARIADB_START_ENCRYPTION
-            and event[_HEADER : _HEADER + _START.size] == self.start_event_body()
+            and event[_HEADER : _HEADER + START_ENCRYPTION_BODY.size] == self.start_event_body()
         )
 
     def update(self, offset: int, data: bytes) -> None:
