@@ -8,7 +8,7 @@ import secrets
 from pathlib import Path
 from typing import Any
 
-__all__ = ["replace_file", "replace_json", "sync_folder"]
+__all__ = ["replace_file", "replace_json", "sync_file", "sync_folder"]
 
 
 def replace_file(path: Path, text: str, *, sync: bool = True) -> None:
@@ -34,6 +34,15 @@ def replace_json(path: Path, data: Any, *, sync: bool = True) -> None:
 def sync_folder(folder: Path) -> None:
     """fsync a folder, so the names created or renamed in it are on disk."""
     fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def sync_file(path: Path) -> None:
+    """fsync a file written and closed before, so its content is on disk."""
+    fd = os.open(path, os.O_RDONLY)
     try:
         os.fsync(fd)
     finally:

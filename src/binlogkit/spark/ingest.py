@@ -109,7 +109,7 @@ from binlogkit.binlog.header import (
     TYPE_CODE_OFFSET,
 )
 from binlogkit.errors import BinlogError
-from binlogkit.io.atomic import replace_json, sync_folder
+from binlogkit.io.atomic import replace_json, sync_file, sync_folder
 from binlogkit.io.binlog_index import Source, binlog_order, resolve_sources, split_binlog_name
 from binlogkit.io.complete import complete_end
 from binlogkit.schema.model import Catalog
@@ -397,7 +397,7 @@ class Lake:
         ]
         # fsync waits on the disk, not the CPU: the files (then the folders) all at once.
         with ThreadPoolExecutor(_FSYNC_THREADS, thread_name_prefix="ingest-fsync") as pool:
-            list(pool.map(_fsync_file, [source for source, _ in moves]))
+            list(pool.map(sync_file, [source for source, _ in moves]))
             for source, target in moves:
                 target.parent.mkdir(parents=True, exist_ok=True)
                 os.rename(source, target)
@@ -755,14 +755,6 @@ def _sha256(path: str, length: int) -> str:
     with open(path, "rb") as stream:
         _hash_into(digest, stream, length)
     return digest.hexdigest()
-
-
-def _fsync_file(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 def _remove_empty_folders(root: Path) -> None:

@@ -36,7 +36,7 @@ from binlogkit.binlog.frozen import frozen_dataclass
 from binlogkit.binlog.rows.plan import RowChange
 from binlogkit.errors import BinlogError, EncodeError
 from binlogkit.gtid import MariaGtid
-from binlogkit.io.atomic import sync_folder
+from binlogkit.io.atomic import sync_file, sync_folder
 from binlogkit.schema.model import TableDef
 from binlogkit.schema.table_map import column_infos
 from binlogkit.writer.binlog import BinlogWriter
@@ -131,18 +131,13 @@ def import_rows(
                 _commit(writer, table, batch, gtid, settings)
                 count += len(batch)
             written = writer.file
-        _sync_file(written)
+        sync_file(written)
         os.replace(written, target)
         sync_folder(target.parent)
     finally:
         with contextlib.suppress(FileNotFoundError):
             shutil.rmtree(folder)
     return count
-
-
-def _sync_file(path: Path) -> None:
-    with open(path, "rb") as written:
-        os.fsync(written.fileno())
 
 
 def _commit(
