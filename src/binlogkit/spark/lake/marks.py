@@ -26,6 +26,7 @@ from typing import Any
 
 from binlogkit.binlog.frozen import frozen_dataclass
 from binlogkit.spark.lake import storage
+from binlogkit.spark.lake.tables import session_settings
 
 __all__ = ["USER_METADATA", "Mark", "append_once", "holds", "marked", "write_once"]
 
@@ -140,15 +141,5 @@ def marked(spark: Any, mark: Mark) -> Iterator[None]:
     there that a second run of this write would change. The settings are the session's, not
     the thread's: no other write of the session may run meanwhile but one that sets its own
     ``userMetadata`` option (:func:`append_once`)."""
-    settings = {USER_METADATA: mark.text(), _SKIP_EMPTY: "false"}
-    before = {key: spark.conf.get(key, None) for key in settings}
-    for key, value in settings.items():
-        spark.conf.set(key, value)
-    try:
+    with session_settings(spark, {USER_METADATA: mark.text(), _SKIP_EMPTY: "false"}):
         yield
-    finally:
-        for key, value in before.items():
-            if value is None:
-                spark.conf.unset(key)
-            else:
-                spark.conf.set(key, value)

@@ -163,6 +163,22 @@ def literal(text: str) -> str:
 
 
 @contextmanager
+def session_settings(spark: Any, settings: Mapping[str, str]) -> Iterator[None]:
+    """The session's ``settings`` meanwhile; each restored after (unset if it was)."""
+    before = {key: spark.conf.get(key, None) for key in settings}
+    for key, value in settings.items():
+        spark.conf.set(key, value)
+    try:
+        yield
+    finally:
+        for key, old in before.items():
+            if old is None:
+                spark.conf.unset(key)
+            else:
+                spark.conf.set(key, old)
+
+
+@contextmanager
 def transaction(spark: Any, app_id: str, version: int) -> Iterator[None]:
     """The session settings that make Delta skip a MERGE (or UPDATE) of ``(app_id, version)``
     done before."""

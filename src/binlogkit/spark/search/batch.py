@@ -40,7 +40,7 @@ from pyspark.sql.window import Window
 
 from binlogkit.binlog.frozen import frozen_dataclass
 from binlogkit.search.manifest import TABLES, IndexLayout, Manifest, MirrorRange, doc_bucket
-from binlogkit.spark.lake.tables import quote
+from binlogkit.spark.lake.tables import quote, session_settings
 from binlogkit.spark.search.analyze import (
     DELETES_SCHEMA,
     DOCS_SCHEMA,
@@ -154,20 +154,6 @@ def _row_groups(spark: Any, size: int) -> Iterator[None]:
             conf.set("parquet.block.size", old)
 
 
-@contextmanager
-def _conf(spark: Any, name: str, value: str) -> Iterator[None]:
-    """The session's setting ``name`` at ``value`` meanwhile."""
-    old = spark.conf.get(name, None)
-    spark.conf.set(name, value)
-    try:
-        yield
-    finally:
-        if old is None:
-            spark.conf.unset(name)
-        else:
-            spark.conf.set(name, old)
-
-
 def read_table(spark: Any, layout: IndexLayout, manifest: Manifest, name: str) -> Any:
     """Table ``name`` of the index at the version the manifest names."""
     reader = spark.read.format("delta").option("versionAsOf", manifest.versions[name])
@@ -185,7 +171,10 @@ def run_batch(
     """Carry out the manifest's pending batch; the manifest after it (not saved)."""
     assert manifest.pending is not None
     writer = _Writer(spark, layout, manifest, report)
-    with _row_groups(spark, ROW_GROUP_BYTES), _conf(spark, IN_FILTER, str(PUSHED_KEYS)):
+    with (
+        _row_groups(spark, ROW_GROUP_BYTES),
+        session_settings(spark, {IN_FILTER: str(PUSHED_KEYS)}),
+    ):
         if manifest.pending.compact:
             return _compact(writer)
         return _update(writer)
@@ -323,7 +312,8 @@ def vacuum(spark: Any, layout: IndexLayout, hours: float) -> None:
 
     Below Delta's 168-hour default the session's retention check is switched off for it:
     readers that opened the index before may lose files they still read."""
-    with _conf(spark, "spark.databricks.delta.retentionDurationCheck.enabled", "false"):
+    retention = {"spark.databricks.delta.retentionDurationCheck.enabled": "false"}
+    with session_settings(spark, retention):
         for name in TABLES:
             DeltaTable.forPath(spark, str(layout.table(name))).vacuum(hours)
 
