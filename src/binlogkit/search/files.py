@@ -22,7 +22,7 @@ from deltalake import DeltaTable
 from binlogkit.binlog.frozen import frozen_dataclass
 from binlogkit.search.arrow import flags, integers, numbers, string, strings, truths
 
-__all__ = ["PLACE", "Block", "DeltaFiles", "Wanted"]
+__all__ = ["PLACE", "Block", "DeltaFiles", "Wanted", "concat"]
 
 PLACE = ["_file", "_group", "_row"]
 """Where a row is: its file's number in the table's file list, its row group, its row there."""
@@ -97,6 +97,9 @@ class Block:
     high: int
     tf: int
     length: int
+    least: Any = None
+    """The least and greatest value of the wanted column in it (None: unknown)."""
+    greatest: Any = None
 
 
 def _array(values: Sequence[Any]) -> Any:
@@ -134,9 +137,7 @@ class DeltaFiles:
             parquet = pq.ParquetFile(path, read_dictionary=coded)
             groups = [b.group for b in _blocks(parquet.metadata, number, wanted)]
             parts.extend(_read_groups(parquet, number, groups, columns, wanted, located))
-        if not parts:
-            return self._empty(columns, located)
-        return pa.concat_tables(parts, promote_options="permissive")
+        return concat(parts) if parts else self._empty(columns, located)
 
     def blocks(self, wanted: Wanted, partitions: dict[str, set[int]]) -> list[Block]:
         """The row groups that may hold the rows ``wanted`` in ``partitions``, with their
@@ -157,12 +158,10 @@ class DeltaFiles:
         for number, groups in sorted(by_file.items()):
             parquet = pq.ParquetFile(self._path(number), read_dictionary=coded)
             parts.extend(_read_groups(parquet, number, sorted(groups), columns, wanted, False))
-        if not parts:
-            return self._empty(columns, False)
-        return pa.concat_tables(parts, promote_options="permissive")
+        return concat(parts) if parts else self._empty(columns, False)
 
     def _path(self, number: int) -> Path:
-        return self._root / self._files.column("path")[number].as_py()
+        return self._root / str(self._files.column("path")[number].as_py())
 
     def _files_for(
         self, wanted: Wanted, partitions: dict[str, set[int]] | None
@@ -205,14 +204,15 @@ def _blocks(meta: Any, number: int, wanted: Wanted) -> list[Block]:
     found = []
     for g in range(meta.num_row_groups):
         group = meta.row_group(g)
-        if wanted.column is not None and not wanted.may_hold(*_bounds(group, at[wanted.column])):
+        span = _bounds(group, at[wanted.column]) if wanted.column is not None else (None, None)
+        if not wanted.may_hold(*span):
             continue
         low, high = _bounds(group, at[DOC]) if DOC in at else (None, None)
         if not wanted.may_hold_docs(low, high):
             continue
         tf = _bounds(group, at["tf"])[1] if "tf" in at else None
         length = _bounds(group, at["length"])[0] if "length" in at else None
-        found.append(Block(number, g, *_or(low, high, tf, length)))
+        found.append(Block(number, g, *_or(low, high, tf, length), *span))
     return found
 
 
@@ -246,6 +246,13 @@ def _read_groups(
         sizes = [meta.row_group(g).num_rows for g in groups]
         rows = _place(rows, number, groups, sizes, kept)
     return [rows]
+
+
+def concat(parts: Sequence[Any]) -> Any:
+    """Tables read from the same table in one (an empty one may have plain text columns where
+    the others have dictionary ones: left out)."""
+    held = [part for part in parts if part.num_rows] or list(parts[:1])
+    return held[0] if len(held) == 1 else pa.concat_tables(held, promote_options="permissive")
 
 
 def _place(rows: Any, file: int, groups: list[int], sizes: list[int], kept: Any) -> Any:

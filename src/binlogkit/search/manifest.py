@@ -30,8 +30,8 @@ from binlogkit.search.bm25 import Stats
 __all__ = [
     "CURRENT",
     "FORMAT",
-    "NUMBERED",
     "GENERATIONS",
+    "NUMBERED",
     "TABLES",
     "IndexLayout",
     "Manifest",

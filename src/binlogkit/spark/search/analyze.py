@@ -14,7 +14,6 @@ from typing import Any
 import pyarrow as pa
 from pyspark.sql import functions as F
 from pyspark.sql.pandas.types import to_arrow_schema
-from pyspark.sql.window import Window
 from pyspark.sql.types import (
     ArrayType,
     IntegerType,
@@ -23,6 +22,7 @@ from pyspark.sql.types import (
     StructField,
     StructType,
 )
+from pyspark.sql.window import Window
 
 from binlogkit.search.analysis import Analyzer
 from binlogkit.search.manifest import BATCH_SHIFT, BUCKET_SHIFT, doc_bucket, term_bucket
