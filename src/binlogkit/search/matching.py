@@ -84,10 +84,11 @@ class Postings:
             term_codes, docs = term_codes[keep], docs[keep]
         self._rows = rows
         if distinct is None:
-            distinct = _distinct(np.sort(docs))
+            distinct, self._ids = _numbered(docs)
+        else:
+            self._ids = np.searchsorted(distinct, docs)
         self._numbers = distinct
         """Each document's number in the index, by its number here (its place in this)."""
-        self._ids = np.searchsorted(distinct, docs)
         self._size = len(distinct)
         order = np.argsort(term_codes, kind="stable")
         bounds = np.searchsorted(term_codes[order], np.arange(len(term_names) + 1))
@@ -301,6 +302,18 @@ def _union(parts: list[Any], empty: Any) -> Any:
     if not parts:
         return empty
     return _distinct(np.sort(np.concatenate(parts)))
+
+
+def _numbered(docs: Any) -> tuple[Any, Any]:
+    """The distinct sorted values of ``docs`` and each one's place among them. A stable sort:
+    the rows of each term and file are in order of number already, which it merges."""
+    order = np.argsort(docs, kind="stable")
+    ordered = docs[order]
+    first = np.ones(len(ordered), dtype=bool)
+    first[1:] = ordered[1:] != ordered[:-1]
+    ids = np.empty(len(docs), dtype=np.int64)
+    ids[order] = np.cumsum(first) - 1
+    return ordered[first], ids
 
 
 def within(values: Any, ordered: Any) -> Any:
