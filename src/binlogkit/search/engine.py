@@ -277,25 +277,27 @@ class SearchIndex:
     ) -> list[tuple[tuple[str, str, str, str], float]]:
         """The ``limit`` best documents with their texts: by score rounded to 9 decimals, then
         table, key, column. Only those within rounding of the ``limit``-th raw score are
-        rounded, and their keys read (from ``docs``, by number) to order their ties."""
+        rounded; of those, only the ones whose rounded score ties with the ``limit``-th have
+        their keys read first (from ``docs``, by number) to choose among them."""
         if len(matched) == 0:
             return []
         if len(matched) > limit:
             cut = np.partition(scores, len(scores) - limit)[len(scores) - limit]
             near = scores >= cut - TIE
             matched, scores = matched[near], scores[near]
-        docs = postings.numbers(matched).tolist()
-        texts = len(docs) <= 4 * limit + 16  # few: their texts at once
-        names = ["table", "key", "column", *(["text"] if texts else [])]
-        found = self._docs(docs, names)
-        ranked = sorted(
-            (found[n][:3], round(float(s), 9), n) for n, s in zip(docs, scores, strict=True)
-        )
-        ranked.sort(key=lambda item: -item[1])
-        ranked = ranked[:limit]
-        if not texts:
-            found = self._docs([n for _, _, n in ranked], [*names, "text"])
-        return [((*doc, found[n][3]), score) for doc, score, n in ranked]
+        rounded = {
+            n: round(float(s), 9)
+            for n, s in zip(postings.numbers(matched).tolist(), scores, strict=True)
+        }
+        last = sorted(rounded.values(), reverse=True)[min(limit, len(rounded)) - 1]
+        chosen = [n for n, s in rounded.items() if s > last]
+        tied = [n for n, s in rounded.items() if s == last]
+        if len(chosen) + len(tied) > limit:  # the ties at the cut: the first by table, key, column
+            keys = self._docs(tied, ["table", "key", "column"])
+            tied = sorted(tied, key=lambda n: keys[n])[: limit - len(chosen)]
+        found = self._docs([*chosen, *tied], ["table", "key", "column", "text"])
+        ranked = sorted((-rounded[n], found[n]) for n in [*chosen, *tied])
+        return [(doc, -score) for score, doc in ranked]
 
     def _docs(self, docs: list[int], names: list[str]) -> dict[int, tuple[Any, ...]]:
         """The ``names`` columns of the ``docs`` rows of document numbers ``docs``, read from

@@ -117,6 +117,7 @@ class DeltaFiles:
         self.schema = pa.schema(table.schema().to_arrow())
         stream = table.get_add_actions(flatten=True)
         self._files = pa.RecordBatchReader.from_stream(stream).read_all()
+        self._footers: dict[int, Any] = {}
 
     def read(
         self,
@@ -133,8 +134,8 @@ class DeltaFiles:
         text per row. ``located``: with :data:`PLACE` columns, where each row is, for
         :meth:`read_group`."""
         parts = []
-        for number, path in self._files_for(wanted, partitions):
-            parquet = pq.ParquetFile(path, read_dictionary=coded)
+        for number in self._files_for(wanted, partitions):
+            parquet = self._open(number, coded)
             groups = [b.group for b in _blocks(parquet.metadata, number, wanted)]
             parts.extend(_read_groups(parquet, number, groups, columns, wanted, located))
         return concat(parts) if parts else self._empty(columns, located)
@@ -143,8 +144,8 @@ class DeltaFiles:
         """The row groups that may hold the rows ``wanted`` in ``partitions``, with their
         bounds (for tables with ``doc``, ``tf`` and ``length``: ``postings``)."""
         found = []
-        for number, path in self._files_for(wanted, partitions):
-            found.extend(_blocks(pq.ParquetFile(path).metadata, number, wanted))
+        for number in self._files_for(wanted, partitions):
+            found.extend(_blocks(self._open(number).metadata, number, wanted))
         return found
 
     def read_blocks(
@@ -156,17 +157,15 @@ class DeltaFiles:
             by_file.setdefault(block.file, []).append(block.group)
         parts = []
         for number, groups in sorted(by_file.items()):
-            parquet = pq.ParquetFile(self._path(number), read_dictionary=coded)
+            parquet = self._open(number, coded)
             parts.extend(_read_groups(parquet, number, sorted(groups), columns, wanted, False))
         return concat(parts) if parts else self._empty(columns, False)
 
     def _path(self, number: int) -> Path:
         return self._root / str(self._files.column("path")[number].as_py())
 
-    def _files_for(
-        self, wanted: Wanted, partitions: dict[str, set[int]] | None
-    ) -> list[tuple[int, Path]]:
-        """The numbers and paths of the files in ``partitions`` whose statistics (in the Delta
+    def _files_for(self, wanted: Wanted, partitions: dict[str, set[int]] | None) -> list[int]:
+        """The numbers of the files in ``partitions`` whose statistics (in the Delta
         log) can hold rows ``wanted``."""
         if self._files.num_rows == 0:
             return []
@@ -182,7 +181,7 @@ class DeltaFiles:
             if wanted.may_hold(file.get(stats[0]), file.get(stats[1])) and wanted.may_hold_docs(
                 file.get(stats[2]), file.get(stats[3])
             ):
-                found.append((number, self._root / file["path"]))
+                found.append(number)
         return found
 
     def _empty(self, columns: list[str], located: bool) -> Any:
@@ -192,7 +191,14 @@ class DeltaFiles:
     def read_group(self, columns: list[str], file: int, group: int) -> Any:
         """The ``columns`` of row group ``group`` of file number ``file`` (a place that
         :meth:`read` gave)."""
-        return pq.ParquetFile(self._path(file)).read_row_group(group, columns=columns)
+        return self._open(file).read_row_group(group, columns=columns)
+
+    def _open(self, number: int, coded: Sequence[str] = ()) -> Any:
+        """File number ``number``, its footer parsed once per opened table."""
+        meta = self._footers.get(number)
+        parquet = pq.ParquetFile(self._path(number), metadata=meta, read_dictionary=coded)
+        self._footers[number] = parquet.metadata
+        return parquet
 
 
 def _blocks(meta: Any, number: int, wanted: Wanted) -> list[Block]:
