@@ -4,20 +4,25 @@ Each Delta table is opened at the version the manifest names
 (:mod:`binlogkit.search.manifest`), so a query sees the last finished batch.
 Only the postings of the query's terms are read: their ``bucket`` partitions
 (pruned from the Delta log's file list) and, in those files, the row groups
-whose term statistics can hold them. Postings and docs rows of the document
-versions ``deletes`` names (replaced or removed by a later batch, not yet
-compacted away) are left out. A prefix is expanded from the ``terms`` table
-(each term's document frequency changes, summed). Matches are decided from the
-postings (phrases from positions), ranked by BM25 (:mod:`binlogkit.search.bm25`)
-with ties in order of table, key and column, and the top hits' texts read from
-``docs`` (per partition, with that partition's keys) for their snippets.
+whose term statistics can hold them; no key text: documents are known by their
+numbers (``doc``). Postings rows of the document versions ``deletes`` names
+(replaced or removed by a later batch, not yet compacted away) are left out.
+Document frequencies and prefixes come from the ``terms`` table (each term's
+changes, summed). Matches are decided from the postings (phrases from
+positions), ranked by BM25 (:mod:`binlogkit.search.bm25`) with ties in order of
+table, key and column, and the top hits' keys and texts read from ``docs`` by
+number (each from its partition and the row groups whose numbers hold it).
 
-Shortcuts that give the same hits (``exhaustive=True`` leaves them out): the rows
-of documents without the query's rarest required term are dropped before
-documents are numbered; a query that is a phrase or an AND of terms and phrases
-reads no positions at first, scores the documents that hold all its terms, and
-checks the phrases of the best of them (positions read from their row groups
-only) until the ``limit`` best matches are known
+Shortcuts that give the same hits (``exhaustive=True`` leaves them out, and
+counts document frequencies from the postings read): an AND reads its rarest
+required term first and of the others only the row groups of its documents, an
+OR of terms reads row groups in order of their score bounds until the rest
+cannot rank (:mod:`binlogkit.search.pruning`); the rows of documents without
+the query's rarest required term are dropped before documents are numbered; a
+query that is a phrase or an AND of terms and phrases reads no positions at
+first, scores the documents that hold all its terms, and checks the phrases of
+the best of them (positions read from their row groups only) until the
+``limit`` best matches are known
 (:meth:`~binlogkit.search.matching.Postings.best`).
 """
 
@@ -127,7 +132,6 @@ class SearchIndex:
 
     def _read_live(
         self,
-        name: str,
         wanted: Wanted,
         buckets: set[int],
         columns: list[str],
@@ -138,7 +142,8 @@ class SearchIndex:
         rows of dead versions (:data:`CODED` columns as dictionary arrays; ``located``: with
         their places, :data:`~binlogkit.search.files.PLACE`)."""
         coded = [c for c in CODED if c in columns]
-        rows = self._table(name).read(columns, wanted, {"bucket": buckets}, coded, located=located)
+        table = self._table("postings")
+        rows = table.read(columns, wanted, {"bucket": buckets}, coded, located=located)
         return self.live(rows)
 
     def live(self, rows: Any) -> Any:
@@ -251,17 +256,16 @@ class SearchIndex:
             or max(df.get(t, 0) for t in wanted) < pruning.RARE * df.get(rare, 0)
         ):
             return self._read_live(
-                "postings", Wanted("term", wanted), self._buckets(wanted), names, located=located
+                Wanted("term", wanted), self._buckets(wanted), names, located=located
             )
         first = self._read_live(
-            "postings", Wanted("term", [rare]), self._buckets([rare]), names, located=located
+            Wanted("term", [rare]), self._buckets([rare]), names, located=located
         )
         others = [t for t in wanted if t != rare]
         if not others:
             return first
         held = np.unique(numbers(first.column("doc")))
         rest = self._read_live(
-            "postings",
             Wanted("term", others, docs=held),
             self._buckets(others),
             names,
