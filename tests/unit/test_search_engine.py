@@ -268,6 +268,16 @@ def _changes(rng: random.Random, docs: dict[Doc, str], start: int) -> dict[Doc, 
     return changes
 
 
+def _apply(writer: _Writer, docs: dict[Doc, str], changes: dict[Doc, str | None]) -> None:
+    """One batch of ``changes`` written, and made to ``docs`` (the live documents)."""
+    writer.apply(changes)
+    for doc, text in changes.items():
+        if text is None:
+            docs.pop(doc, None)
+        else:
+            docs[doc] = text
+
+
 def test_segments_and_deletes_answer_as_the_live_documents(
     tmp_path: Path, built: tuple[Path, dict[Doc, str]]
 ) -> None:
@@ -278,12 +288,7 @@ def test_segments_and_deletes_answer_as_the_live_documents(
     writer.apply(dict(docs))
     for batch in (1, 2):
         changes = _changes(rng, docs, 10_000 * batch)
-        writer.apply(changes)
-        for doc, text in changes.items():
-            if text is None:
-                docs.pop(doc, None)
-            else:
-                docs[doc] = text
+        _apply(writer, docs, changes)
         manifest = Manifest.load(IndexLayout(tmp_path))
         assert manifest is not None and manifest.dead > 50 and manifest.segments == batch
         assert _check(tmp_path, docs, _queries(random.Random(batch), docs)) > 1_500
@@ -338,12 +343,7 @@ def changed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[Doc, s
     writer.apply(dict(docs))
     for batch in (1, 2):
         changes = _changes(rng, docs, 10_000 * batch)
-        writer.apply(changes)
-        for doc, text in changes.items():
-            if text is None:
-                docs.pop(doc, None)
-            else:
-                docs[doc] = text
+        _apply(writer, docs, changes)
     return folder, docs
 
 
