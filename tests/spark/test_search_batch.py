@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import random
 import shutil
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -216,6 +217,14 @@ def test_tiered_compaction_merges_the_segments_only(
     ).to_pyarrow_table(columns=["table", "key", "column", "batch"])
     docs = versions.filter(pc.greater(versions.column("batch"), 0))
     assert docs.num_rows == docs.group_by(["table", "key", "column"]).aggregate([]).num_rows
+    numbers = deltalake.DeltaTable(
+        str(folder / "docs"), version=merged.versions["docs"]
+    ).to_pyarrow_table(columns=["doc"])["doc"]
+    assert len(pc.unique(numbers)) == len(numbers)  # one number a version, kept by the merge
+    held = deltalake.DeltaTable(
+        str(folder / "postings"), version=merged.versions["postings"]
+    ).to_pyarrow_table(columns=["doc"])["doc"]
+    assert set(pc.unique(held).to_pylist()) <= set(numbers.to_pylist())
 
 
 def test_rebuild_in_place_with_new_analysis(
@@ -256,3 +265,10 @@ def test_rebuild_in_place_with_new_analysis(
         assert hits == corpus.hits(query)[:1000], query
     assert [_expected_of(old, query) for query in QUERIES] == answers  # opened before
     assert index(lake, folder, once=True, spark=spark).batches == 0  # kept current from here
+    layout = IndexLayout(folder)
+    rebuilt = Manifest.load(layout)
+    assert rebuilt is not None and rebuilt.format == 3
+    replace(rebuilt, format=2).save(layout)  # as an earlier binlogkit left it
+    with pytest.raises(BinlogError, match="without document numbers") as caught:
+        index(lake, folder, once=True, spark=spark)
+    assert "--rebuild" in str(caught.value.hint)

@@ -82,3 +82,21 @@ def test_a_damaged_manifest_is_an_error_naming_it(tmp_path: Path) -> None:
     layout.manifest.write_text(json.dumps(data))
     with pytest.raises(BinlogError, match=r"index\.json: KeyError 'whole'"):
         Manifest.load(layout)
+
+
+def test_an_index_without_document_numbers_is_read_only_to_be_rebuilt(tmp_path: Path) -> None:
+    """Format 2 (before document numbers) loads, for ``--rebuild`` to take its settings, but
+    is not searched: the error says how to rebuild it; other formats do not load."""
+    from binlogkit.search.engine import SearchIndex
+
+    layout = IndexLayout(tmp_path)
+    replace(MANIFEST, format=2).save(layout)
+    loaded = Manifest.load(layout)
+    assert loaded is not None and loaded.format == 2
+    with pytest.raises(BinlogError, match="format 2, without document numbers") as caught:
+        SearchIndex(tmp_path)
+    assert f"--to {tmp_path} --rebuild" in str(caught.value.hint)
+    MANIFEST.require_numbered(layout)
+    replace(MANIFEST, format=1).save(layout)
+    with pytest.raises(BinlogError, match="index format 1, this binlogkit reads formats 2, 3"):
+        Manifest.load(layout)

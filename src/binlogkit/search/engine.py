@@ -4,20 +4,25 @@ Each Delta table is opened at the version the manifest names
 (:mod:`binlogkit.search.manifest`), so a query sees the last finished batch.
 Only the postings of the query's terms are read: their ``bucket`` partitions
 (pruned from the Delta log's file list) and, in those files, the row groups
-whose term statistics can hold them. Postings and docs rows of the document
-versions ``deletes`` names (replaced or removed by a later batch, not yet
-compacted away) are left out. A prefix is expanded from the ``terms`` table
-(each term's document frequency changes, summed). Matches are decided from the
-postings (phrases from positions), ranked by BM25 (:mod:`binlogkit.search.bm25`)
-with ties in order of table, key and column, and the top hits' texts read from
-``docs`` (per partition, with that partition's keys) for their snippets.
+whose term statistics can hold them; no key text: documents are known by their
+numbers (``doc``). Postings rows of the document versions ``deletes`` names
+(replaced or removed by a later batch, not yet compacted away) are left out.
+Document frequencies and prefixes come from the ``terms`` table (each term's
+changes, summed). Matches are decided from the postings (phrases from
+positions), ranked by BM25 (:mod:`binlogkit.search.bm25`) with ties in order of
+table, key and column, and the top hits' keys and texts read from ``docs`` by
+number (each from its partition and the row groups whose numbers hold it).
 
-Shortcuts that give the same hits (``exhaustive=True`` leaves them out): the rows
-of documents without the query's rarest required term are dropped before
-documents are numbered; a query that is a phrase or an AND of terms and phrases
-reads no positions at first, scores the documents that hold all its terms, and
-checks the phrases of the best of them (positions read from their row groups
-only) until the ``limit`` best matches are known
+Shortcuts that give the same hits (``exhaustive=True`` leaves them out, and
+counts document frequencies from the postings read): an AND reads its rarest
+required term first and of the others only the row groups of its documents, an
+OR of terms reads row groups in order of their score bounds until the rest
+cannot rank (:mod:`binlogkit.search.pruning`); the rows of documents without
+the query's rarest required term are dropped before documents are numbered; a
+query that is a phrase or an AND of terms and phrases reads no positions at
+first, scores the documents that hold all its terms, and checks the phrases of
+the best of them (positions read from their row groups only) until the
+``limit`` best matches are known
 (:meth:`~binlogkit.search.matching.Postings.best`).
 """
 
@@ -34,12 +39,14 @@ import pyarrow.compute as pc
 
 from binlogkit.binlog.frozen import frozen_dataclass
 from binlogkit.errors import BinlogError
+from binlogkit.search import pruning
 from binlogkit.search.analysis import Analyzer
-from binlogkit.search.arrow import flags, integers, numbers, string, truths
+from binlogkit.search.arrow import flags, integers, numbers
 from binlogkit.search.bm25 import Stats
-from binlogkit.search.files import PLACE, DeltaFiles, Wanted
-from binlogkit.search.manifest import IndexLayout, Manifest, doc_bucket, term_bucket
-from binlogkit.search.matching import TIE, Doc, Postings, conjunction, required
+from binlogkit.search.files import PLACE, DeltaFiles, Wanted, concat
+from binlogkit.search.manifest import IndexLayout, Manifest, number_bucket, term_bucket
+from binlogkit.search.matching import TIE, Postings, conjunction, required, within
+from binlogkit.search.pruning import disjunction, top_blocks
 from binlogkit.search.query import (
     AllOf,
     AnyOf,
@@ -59,10 +66,6 @@ MAX_EXPANSIONS = 1024
 
 SNIPPET_CHARS = 160
 MARKS = ("**", "**")
-VERSION = ["table", "key", "column", "batch"]
-"""A document version: the document and the batch that wrote it."""
-SEPARATOR = "\x1f"
-"""Joins the parts of a document version into one text."""
 CODED = ["term", "table", "column"]
 """Columns of few distinct texts, read as dictionary arrays."""
 
@@ -112,12 +115,13 @@ class SearchIndex:
                 f"{path} holds no search index (no finished batch in {layout.manifest})",
                 hint="build it with: binlogkit spark index SOURCE --to INDEX --columns ...",
             )
+        manifest.require_numbered(layout)
         self.manifest = manifest
         self.analyzer: Analyzer = manifest.analyzer
         self.stats: Stats = manifest.stats
         self._layout = layout
         self._tables: dict[str, DeltaFiles] = {}
-        self._dead: tuple[Any, Any] | None = None
+        self._dead: Any = None
 
     def _table(self, name: str) -> DeltaFiles:
         table = self._tables.get(name)
@@ -128,39 +132,29 @@ class SearchIndex:
 
     def _read_live(
         self,
-        name: str,
         wanted: Wanted,
         buckets: set[int],
         columns: list[str],
         *,
         located: bool = False,
     ) -> Any:
-        """The ``columns`` of the ``wanted`` rows of ``postings`` or ``docs`` in ``buckets``,
-        without the rows of dead versions (:data:`CODED` columns as dictionary arrays;
-        ``located``: with their places, :data:`~binlogkit.search.files.PLACE`)."""
-        partitions = {"bucket": buckets}
+        """The ``columns`` of the ``wanted`` rows of ``postings`` in ``buckets``, without the
+        rows of dead versions (:data:`CODED` columns as dictionary arrays; ``located``: with
+        their places, :data:`~binlogkit.search.files.PLACE`)."""
         coded = [c for c in CODED if c in columns]
-        table = self._table(name)
-        if not self.manifest.dead:
-            return table.read(columns, wanted, partitions, coded, located=located)
-        rows = table.read([*columns, "batch"], wanted, partitions, coded, located=located)
-        dead, dead_keys = self._deletes()
-        suspect = np.flatnonzero(truths(pc.is_in(rows.column("key"), value_set=dead_keys)))
-        if len(suspect) == 0:
-            return rows
-        versions = _version(rows.take(integers(suspect)))
-        keep = np.ones(rows.num_rows, dtype=bool)
-        keep[suspect[truths(pc.is_in(versions, value_set=dead))]] = False
-        return rows.filter(flags(keep))
+        table = self._table("postings")
+        rows = table.read(columns, wanted, {"bucket": buckets}, coded, located=located)
+        return self.live(rows)
 
-    def _deletes(self) -> tuple[Any, Any]:
-        """The dead versions (``deletes``, read once, as :func:`_version` texts) and their
-        distinct keys."""
-        if self._dead is None:
-            dead = self._table("deletes").read(VERSION, Wanted())
-            keys = pc.unique(dead.column("key").combine_chunks())
-            self._dead = (_version(dead).combine_chunks(), keys)
-        return self._dead
+    def live(self, rows: Any) -> Any:
+        """``rows`` (with ``doc``) without those of dead versions (``deletes``)."""
+        if not self.manifest.dead or rows.num_rows == 0:
+            return rows
+        if self._dead is None:  # read once
+            dead = numbers(self._table("deletes").read(["doc"], Wanted()).column("doc"))
+            self._dead = np.unique(dead)
+        gone = within(numbers(rows.column("doc")), self._dead)
+        return rows.filter(flags(~gone)) if gone.any() else rows
 
     def search(
         self,
@@ -184,26 +178,39 @@ class SearchIndex:
             return []
         expanded = self._expand(expr)
         marked = _terms(expr, expanded, negated=False)
-        phrases = None if exhaustive or limit < 1 else conjunction(expr)
-        rows = self._postings(expr, expanded, located=phrases is not None)
+        filters = (set(parsed.tables) | set(tables), set(parsed.columns) | set(columns))
+        shortcut = not exhaustive and limit >= 1
+        phrases = conjunction(expr) if shortcut else None
+        wanted = sorted(_terms(expr, expanded, negated=True))
+        df = self._df(wanted) if shortcut else None
+        either = disjunction(expr, expanded) if shortcut else None
+        if either is not None and df is not None:
+            postings_files, buckets = self._table("postings"), self._buckets
+            rows = top_blocks(
+                postings_files, self.live, self.stats, either, df, buckets, filters, limit
+            )
+        else:
+            rows = self._postings(expr, expanded, wanted, df, located=phrases is not None)
         postings = Postings(
             rows,
-            set(parsed.tables) | set(tables),
-            set(parsed.columns) | set(columns),
-            () if exhaustive else sorted(required(expr, expanded)),
+            *filters,
+            sorted(required(expr, expanded)) if shortcut else (),
             _Positions(self._table("postings")),
+            df,
         )
         if phrases is None:
             matched = postings.matches(expr, expanded)
             scores = postings.scores(matched, sorted(marked), self.stats)
         else:
             matched, scores = postings.best(phrases, sorted(marked), self.stats, limit)
-        ranked = _top(postings, matched, scores, limit)
-        texts = self._texts([doc for doc, _ in ranked])
         return [
-            Hit(doc[0], doc[1], doc[2], score, snippet(self.analyzer, texts[doc], marked))
-            for doc, score in ranked
+            Hit(t, k, c, score, snippet(self.analyzer, text, marked))
+            for (t, k, c, text), score in self._top(postings, matched, scores, limit)
         ]
+
+    def _df(self, terms: list[str]) -> dict[str, int]:
+        """Each of ``terms``' document frequency in the index (``terms``: changes summed)."""
+        return _summed(self._table("terms").read(["term", "df"], Wanted("term", terms)))
 
     def _expand(self, expr: Resolved) -> dict[str, tuple[str, ...]]:
         """Each prefix of ``expr`` with the index terms it matches."""
@@ -216,11 +223,7 @@ class SearchIndex:
     def _terms_with(self, prefix: str) -> tuple[str, ...]:
         end = prefix[:-1] + chr(ord(prefix[-1]) + 1) if ord(prefix[-1]) < 0x10FFFF else None
         rows = self._table("terms").read(["term", "df"], Wanted("term", start=prefix, stop=end))
-        names = pc.dictionary_encode(rows.column("term")).combine_chunks()
-        codes = numbers(names.indices)
-        df = np.bincount(codes, weights=numbers(rows.column("df")), minlength=len(names.dictionary))
-        held = names.dictionary.filter(flags(df > 0)).to_pylist()
-        terms = tuple(sorted(t for t in held if t.startswith(prefix)))
+        terms = tuple(sorted(t for t in _summed(rows) if t.startswith(prefix)))
         if len(terms) > MAX_EXPANSIONS:
             raise BinlogError(
                 f"prefix {prefix}* matches {len(terms):,} terms, more than {MAX_EXPANSIONS:,}",
@@ -229,34 +232,91 @@ class SearchIndex:
         return terms
 
     def _postings(
-        self, expr: Resolved, expanded: dict[str, tuple[str, ...]], *, located: bool
+        self,
+        expr: Resolved,
+        expanded: dict[str, tuple[str, ...]],
+        wanted: list[str],
+        df: dict[str, int] | None,
+        *,
+        located: bool,
     ) -> Any:
-        """The postings rows of every term ``expr`` needs: ``positions`` for phrases, or
-        (``located``) where each row is, to read the positions of some of them later."""
-        wanted = sorted(_terms(expr, expanded, negated=True))
-        buckets = {term_bucket(t, self.manifest.buckets) for t in wanted}
-        names = ["term", "table", "key", "column", "tf", "length"]
+        """The postings rows of the terms ``wanted`` (all ``expr`` needs): ``positions`` for
+        phrases, or (``located``) where each row is, to read the positions of some of them
+        later. With ``df`` (not exhaustive), when every match holds a term
+        :data:`~binlogkit.search.pruning.RARE` times rarer than another, that term's rows are
+        read first, and of the others' only the rows (and row groups) of its documents."""
+        names = ["term", "table", "column", "doc", "tf", "length"]
         if not located and any(isinstance(node, Phrase) for node in _walk(expr)):
             names.append("positions")
-        wanted_rows = Wanted("term", wanted)
-        return self._read_live("postings", wanted_rows, buckets, names, located=located)
+        need = sorted(required(expr, expanded)) if df is not None else []
+        rare = min(need, key=lambda t: (df.get(t, 0), t)) if df is not None and need else None
+        if (
+            rare is None
+            or df is None
+            or max(df.get(t, 0) for t in wanted) < pruning.RARE * df.get(rare, 0)
+        ):
+            return self._read_live(
+                Wanted("term", wanted), self._buckets(wanted), names, located=located
+            )
+        first = self._read_live(
+            Wanted("term", [rare]), self._buckets([rare]), names, located=located
+        )
+        others = [t for t in wanted if t != rare]
+        if not others:
+            return first
+        held = np.unique(numbers(first.column("doc")))
+        rest = self._read_live(
+            Wanted("term", others, docs=held),
+            self._buckets(others),
+            names,
+            located=located,
+        )
+        return concat([first, rest])
 
-    def _texts(self, docs: list[Doc]) -> dict[Doc, str]:
-        if not docs:
-            return {}
-        keys: dict[int, set[str]] = {}
-        for t, k, _ in docs:
-            keys.setdefault(doc_bucket(t, k, self.manifest.doc_buckets), set()).add(k)
-        names = ["table", "key", "column", "text"]
-        wanted = set(docs)
+    def _buckets(self, terms: Sequence[str]) -> set[int]:
+        return {term_bucket(t, self.manifest.buckets) for t in terms}
+
+    def _top(
+        self, postings: Postings, matched: Any, scores: Any, limit: int
+    ) -> list[tuple[tuple[str, str, str, str], float]]:
+        """The ``limit`` best documents with their texts: by score rounded to 9 decimals, then
+        table, key, column. Only those within rounding of the ``limit``-th raw score are
+        rounded; of those, only the ones whose rounded score ties with the ``limit``-th have
+        their keys read first (from ``docs``, by number) to choose among them."""
+        if len(matched) == 0:
+            return []
+        if len(matched) > limit:
+            cut = np.partition(scores, len(scores) - limit)[len(scores) - limit]
+            near = scores >= cut - TIE
+            matched, scores = matched[near], scores[near]
+        rounded = {
+            n: round(float(s), 9)
+            for n, s in zip(postings.numbers(matched).tolist(), scores, strict=True)
+        }
+        last = sorted(rounded.values(), reverse=True)[min(limit, len(rounded)) - 1]
+        chosen = [n for n, s in rounded.items() if s > last]
+        tied = [n for n, s in rounded.items() if s == last]
+        if len(chosen) + len(tied) > limit:  # the ties at the cut: the first by table, key, column
+            keys = self._docs(tied, ["table", "key", "column"])
+            tied = sorted(tied, key=lambda n: keys[n])[: limit - len(chosen)]
+        found = self._docs([*chosen, *tied], ["table", "key", "column", "text"])
+        ranked = sorted((-rounded[n], found[n]) for n in [*chosen, *tied])
+        return [(doc, -score) for score, doc in ranked]
+
+    def _docs(self, docs: list[int], names: list[str]) -> dict[int, tuple[Any, ...]]:
+        """The ``names`` columns of the ``docs`` rows of document numbers ``docs``, read from
+        each one's partition (its number names it) and there the row groups whose numbers can
+        hold them."""
+        ordered = np.unique(np.asarray(docs, dtype=np.int64))
+        partitions = number_bucket(ordered)
         found = {}
-        # one bucket at a time, with its own keys: the keys of all buckets would fall in the
-        # key range of most row groups of each bucket's file (keys are spread by hash)
-        for bucket, held in sorted(keys.items()):
-            rows = self._read_live("docs", Wanted("key", sorted(held)), {bucket}, names)
-            for t, k, c, text in zip(*(rows.column(n).to_pylist() for n in names), strict=True):
-                if (t, k, c) in wanted:
-                    found[(t, k, c)] = text
+        for bucket in np.unique(partitions).tolist():
+            mine = ordered[partitions == bucket].tolist()
+            rows = self._table("docs").read(
+                [*names, "doc"], Wanted("doc", mine), {"bucket": {bucket}}
+            )
+            for values in zip(*(rows.column(n).to_pylist() for n in [*names, "doc"]), strict=True):
+                found[values[-1]] = values[:-1]
         return found
 
 
@@ -291,11 +351,14 @@ class _Positions:
         return lists
 
 
-def _version(rows: Any) -> Any:
-    """Each row's document version (table, key, column, batch) as one text."""
-    parts = [pc.cast(rows.column(n), pa.string()) for n in VERSION[:3]]
-    batch = pc.cast(rows.column("batch"), pa.string())
-    return pc.binary_join_element_wise(*parts, batch, string(SEPARATOR))
+def _summed(rows: Any) -> dict[str, int]:
+    """The ``terms`` rows (``term``, ``df`` changes) summed per term: the terms held."""
+    names = pc.dictionary_encode(rows.column("term")).combine_chunks()
+    codes = numbers(names.indices)
+    df = np.bincount(codes, weights=numbers(rows.column("df")), minlength=len(names.dictionary))
+    return {
+        t: int(n) for t, n in zip(names.dictionary.to_pylist(), df.tolist(), strict=True) if n > 0
+    }
 
 
 def _walk(node: Resolved, *, negated: bool = True) -> Iterator[Resolved]:
@@ -320,22 +383,6 @@ def _terms(expr: Resolved, expanded: dict[str, tuple[str, ...]], *, negated: boo
         elif isinstance(node, Prefix):
             out.update(expanded[node.prefix])
     return out
-
-
-def _top(postings: Postings, matched: Any, scores: Any, limit: int) -> list[tuple[Doc, float]]:
-    """The ``limit`` best documents: by score rounded to 9 decimals, then table, key, column.
-    Only those within rounding of the ``limit``-th raw score are rounded and sorted."""
-    if len(matched) == 0:
-        return []
-    if len(matched) > limit:
-        cut = np.partition(scores, len(scores) - limit)[len(scores) - limit]
-        near = scores >= cut - TIE
-        matched, scores = matched[near], scores[near]
-    ranked = sorted(
-        (postings.doc(int(n)), round(float(s), 9)) for n, s in zip(matched, scores, strict=True)
-    )
-    ranked.sort(key=lambda item: -item[1])
-    return ranked[:limit]
 
 
 def snippet(analyzer: Analyzer, text: str, terms: set[str], marks: tuple[str, str] = MARKS) -> str:

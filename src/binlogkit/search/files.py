@@ -20,25 +20,32 @@ import pyarrow.parquet as pq
 from deltalake import DeltaTable
 
 from binlogkit.binlog.frozen import frozen_dataclass
-from binlogkit.search.arrow import integers, string, strings, truths
+from binlogkit.search.arrow import flags, integers, numbers, string, strings, truths
 
-__all__ = ["PLACE", "DeltaFiles", "Wanted"]
+__all__ = ["PLACE", "Block", "DeltaFiles", "Wanted", "concat"]
 
 PLACE = ["_file", "_group", "_row"]
 """Where a row is: its file's number in the table's file list, its row group, its row there."""
 
 
+DOC = "doc"
+"""The document number column (docs/search.md, The index)."""
+
+
 @frozen_dataclass
 class Wanted:
-    """The rows whose ``column`` is one of ``values`` (sorted), or when ``values`` is None, in
-    ``[start, stop)`` (``stop`` None: no upper end); every row when ``column`` is None."""
+    """The rows whose ``column`` is one of ``values`` (sorted texts or numbers), or when
+    ``values`` is None, in ``[start, stop)`` (``stop`` None: no upper end); every row when
+    ``column`` is None. ``docs``: only rows whose document number is one of these (a sorted
+    numpy array), from the files and row groups whose number range holds one of them."""
 
     column: str | None = None
-    values: Sequence[str] | None = None
+    values: Sequence[Any] | None = None
     start: str = ""
     stop: str | None = None
+    docs: Any = None
 
-    def may_hold(self, low: str | None, high: str | None) -> bool:
+    def may_hold(self, low: Any, high: Any) -> bool:
         """Whether a file or row group whose ``column`` spans ``[low, high]`` can hold some."""
         if self.column is None or low is None or high is None:
             return True
@@ -47,15 +54,58 @@ class Wanted:
             return at < len(self.values) and self.values[at] <= high
         return high >= self.start and (self.stop is None or low < self.stop)
 
+    def may_hold_docs(self, low: int | None, high: int | None) -> bool:
+        """Whether a file or row group whose numbers span ``[low, high]`` can hold one of
+        ``docs``."""
+        if self.docs is None or low is None or high is None:
+            return True
+        at = int(np.searchsorted(self.docs, low))
+        return at < len(self.docs) and int(self.docs[at]) <= high
+
     def mask(self, rows: Any) -> Any:
-        assert self.column is not None
-        values = rows.column(self.column)
-        if self.values is not None:
-            return pc.is_in(values, value_set=strings(self.values))
-        mask = pc.greater_equal(values, string(self.start))
-        if self.stop is None:
-            return mask
-        return pc.and_(mask, pc.less(values, string(self.stop)))
+        assert self.column is not None or self.docs is not None
+        mask = None
+        if self.column is not None:
+            values = rows.column(self.column)
+            if self.values is not None:
+                mask = pc.is_in(values, value_set=_array(self.values))
+            else:
+                mask = pc.greater_equal(values, string(self.start))
+                if self.stop is not None:
+                    mask = pc.and_(mask, pc.less(values, string(self.stop)))
+        if self.docs is not None:
+            docs = numbers(rows.column(DOC))
+            at = np.minimum(np.searchsorted(self.docs, docs), len(self.docs) - 1)
+            held = flags(self.docs[at] == docs) if len(self.docs) else flags(docs < 0)
+            mask = held if mask is None else pc.and_(mask, held)
+        return mask
+
+    @property
+    def filters(self) -> bool:
+        return self.column is not None or self.docs is not None
+
+
+@frozen_dataclass
+class Block:
+    """A row group of a file that may hold wanted rows, with the bounds its statistics give:
+    its document numbers' range, its greatest ``tf`` and least ``length`` (which bound the
+    BM25 contribution of any of its postings)."""
+
+    file: int
+    group: int
+    low: int
+    high: int
+    tf: int
+    length: int
+    least: Any = None
+    """The least and greatest value of the wanted column in it (None: unknown)."""
+    greatest: Any = None
+
+
+def _array(values: Sequence[Any]) -> Any:
+    if values and not isinstance(values[0], str):
+        return integers(np.asarray(values, dtype=np.int64))
+    return strings(values)
 
 
 class DeltaFiles:
@@ -67,6 +117,7 @@ class DeltaFiles:
         self.schema = pa.schema(table.schema().to_arrow())
         stream = table.get_add_actions(flatten=True)
         self._files = pa.RecordBatchReader.from_stream(stream).read_all()
+        self._footers: dict[int, Any] = {}
 
     def read(
         self,
@@ -82,23 +133,56 @@ class DeltaFiles:
         texts: term, table, column) as dictionary arrays, as Parquet stores them, instead of a
         text per row. ``located``: with :data:`PLACE` columns, where each row is, for
         :meth:`read_group`."""
-        if self._files.num_rows == 0:
-            return self._empty(columns, located)
-        names = self._files.column_names
-        stats = (f"min.{wanted.column}", f"max.{wanted.column}")
-        keys = [f"partition.{name}" for name in partitions or {}]
         parts = []
+        for number in self._files_for(wanted, partitions):
+            parquet = self._open(number, coded)
+            groups = [b.group for b in _blocks(parquet.metadata, number, wanted)]
+            parts.extend(_read_groups(parquet, number, groups, columns, wanted, located))
+        return concat(parts) if parts else self._empty(columns, located)
+
+    def blocks(self, wanted: Wanted, partitions: dict[str, set[int]]) -> list[Block]:
+        """The row groups that may hold the rows ``wanted`` in ``partitions``, with their
+        bounds (for tables with ``doc``, ``tf`` and ``length``: ``postings``)."""
+        found = []
+        for number in self._files_for(wanted, partitions):
+            found.extend(_blocks(self._open(number).metadata, number, wanted))
+        return found
+
+    def read_blocks(
+        self, blocks: Sequence[Block], columns: list[str], wanted: Wanted, coded: Sequence[str]
+    ) -> Any:
+        """The ``columns`` of the rows ``wanted`` of ``blocks`` (from :meth:`blocks`)."""
+        by_file: dict[int, list[int]] = {}
+        for block in blocks:
+            by_file.setdefault(block.file, []).append(block.group)
+        parts = []
+        for number, groups in sorted(by_file.items()):
+            parquet = self._open(number, coded)
+            parts.extend(_read_groups(parquet, number, sorted(groups), columns, wanted, False))
+        return concat(parts) if parts else self._empty(columns, False)
+
+    def _path(self, number: int) -> Path:
+        return self._root / str(self._files.column("path")[number].as_py())
+
+    def _files_for(self, wanted: Wanted, partitions: dict[str, set[int]] | None) -> list[int]:
+        """The numbers of the files in ``partitions`` whose statistics (in the Delta
+        log) can hold rows ``wanted``."""
+        if self._files.num_rows == 0:
+            return []
+        names = self._files.column_names
+        stats = (f"min.{wanted.column}", f"max.{wanted.column}", f"min.{DOC}", f"max.{DOC}")
+        keys = [f"partition.{name}" for name in partitions or {}]
+        found = []
         for number, file in enumerate(
             self._files.select(["path", *keys, *(s for s in stats if s in names)]).to_pylist()
         ):
             if any(file[f"partition.{n}"] not in v for n, v in (partitions or {}).items()):
                 continue
-            if wanted.may_hold(file.get(stats[0]), file.get(stats[1])):
-                path = self._root / file["path"]
-                parts.extend(self._read_file(path, columns, wanted, coded, number, located))
-        if not parts:
-            return self._empty(columns, located)
-        return pa.concat_tables(parts, promote_options="permissive")
+            if wanted.may_hold(file.get(stats[0]), file.get(stats[1])) and wanted.may_hold_docs(
+                file.get(stats[2]), file.get(stats[3])
+            ):
+                found.append(number)
+        return found
 
     def _empty(self, columns: list[str], located: bool) -> Any:
         empty = self.schema.empty_table().select(columns)
@@ -107,39 +191,74 @@ class DeltaFiles:
     def read_group(self, columns: list[str], file: int, group: int) -> Any:
         """The ``columns`` of row group ``group`` of file number ``file`` (a place that
         :meth:`read` gave)."""
-        path = self._root / self._files.column("path")[file].as_py()
-        return pq.ParquetFile(path).read_row_group(group, columns=columns)
+        return self._open(file).read_row_group(group, columns=columns)
 
-    def _read_file(
-        self,
-        path: Path,
-        columns: list[str],
-        wanted: Wanted,
-        coded: Sequence[str],
-        number: int,
-        located: bool,
-    ) -> list[Any]:
-        parquet = pq.ParquetFile(path, read_dictionary=coded)
+    def _open(self, number: int, coded: Sequence[str] = ()) -> Any:
+        """File number ``number``, its footer parsed once per opened table."""
+        meta = self._footers.get(number)
+        parquet = pq.ParquetFile(self._path(number), metadata=meta, read_dictionary=coded)
+        self._footers[number] = parquet.metadata
+        return parquet
+
+
+def _blocks(meta: Any, number: int, wanted: Wanted) -> list[Block]:
+    """The row groups of a file (its metadata) whose statistics can hold rows ``wanted``."""
+    if meta.num_row_groups == 0:
+        return []
+    first = meta.row_group(0)
+    at = {first.column(i).path_in_schema: i for i in range(first.num_columns)}
+    found = []
+    for g in range(meta.num_row_groups):
+        group = meta.row_group(g)
+        span = _bounds(group, at[wanted.column]) if wanted.column is not None else (None, None)
+        if not wanted.may_hold(*span):
+            continue
+        low, high = _bounds(group, at[DOC]) if DOC in at else (None, None)
+        if not wanted.may_hold_docs(low, high):
+            continue
+        tf = _bounds(group, at["tf"])[1] if "tf" in at else None
+        length = _bounds(group, at["length"])[0] if "length" in at else None
+        found.append(Block(number, g, *_or(low, high, tf, length), *span))
+    return found
+
+
+def _or(low: Any, high: Any, tf: Any, length: Any) -> tuple[int, int, int, int]:
+    """Bounds that hold whatever the statistics left out: the widest ones."""
+    big = 1 << 62
+    return (
+        -1 if low is None else low,
+        big if high is None else high,
+        big if tf is None else tf,
+        0 if length is None else length,
+    )
+
+
+def _read_groups(
+    parquet: Any, number: int, groups: list[int], columns: list[str], wanted: Wanted, located: bool
+) -> list[Any]:
+    """The ``columns`` of the rows ``wanted`` of row groups ``groups`` of a file."""
+    if not groups:
+        return []
+    extra = [c for c in (wanted.column, DOC if wanted.docs is not None else None) if c]
+    rows = parquet.read_row_groups(groups, columns=list(dict.fromkeys([*columns, *extra])))
+    kept = None
+    if wanted.filters:
+        mask = wanted.mask(rows)
+        rows = rows.filter(mask)
+        kept = np.flatnonzero(truths(mask)) if located else None
+    rows = rows.select(columns)
+    if located:
         meta = parquet.metadata
-        groups = list(range(meta.num_row_groups))
-        if wanted.column is not None and groups:
-            first = meta.row_group(0)
-            at = [first.column(i).path_in_schema for i in range(first.num_columns)]
-            index = at.index(wanted.column)
-            groups = [g for g in groups if wanted.may_hold(*_bounds(meta.row_group(g), index))]
-        if not groups:
-            return []
-        rows = parquet.read_row_groups(groups, columns=columns + _extra(columns, wanted))
-        kept = None
-        if wanted.column is not None:
-            mask = wanted.mask(rows)
-            rows = rows.filter(mask)
-            kept = np.flatnonzero(truths(mask)) if located else None
-        rows = rows.select(columns)
-        if located:
-            sizes = [meta.row_group(g).num_rows for g in groups]
-            rows = _place(rows, number, groups, sizes, kept)
-        return [rows]
+        sizes = [meta.row_group(g).num_rows for g in groups]
+        rows = _place(rows, number, groups, sizes, kept)
+    return [rows]
+
+
+def concat(parts: Sequence[Any]) -> Any:
+    """Tables read from the same table in one (an empty one may have plain text columns where
+    the others have dictionary ones: left out)."""
+    held = [part for part in parts if part.num_rows] or list(parts[:1])
+    return held[0] if len(held) == 1 else pa.concat_tables(held, promote_options="permissive")
 
 
 def _place(rows: Any, file: int, groups: list[int], sizes: list[int], kept: Any) -> Any:
@@ -158,12 +277,7 @@ def _place(rows: Any, file: int, groups: list[int], sizes: list[int], kept: Any)
     return rows
 
 
-def _extra(columns: list[str], wanted: Wanted) -> list[str]:
-    """The wanted column when it is not among ``columns`` (to filter on)."""
-    return [] if wanted.column is None or wanted.column in columns else [wanted.column]
-
-
-def _bounds(group: Any, index: int) -> tuple[str | None, str | None]:
+def _bounds(group: Any, index: int) -> tuple[Any, Any]:
     stats = group.column(index).statistics
     if stats is None or not stats.has_min_max:
         return None, None

@@ -31,16 +31,25 @@ __all__ = [
     "CURRENT",
     "FORMAT",
     "GENERATIONS",
+    "NUMBERED",
     "TABLES",
     "IndexLayout",
     "Manifest",
     "MirrorRange",
     "Pending",
     "doc_bucket",
+    "doc_number",
+    "number_bucket",
     "term_bucket",
 ]
 
-FORMAT = 2
+FORMAT = 3
+"""The layout this binlogkit writes: ``postings``, ``docs`` and ``deletes`` carry each document
+version's number (:func:`doc_number`), ``postings`` sorted by it within a term."""
+NUMBERED = 3
+"""The first format with document numbers; an index of an earlier one (format 2) is read only
+to be rebuilt (``spark index --rebuild``)."""
+READABLE = (2, 3)
 TABLES = ("postings", "docs", "terms", "deletes")
 
 
@@ -52,6 +61,22 @@ def term_bucket(term: str, buckets: int) -> int:
 def doc_bucket(table: str, key: str, buckets: int) -> int:
     """The ``docs`` partition of a row's documents."""
     return zlib.crc32(f"{table}\0{key}".encode()) % buckets
+
+
+BATCH_SHIFT = 40
+BUCKET_SHIFT = 32
+
+
+def doc_number(batch: int, bucket: int, rank: int) -> int:
+    """A document version's number: the batch that wrote it, its ``docs`` partition and its
+    rank in that batch's documents of the partition by table, key and column (so the numbers
+    of one batch and partition are in the order of its ``docs`` file)."""
+    return (batch << BATCH_SHIFT) | (bucket << BUCKET_SHIFT) | rank
+
+
+def number_bucket(number: Any) -> Any:
+    """The ``docs`` partition of a document number (an int or a numpy array of them)."""
+    return (number >> BUCKET_SHIFT) & ((1 << (BATCH_SHIFT - BUCKET_SHIFT)) - 1)
 
 
 CURRENT = "current"
@@ -158,6 +183,19 @@ class Manifest:
     base: int = 0
     base_dead: int = 0
     pending: Pending | None = None
+    format: int = FORMAT
+    """The layout of the index's tables (:data:`FORMAT`; 2: without document numbers)."""
+
+    def require_numbered(self, layout: IndexLayout) -> None:
+        """Refuse an index of the layout before document numbers (format 2): it must be
+        rebuilt in place to be searched or updated."""
+        if self.format < NUMBERED:
+            raise BinlogError(
+                f"index {layout.root} is of format {self.format}, without document numbers: "
+                f"this binlogkit searches and updates format {FORMAT}",
+                hint=f"rebuild it in place: binlogkit spark index SOURCE --to {layout.root} "
+                "--rebuild (with its --stem and --stop-words settings)",
+            )
 
     @property
     def stats(self) -> Stats:
@@ -198,7 +236,7 @@ class Manifest:
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "format": FORMAT,
+            "format": self.format,
             "analyzer": self.analyzer.to_json(),
             "lake": self.lake,
             "columns": {t: list(c) for t, c in self.columns.items()},
@@ -241,6 +279,7 @@ class Manifest:
             base=data.get("base", 0),
             base_dead=data.get("base_dead", data["dead"]),
             pending=None if pending is None else Pending.from_json(pending),
+            format=data["format"],
         )
 
     def save(self, layout: IndexLayout) -> None:
@@ -256,10 +295,10 @@ class Manifest:
             return None
         except (OSError, ValueError) as err:
             raise BinlogError(f"search index manifest {layout.manifest}: {err}") from None
-        if data.get("format") != FORMAT:
+        if data.get("format") not in READABLE:
             raise BinlogError(
                 f"{layout.manifest}: index format {data.get('format')!r}, this binlogkit "
-                f"reads format {FORMAT}",
+                f"reads formats {', '.join(map(str, READABLE))}",
                 hint="build the index again with this version",
             )
         try:

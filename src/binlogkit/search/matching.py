@@ -1,7 +1,8 @@
 """A query's postings as arrays: documents numbered, terms matched and scored with numpy.
 
-The postings of a query's terms (rows ``term, table, key, column, tf, length``
-and, for phrases, ``positions``) are numbered by document once; each term's
+The postings of a query's terms (rows ``term, table, column, doc, tf, length``
+and, for phrases, ``positions``) are numbered by document once (``doc``, the
+index's document number, mapped to 0, 1, ...); each term's
 documents are then a sorted array of numbers, AND, OR and NOT are set
 operations on those, a phrase is an intersection of (document, position -
 offset) pairs, and BM25 adds each scoring term's contribution per document in
@@ -17,11 +18,11 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from binlogkit.search.arrow import flags, integers, numbers, truths
+from binlogkit.search.arrow import flags, integers, numbers
 from binlogkit.search.bm25 import K1, B, Stats, idf
 from binlogkit.search.query import AllOf, AnyOf, Phrase, Prefix, Resolved, Term, Without
 
-__all__ = ["TIE", "Postings", "conjunction", "required"]
+__all__ = ["TIE", "Postings", "conjunction", "required", "within"]
 
 _PAIR = 1 << 32
 """(document, position) pairs as one int64: document * _PAIR + position - offset + _BIAS."""
@@ -32,16 +33,16 @@ each further round checks twice as many as the last."""
 TIE = 1e-8
 """Scores this close to the last hit's may rank above it once rounded to 9 decimals."""
 
-Doc = tuple[str, str, str]
-
 
 class Postings:
     """The postings ``rows`` (a pyarrow Table; ``term``, ``table`` and ``column`` plain or
-    dictionary-coded) read for one query. ``required``: terms every match holds (see
-    :func:`required`); the rows of documents without the rarest of them are dropped first, so
-    that the work after the first pass over the rows grows with that term's documents.
-    ``fetch(rows, numbers)``: the positions lists of the rows ``numbers`` of ``rows``, when
-    ``rows`` has no ``positions`` column (read for the phrases' checks only where needed)."""
+    dictionary-coded, ``doc`` the document number) read for one query. ``required``: terms
+    every match holds (see :func:`required`); the rows of documents without the rarest of them
+    are dropped first, so that the work after the first pass over the rows grows with that
+    term's documents. ``fetch(rows, numbers)``: the positions lists of the rows ``numbers`` of
+    ``rows``, when ``rows`` has no ``positions`` column (read for the phrases' checks only
+    where needed). ``df``: each term's document frequency in the index (from ``terms``), when
+    the rows are not all of the terms' postings; else counted from them."""
 
     def __init__(
         self,
@@ -50,54 +51,45 @@ class Postings:
         columns: set[str],
         required: Sequence[str] = (),
         fetch: Callable[[Any, Any], Any] | None = None,
+        df: dict[str, int] | None = None,
     ) -> None:
         self._fetch = fetch
         rows = rows.unify_dictionaries()
         term_codes, term_names = _codes(rows.column("term"))
         counts = np.bincount(term_codes, minlength=len(term_names))
-        self.df: dict[str, int] = {t: int(n) for t, n in zip(term_names, counts, strict=True) if n}
+        counted = {t: int(n) for t, n in zip(term_names, counts, strict=True) if n}
+        self.df: dict[str, int] = counted if df is None else {t: n for t, n in df.items() if n}
         """Documents per term in the whole index (before the filters)."""
         table_codes, table_names = _codes(rows.column("table"))
         column_codes, column_names = _codes(rows.column("column"))
+        docs = numbers(rows.column("doc"))
         keep = np.ones(len(term_codes), dtype=bool)
         if tables:
             keep &= np.isin(table_codes, [i for i, t in enumerate(table_names) if t in tables])
         if columns:
             keep &= np.isin(column_codes, [i for i, c in enumerate(column_names) if c in columns])
-        held = [t for t in required if t in self.df]
+        held = [t for t in required if t in counted]
         if len(held) < len(required):  # a required term no document holds: no match
             keep[:] = False
-        key_codes = keys = None
-        rare = term_names.index(min(held, key=lambda t: (self.df[t], t))) if held else -1
+        distinct = None
+        rare = term_names.index(min(held, key=lambda t: (counted[t], t))) if held else -1
         mine = keep & (term_codes == rare)
         if held and 3 * np.count_nonzero(mine) < np.count_nonzero(keep):
-            # number the keys of the rarest required term's documents, and the other rows by
-            # them: one pass over the keys both drops the rows of other documents and numbers
-            # the rest (when that term is common, a plain numbering of all costs less)
-            keys = pc.unique(rows.column("key").filter(flags(mine)))
-            codes = pc.index_in(rows.column("key"), value_set=keys).combine_chunks()
-            keep &= truths(codes.is_valid())
-            key_codes = numbers(codes, nulls=True)
+            # the rarest required term's documents: the rows of other documents are dropped,
+            # and these number the rest
+            distinct = _distinct(np.sort(docs[mine]))
+            keep &= within(docs, distinct)
         if not keep.all():
             rows = rows.filter(flags(keep))
-            term_codes, table_codes = term_codes[keep], table_codes[keep]
-            column_codes = column_codes[keep]
-            key_codes = None if key_codes is None else key_codes[keep]
+            term_codes, docs = term_codes[keep], docs[keep]
         self._rows = rows
-        if key_codes is None or keys is None:
-            encoded = pc.dictionary_encode(rows.column("key")).combine_chunks()
-            key_codes, keys = numbers(encoded.indices), encoded.dictionary
-        # a document's number: its key's code and its (table, column) pair's code together
-        pairs = table_codes.astype(np.int64) * len(column_names) + column_codes
-        present = np.flatnonzero(np.bincount(pairs, minlength=1))
-        width = max(1, len(present))
-        self._keys, self._width = keys, width
-        self._places = [
-            (table_names[p // len(column_names)], column_names[p % len(column_names)])
-            for p in present.tolist()
-        ]
-        self._ids = key_codes.astype(np.int64) * width + np.searchsorted(present, pairs)
-        self._size = len(keys) * width
+        if distinct is None:
+            distinct, self._ids = _numbered(docs)
+        else:
+            self._ids = np.searchsorted(distinct, docs)
+        self._numbers = distinct
+        """Each document's number in the index, by its number here (its place in this)."""
+        self._size = len(distinct)
         order = np.argsort(term_codes, kind="stable")
         bounds = np.searchsorted(term_codes[order], np.arange(len(term_names) + 1))
         self._term_rows = {
@@ -107,10 +99,9 @@ class Postings:
         self._by_term: dict[str, tuple[Any, Any]] = {}
         self._where: dict[str, Any] = {}
 
-    def doc(self, number: int) -> Doc:
-        key, place = divmod(number, self._width)
-        table, column = self._places[place]
-        return (table, self._keys[key].as_py(), column)
+    def numbers(self, docs: Any) -> Any:
+        """The index's document numbers of the documents numbered ``docs`` here."""
+        return self._numbers[docs]
 
     def _rows_of(self, term: str) -> Any:
         return self._term_rows.get(term, self._empty)
@@ -158,6 +149,14 @@ class Postings:
         """The rows of ``term`` of the documents ``docs`` (sorted numbers) that hold it."""
         rows = self._rows_at(term, docs)
         return rows[rows >= 0]
+
+    def holds(self, term: str, docs: Any) -> Any:
+        """Which of the sorted documents ``docs`` hold ``term``."""
+        return self._rows_at(term, docs) >= 0
+
+    def holding_any(self, terms: Sequence[str]) -> Any:
+        """The sorted numbers of the documents that hold one of ``terms``."""
+        return _union([self.docs_of(t) for t in terms], self._empty)
 
     def _holding(self, terms: Sequence[str], within: Any = None) -> Any:
         """The sorted numbers of the documents (of the sorted ``within``, if given) that hold
@@ -303,6 +302,26 @@ def _union(parts: list[Any], empty: Any) -> Any:
     if not parts:
         return empty
     return _distinct(np.sort(np.concatenate(parts)))
+
+
+def _numbered(docs: Any) -> tuple[Any, Any]:
+    """The distinct sorted values of ``docs`` and each one's place among them. A stable sort:
+    the rows of each term and file are in order of number already, which it merges."""
+    order = np.argsort(docs, kind="stable")
+    ordered = docs[order]
+    first = np.ones(len(ordered), dtype=bool)
+    first[1:] = ordered[1:] != ordered[:-1]
+    ids = np.empty(len(docs), dtype=np.int64)
+    ids[order] = np.cumsum(first) - 1
+    return ordered[first], ids
+
+
+def within(values: Any, ordered: Any) -> Any:
+    """Which of ``values`` are in the sorted array ``ordered``."""
+    if len(ordered) == 0:
+        return np.zeros(len(values), dtype=bool)
+    at = np.minimum(np.searchsorted(ordered, values), len(ordered) - 1)
+    return ordered[at] == values
 
 
 def _distinct(ordered: Any) -> Any:

@@ -22,9 +22,10 @@ from pyspark.sql.types import (
     StructField,
     StructType,
 )
+from pyspark.sql.window import Window
 
 from binlogkit.search.analysis import Analyzer
-from binlogkit.search.manifest import doc_bucket, term_bucket
+from binlogkit.search.manifest import BATCH_SHIFT, BUCKET_SHIFT, doc_bucket, term_bucket
 from binlogkit.spark.lake.tables import quote
 
 __all__ = [
@@ -35,12 +36,15 @@ __all__ = [
     "analysed",
     "docs_of",
     "documents",
+    "numbered",
     "postings_of",
 ]
 
 _TEXT = StringType()
 _BATCH = StructField("batch", IntegerType(), False)
 """The batch that wrote a document version: with ``table, key, column`` it names the version."""
+_DOC = StructField("doc", LongType(), False)
+"""The document version's number (:func:`~binlogkit.search.manifest.doc_number`)."""
 POSTINGS_SCHEMA = StructType(
     [
         StructField("term", _TEXT, False),
@@ -52,6 +56,7 @@ POSTINGS_SCHEMA = StructType(
         StructField("positions", ArrayType(IntegerType(), False), False),
         StructField("length", IntegerType(), False),
         _BATCH,
+        _DOC,
     ]
 )
 _DOC_FIELDS = [
@@ -62,11 +67,11 @@ _DOC_FIELDS = [
     StructField("text", _TEXT, False),
     StructField("length", IntegerType(), False),
 ]
-DOCS_SCHEMA = StructType([*_DOC_FIELDS, _BATCH])
+DOCS_SCHEMA = StructType([*_DOC_FIELDS, _BATCH, _DOC])
 TERMS_SCHEMA = StructType([StructField("term", _TEXT, False), StructField("df", LongType(), False)])
 """A change of a term's document frequency (the sum of a term's rows is its frequency)."""
 DELETES_SCHEMA = StructType(
-    [*(f for f in _DOC_FIELDS if f.name in ("table", "key", "column")), _BATCH]
+    [*(f for f in _DOC_FIELDS if f.name in ("table", "key", "column")), _BATCH, _DOC]
 )
 """The document versions replaced or removed by later batches."""
 
@@ -131,15 +136,28 @@ def analysed(docs: Any, analyzer: Analyzer, buckets: int, doc_buckets: int) -> A
     return docs.mapInArrow(convert, ANALYSED)
 
 
-def docs_of(analysed_docs: Any, batch: int) -> Any:
-    """The ``docs`` rows of analysed documents written by ``batch``."""
+def numbered(analysed_docs: Any, batch: int) -> Any:
+    """Analysed documents written by ``batch`` with their numbers (``doc``): the batch, the
+    ``docs`` partition and the rank in it by table, key and column
+    (:func:`~binlogkit.search.manifest.doc_number`), the same on every run of the batch."""
+    order = Window.partitionBy("bucket").orderBy("table", "key", "column")
+    rank = (F.row_number().over(order) - 1).cast("long")
+    number = F.lit(batch << BATCH_SHIFT).cast("long") + F.shiftleft(
+        F.col("bucket").cast("long"), BUCKET_SHIFT
+    )
+    return analysed_docs.withColumn("doc", number + rank)
+
+
+def docs_of(numbered_docs: Any, batch: int) -> Any:
+    """The ``docs`` rows of analysed, :func:`numbered` documents written by ``batch``."""
     names = [f.name for f in _DOC_FIELDS]
-    return analysed_docs.select(*names, F.lit(batch).cast("int").alias("batch"))
+    return numbered_docs.select(*names, F.lit(batch).cast("int").alias("batch"), "doc")
 
 
-def postings_of(analysed_docs: Any, batch: int) -> Any:
-    """The ``postings`` rows of analysed documents written by ``batch``."""
-    rows = analysed_docs.select("table", "key", "column", "length", F.explode("terms").alias("p"))
+def postings_of(numbered_docs: Any, batch: int) -> Any:
+    """The ``postings`` rows of analysed, :func:`numbered` documents written by ``batch``."""
+    columns = ("table", "key", "column", "length", "doc")
+    rows = numbered_docs.select(*columns, F.explode("terms").alias("p"))
     return rows.select(
         "p.term",
         "p.bucket",
@@ -150,4 +168,5 @@ def postings_of(analysed_docs: Any, batch: int) -> Any:
         "p.positions",
         "length",
         F.lit(batch).cast("int").alias("batch"),
+        "doc",
     )

@@ -49,6 +49,7 @@ from binlogkit.spark.search.analyze import (
     analysed,
     docs_of,
     documents,
+    numbered,
     postings_of,
 )
 
@@ -83,9 +84,10 @@ SCHEMAS = {
 DOC_ID = ("table", "key", "column")
 LAST = "_binlogkit_last"
 VERSION = [*DOC_ID, "batch"]
-SORTS = {"postings": ("bucket", "term"), "docs": ("bucket", *DOC_ID), "terms": ("term",)}
+SORTS = {"postings": ("bucket", "term", "doc"), "docs": ("bucket", *DOC_ID), "terms": ("term",)}
 """How each table's files are sorted (``deletes``: not at all): a query reads the row groups of
-its terms and keys only."""
+its terms and keys only, and of a term's postings (in order of document number) those whose
+numbers it needs."""
 
 
 @frozen_dataclass
@@ -162,7 +164,7 @@ def read_table(spark: Any, layout: IndexLayout, manifest: Manifest, name: str) -
 
 def live(rows: Any, deletes: Any) -> Any:
     """The rows of ``postings`` or ``docs`` whose document version is not in ``deletes``."""
-    return rows.join(F.broadcast(deletes), on=VERSION, how="left_anti")
+    return rows.join(F.broadcast(deletes.select("doc")), on="doc", how="left_anti")
 
 
 def run_batch(
@@ -242,19 +244,20 @@ def _update(w: _Writer) -> Manifest:
             )
             old = keep(old)
         a, buckets = manifest.analyzer, (manifest.buckets, manifest.doc_buckets)
-        new_docs = keep(analysed(new, a, *buckets))
+        new_docs = keep(numbered(analysed(new, a, *buckets), batch))
         result = _totals(manifest, new_docs, old)
         new_postings = postings_of(new_docs, batch)
         w.write(new_postings, "postings", "append")
         w.write(docs_of(new_docs, batch), "docs", "append")
         changes = new_postings.select("term", F.lit(1).alias("n"))
         if old is not None:
-            gone = postings_of(analysed(old.select(*DOC_ID, "text"), a, *buckets), batch)
-            changes = changes.unionByName(gone.select("term", F.lit(-1).alias("n")))
+            gone = analysed(old.select(*DOC_ID, "text"), a, *buckets)
+            gone_terms = gone.select(F.explode("terms.term").alias("term"))
+            changes = changes.unionByName(gone_terms.select("term", F.lit(-1).alias("n")))
         deltas = changes.groupBy("term").agg(F.sum("n").cast("long").alias("df"))
         w.write(deltas.where(F.col("df") != 0), "terms", "append")
         if old is not None:
-            w.write(old.select(*VERSION), "deletes", "append")
+            w.write(old.select(*VERSION, "doc"), "deletes", "append")
     finally:
         for df in kept:
             df.unpersist()
@@ -379,7 +382,7 @@ def _columns_after(manifest: Manifest, table: str) -> tuple[str, ...]:
 def _old_docs(w: _Writer, ranges: Mapping[str, MirrorRange], feeds: Mapping[str, Any]) -> Any:
     """The live documents of the index (at the manifest's versions) of the rows the batch
     touches (whose key is in ``feeds``, or all of a rebuilt table):
-    ``table, key, column, text, batch, length``."""
+    ``table, key, column, text, batch, length, doc``."""
     docs = live(w.read("docs"), w.read("deletes"))
     parts = []
     for table, span in ranges.items():
@@ -393,7 +396,7 @@ def _old_docs(w: _Writer, ranges: Mapping[str, MirrorRange], feeds: Mapping[str,
                 mine = mine.where(F.col("bucket").isin(buckets) & F.col("key").isin(sorted(keys)))
             else:
                 mine = mine.join(F.broadcast(touched), on="key", how="left_semi")
-        parts.append(mine.select(*DOC_ID, "text", "batch", "length"))
+        parts.append(mine.select(*DOC_ID, "text", "batch", "length", "doc"))
     return reduce(lambda a, b: a.unionByName(b), parts)
 
 

@@ -129,6 +129,8 @@ def index(
             hint="an index keeps its analysis: leave out --stem and --stop-words, "
             "or rebuild it in place with these settings (--rebuild)",
         )
+    if manifest is not None and not rebuild:
+        manifest.require_numbered(layout)
     synced = sorted(wanted or (manifest.columns if manifest else ()))
     session = spark or lake_session(master)
     done = {False: 0, True: 0}  # update batches, compactions
