@@ -25,14 +25,15 @@ failover, and with it the running sync goes on at B by GTID, each change once.
 from __future__ import annotations
 
 import signal
+import sys
 import threading
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
-from fault_proxy import FaultProxy
 from test_stream import checkpoint_offsets
 from test_sync_live import _command, _environment, _run, _wait
 
@@ -42,6 +43,9 @@ from binlogkit.pipeline.changes import row_changes
 from binlogkit.sandbox import MariaDBSandbox
 
 pytest.importorskip("delta")
+
+sys.path.insert(0, str(Path(__file__).parents[1] / "integration" / "faults"))
+from fault_proxy import FaultProxy
 
 from binlogkit.spark.lakehouse import KILL_ENV, sync
 
@@ -189,7 +193,7 @@ def test_a_batch_planned_on_the_old_server_is_read_again_from_the_new_one(
     _check_lake(spark, lake, b, start, "id, note, qty, tag")
 
 
-def test_a_transaction_written_on_the_new_server_alone_is_refused(
+def test_an_errant_transaction_on_the_new_server_is_refused(
     spark: Any, mariadb_factory: Callable[..., MariaDBSandbox], tmp_path: Path
 ) -> None:
     lake = tmp_path / "lake"
@@ -219,6 +223,35 @@ def _proxied(server: MariaDBSandbox) -> None:
         "SET sql_log_bin = 0; CREATE USER 'lake'@'127.0.0.1' IDENTIFIED BY 'pw'; "
         "GRANT ALL PRIVILEGES ON *.* TO 'lake'@'127.0.0.1'"
     )
+
+
+def _logged(spark: Any, lake: Path) -> int:
+    """How many row changes the change log holds (none before its first write)."""
+    changes = lake / "shop" / "orders" / "changes"
+    return len(_changes(spark, lake)) if (changes / "_delta_log").exists() else 0
+
+
+@contextmanager
+def _syncing(
+    url: str, lake: Path, spark: Any, failover: bool, failed: list[BaseException]
+) -> Iterator[threading.Thread]:
+    """A sync of ``url`` running in a thread (its error goes to ``failed``), stopped at the
+    end."""
+
+    def run() -> None:
+        try:
+            sync(url, lake, tables=["shop.orders"], spark=spark, failover=failover)
+        except BaseException as err:
+            failed.append(err)
+
+    streaming = threading.Thread(target=run)
+    streaming.start()
+    try:
+        yield streaming
+    finally:
+        for query in spark.streams.active:
+            query.stop()
+        streaming.join(240)
 
 
 def _switch(proxy: FaultProxy, to: MariaDBSandbox) -> None:
@@ -259,42 +292,28 @@ def test_another_server_behind_the_url_stops_the_stream_or_is_followed_with_fail
             reader.latestOffset(end, ReadAllAvailable())
         reader.stop()
 
-        failed: list[BaseException] = []
-
-        def run(failover: bool) -> None:
-            try:
-                sync(url, lake, tables=["shop.orders"], spark=spark, failover=failover)
-            except BaseException as err:
-                failed.append(err)
-
         # Without failover a running sync stops at B.
         _switch(proxy, a)
-        streaming = threading.Thread(target=run, args=(False,))
-        streaming.start()
-        a.execute("DELETE FROM shop.orders WHERE id BETWEEN 21 AND 30")
-        _wait(lambda: len(_changes(spark, lake)) >= 30 or bool(failed), "A's rows")
-        b.wait_for_gtid(a.gtid_binlog_pos)
-        _switch(proxy, b)
-        streaming.join(240)
+        failed: list[BaseException] = []
+        with _syncing(url, lake, spark, False, failed) as streaming:
+            a.execute("DELETE FROM shop.orders WHERE id BETWEEN 21 AND 30")
+            _wait(lambda: _logged(spark, lake) >= 30 or bool(failed), "A's rows")
+            b.wait_for_gtid(a.gtid_binlog_pos)
+            _switch(proxy, b)
+            streaming.join(240)
         assert len(failed) == 1 and "is now server_id 2, not server_id 1" in str(failed[0])
         assert "--failover" in str(failed[0])
 
         # With failover it goes on at B, which takes over, by GTID.
         failed.clear()
         _switch(proxy, a)
-        streaming = threading.Thread(target=run, args=(True,))
-        streaming.start()
-        try:
+        with _syncing(url, lake, spark, True, failed):
             a.execute("UPDATE shop.orders SET note = 'A, before the move' WHERE id <= 5")
-            _wait(lambda: len(_changes(spark, lake)) >= 35 or bool(failed), "A's last rows")
+            _wait(lambda: _logged(spark, lake) >= 35 or bool(failed), "A's last rows")
             _taken_over(a, b)
             _switch(proxy, b)
             b.execute(ON_B.replace("flag = 0", "note = 'on B'"))
             expected = sorted(b.query("SELECT id, note, qty, tag FROM shop.orders"))
             _wait(lambda: _mirror(spark, lake) == expected or bool(failed), "B's rows")
-        finally:
-            for query in spark.streams.active:
-                query.stop()
-            streaming.join(240)
     assert not failed, failed
     _check_lake(spark, lake, b, str(start.gtid), "id, note, qty, tag")
