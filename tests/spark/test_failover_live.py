@@ -19,7 +19,9 @@ A transaction written on B alone (errant) while the lake followed A, before
 the failover point: the move is refused, the errant GTID named, the lake
 untouched. A URL (a TCP proxy) that switches from A to B while the stream
 runs: the driver and a batch's task refuse B (another server_id) without
-failover, and with it the running sync goes on at B by GTID, each change once.
+failover, and with it the running sync goes on at B by GTID, then back at A
+(B's replica, taking over again: B's GTIDs in its binlog state are not
+errant), each change once.
 """
 
 from __future__ import annotations
@@ -128,7 +130,7 @@ def _synced(
 
 
 def _taken_over(a: MariaDBSandbox, b: MariaDBSandbox) -> None:
-    """B has all of A, stops replicating and takes over; A is gone."""
+    """B has all of A, stops replicating and takes over; A is gone (either way round)."""
     b.wait_for_gtid(a.gtid_binlog_pos)
     b.execute("STOP SLAVE; RESET SLAVE ALL")
     a.stop()
@@ -315,5 +317,15 @@ def test_another_server_behind_the_url_stops_the_stream_or_is_followed_with_fail
             b.execute(ON_B.replace("flag = 0", "note = 'on B'"))
             expected = sorted(b.query("SELECT id, note, qty, tag FROM shop.orders"))
             _wait(lambda: _mirror(spark, lake) == expected or bool(failed), "B's rows")
+
+            # A, the lake's first server, comes back as B's replica and takes over again: its
+            # binlog state has B's GTIDs, which the lake read from B (not errant).
+            a.start()
+            a.replicate_from(b, gtid_slave_pos=a.gtid_binlog_pos)
+            _taken_over(b, a)
+            _switch(proxy, a)
+            a.execute("UPDATE shop.orders SET note = 'A again' WHERE id IN (3001, 1)")
+            expected = sorted(a.query("SELECT id, note, qty, tag FROM shop.orders"))
+            _wait(lambda: _mirror(spark, lake) == expected or bool(failed), "A's rows again")
     assert not failed, failed
-    _check_lake(spark, lake, b, str(start.gtid), "id, note, qty, tag")
+    _check_lake(spark, lake, a, str(start.gtid), "id, note, qty, tag")

@@ -501,8 +501,11 @@ class ServerStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
                 "server's positions): it cannot be read from another server",
                 hint=f"run the query on the old server until that batch is done; {resnapshot}",
             )
+        # The binlog's end is taken before the dump: when the dump finds no transaction after
+        # the GTIDs, there was none at that end either (one written since is read from there).
+        end = _now(conn)
         found = self._first_after(wanted, lead)
-        found = found if found is not None else _now(conn)
+        found = end if found is None else found
         here = gtid_at(conn, found.file, found.pos) if found.gtid is None else found.gtid
         if not same_position(here, begin.gtid):
             raise BinlogError(
