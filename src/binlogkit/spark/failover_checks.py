@@ -20,6 +20,8 @@ and :func:`errant_gtids` compares them.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from binlogkit.binlog.context import DecodeOptions
 from binlogkit.binlog.events.format_description import FormatDescriptionEvent
 from binlogkit.binlog.events.mariadb_gtid import MariaGtidEvent, MariaGtidListEvent
@@ -131,12 +133,19 @@ def _no_table(db: str, table: str) -> bool:
 
 
 def binlog_state_at(
-    url: str, file: str, pos: int, *, server_id: int, verify_checksum: bool = True
+    url: str,
+    file: str,
+    pos: int,
+    *,
+    server_id: int,
+    verify_checksum: bool = True,
+    connect: Callable[[ConnectionSpec], MySQLConnection] = MySQLConnection.connect,
 ) -> MariaGtidList | None:
     """A MariaDB server's binlog state (the last GTID of each domain and server id) at
     ``file``:``pos``, a point where no transaction is open: the GTID_LIST event that starts the
     file, then each GTID event before ``pos`` (a non-blocking dump of the file, events not
-    decoded past their headers but for those). None when the file has no GTID_LIST."""
+    decoded past their headers but for those; ``connect`` makes its connection). None when
+    the file has no GTID_LIST."""
     quiet = DecodeOptions(verify_checksum=verify_checksum, tables=_no_table)
     stream = BinlogStream(
         url,
@@ -146,6 +155,7 @@ def binlog_state_at(
         heartbeat=None,
         reconnect=None,
         options=quiet,
+        connect=connect,
     )
     state: MariaGtidList | None = None
     with stream:

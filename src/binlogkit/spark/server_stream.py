@@ -350,15 +350,21 @@ class ServerStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
 
     def _first(self, conn: MySQLConnection, file: str, pos: int) -> ServerOffset:
         """The stream's first offset, at ``file``:``pos`` of the server's binlog."""
-        gtid = gtid_at(conn, file, pos)
-        state = self._state_at(file, pos) if conn.is_mariadb else None
-        return ServerOffset(file, pos, gtid, 0, server_identity(conn), state, gtid)
+        gtid, server = gtid_at(conn, file, pos), server_identity(conn)
+        state = self._state_at(file, pos, server) if conn.is_mariadb else None
+        return ServerOffset(file, pos, gtid, 0, server, state, gtid)
 
-    def _state_at(self, file: str, pos: int) -> str | None:
-        """The server's binlog state at ``file``:``pos`` (:func:`binlog_state_at`)."""
+    def _state_at(self, file: str, pos: int, server: str) -> str | None:
+        """The binlog state at ``file``:``pos`` of the server ``server`` names
+        (:func:`binlog_state_at`)."""
         verify = self.plan.verify_checksum
         state = binlog_state_at(
-            self.url, file, pos, server_id=self.server_id, verify_checksum=verify
+            self.url,
+            file,
+            pos,
+            server_id=self.server_id,
+            verify_checksum=verify,
+            connect=SameServer(server),
         )
         return None if state is None else str(state)
 
@@ -504,7 +510,7 @@ class ServerStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         # The binlog's end is taken before the dump: when the dump finds no transaction after
         # the GTIDs, there was none at that end either (one written since is read from there).
         end = _now(conn)
-        found = self._first_after(wanted, lead)
+        found = self._first_after(wanted, lead, server)
         found = end if found is None else found
         here = gtid_at(conn, found.file, found.pos) if found.gtid is None else found.gtid
         if not same_position(here, begin.gtid):
@@ -516,7 +522,9 @@ class ServerStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
                 "domains interleaved otherwise)",
                 hint=resnapshot,
             )
-        state = found.state if found.state is not None else self._state_at(found.file, found.pos)
+        state = found.state
+        if state is None:
+            state = self._state_at(found.file, found.pos, server)
         self._refuse_errant(begin, state, f"{found.file}:{found.pos}", server, lead)
         generation, since = begin.generation + 1, begin.since
         moved = ServerOffset(found.file, found.pos, begin.gtid, generation, server, state, since)
@@ -560,10 +568,10 @@ class ServerStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
                 "no errant transactions)",
             )
 
-    def _first_after(self, gtids: MariaGtidList, lead: str) -> ServerOffset | None:
-        """Where the first transaction after ``gtids`` starts in this server's binlog (a GTID
-        dump from there); None when it has none yet. ``lead`` begins the error when the
-        server cannot find them."""
+    def _first_after(self, gtids: MariaGtidList, lead: str, server: str) -> ServerOffset | None:
+        """Where the first transaction after ``gtids`` starts in the binlog of the server
+        ``server`` names (a GTID dump from there); None when it has none yet. ``lead`` begins
+        the error when the server cannot find them."""
         quiet = DecodeOptions(verify_checksum=self.plan.verify_checksum, tables=_no_table)
         stream = BinlogStream(
             self.url,
@@ -573,6 +581,7 @@ class ServerStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             heartbeat=None,
             reconnect=None,
             options=quiet,
+            connect=SameServer(server),
         )
         try:
             with stream:
