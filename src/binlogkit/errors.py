@@ -117,3 +117,9 @@ class AuthError(ServerError):
 
 class ConnectionLost(ProtocolError):
     """The connection closed (or broke) before the expected packet arrived."""
+
+
+class ServerChanged(BinlogError):
+    """The connection reached another server than the one a stream's position belongs to
+    (a failover, a virtual IP or DNS name moved), or that server's binlog no longer has the
+    position (reset, restored)."""

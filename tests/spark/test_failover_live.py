@@ -14,26 +14,40 @@ error that says what is missing, and the lake is untouched.
 A sync of A killed (SIGKILL) after a micro-batch's writes, before its
 checkpoint commit, leaves a batch planned with A's offsets: the sync moved to
 B reads that batch again from B (both ends found by GTID), exactly once.
+
+A transaction written on B alone (errant) while the lake followed A, before
+the failover point: the move is refused, the errant GTID named, the lake
+untouched. A URL (a TCP proxy) that switches from A to B while the stream
+runs: the driver and a batch's task refuse B (another server_id) without
+failover, and with it the running sync goes on at B by GTID, then back at A
+(B's replica, taking over again: B's GTIDs in its binlog state are not
+errant), each change once.
 """
 
 from __future__ import annotations
 
 import signal
+import sys
+import threading
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
 from test_stream import checkpoint_offsets
-from test_sync_live import _command, _environment, _run
+from test_sync_live import _command, _environment, _run, _wait
 
 import binlogkit
-from binlogkit.errors import BinlogError
+from binlogkit.errors import BinlogError, ServerChanged
 from binlogkit.pipeline.changes import row_changes
 from binlogkit.sandbox import MariaDBSandbox
 
 pytest.importorskip("delta")
+
+sys.path.insert(0, str(Path(__file__).parents[1] / "integration" / "faults"))
+from fault_proxy import FaultProxy
 
 from binlogkit.spark.lakehouse import KILL_ENV, sync
 
@@ -95,22 +109,28 @@ def _binlog_changes(server: MariaDBSandbox, after: str) -> Counter[tuple[Any, ..
     return found
 
 
+def _pair(factory: Callable[..., MariaDBSandbox], name: str) -> tuple[MariaDBSandbox, ...]:
+    """A primary A with SCHEMA and B replicating it."""
+    a = factory(f"{name}-a", server_id=1, log_slave_updates=True)
+    b = factory(f"{name}-b", server_id=2, log_slave_updates=True)
+    b.replicate_from(a)
+    a.execute(SCHEMA)
+    return a, b
+
+
 def _synced(
     factory: Callable[..., MariaDBSandbox], name: str, spark: Any, lake: Path
 ) -> tuple[MariaDBSandbox, MariaDBSandbox, str]:
     """A primary A with SCHEMA, synced into ``lake``, and B replicating it: A, B and the GTID
     position of the snapshot's start."""
-    a = factory(f"{name}-a", server_id=1, log_slave_updates=True)
-    b = factory(f"{name}-b", server_id=2, log_slave_updates=True)
-    b.replicate_from(a)
-    a.execute(SCHEMA)
+    a, b = _pair(factory, name)
     first = sync(_url(a), lake, tables=["shop.orders"], once=True, spark=spark)
     assert first.snapshot.start.gtid
     return a, b, first.snapshot.start.gtid
 
 
 def _taken_over(a: MariaDBSandbox, b: MariaDBSandbox) -> None:
-    """B has all of A, stops replicating and takes over; A is gone."""
+    """B has all of A, stops replicating and takes over; A is gone (either way round)."""
     b.wait_for_gtid(a.gtid_binlog_pos)
     b.execute("STOP SLAVE; RESET SLAVE ALL")
     a.stop()
@@ -173,3 +193,139 @@ def test_a_batch_planned_on_the_old_server_is_read_again_from_the_new_one(
     b.execute(ON_B.replace("flag = 0", "note = 'on B'"))
     sync(_url(b), lake, tables=["shop.orders"], once=True, spark=spark, failover=True)
     _check_lake(spark, lake, b, start, "id, note, qty, tag")
+
+
+def test_an_errant_transaction_on_the_new_server_is_refused(
+    spark: Any, mariadb_factory: Callable[..., MariaDBSandbox], tmp_path: Path
+) -> None:
+    lake = tmp_path / "lake"
+    a, b, _ = _synced(mariadb_factory, "errant", spark, lake)
+    b.wait_for_gtid(a.gtid_binlog_pos)
+    b.execute("STOP SLAVE")  # without gtid_strict_mode B takes a write of its own ...
+    b.execute("INSERT INTO shop.orders VALUES (5001, 'on B alone', 1)")
+    errant = b.gtid_binlog_pos
+    assert errant.startswith("0-2-"), errant
+    b.execute("START SLAVE")  # ... and then A's next transaction, numbered as high
+    a.execute(LAST_ON_A)
+    sync(_url(a), lake, tables=["shop.orders"], once=True, spark=spark)
+    offset = checkpoint_offsets(lake / "_binlogkit" / "checkpoint")[-1]
+    assert (offset["server"], offset["state"]) == ("1", a.variable("gtid_binlog_state"))
+    before = _changes(spark, lake)
+    _taken_over(a, b)
+
+    with pytest.raises(BinlogError, match=rf"errant GTIDs {errant} ") as err:
+        sync(_url(b), lake, tables=["shop.orders"], once=True, spark=spark, failover=True)
+    assert "server_id 2" in str(err.value) and "fresh snapshot" in str(err.value)
+    assert _changes(spark, lake) == before
+
+
+def _proxied(server: MariaDBSandbox) -> None:
+    """A user for connections through the proxy (TCP), outside the binlog."""
+    server.execute(
+        "SET sql_log_bin = 0; CREATE USER 'lake'@'127.0.0.1' IDENTIFIED BY 'pw'; "
+        "GRANT ALL PRIVILEGES ON *.* TO 'lake'@'127.0.0.1'"
+    )
+
+
+def _logged(spark: Any, lake: Path) -> int:
+    """How many row changes the change log holds (none before its first write)."""
+    changes = lake / "shop" / "orders" / "changes"
+    return len(_changes(spark, lake)) if (changes / "_delta_log").exists() else 0
+
+
+@contextmanager
+def _syncing(
+    url: str, lake: Path, spark: Any, failover: bool, failed: list[BaseException]
+) -> Iterator[threading.Thread]:
+    """A sync of ``url`` running in a thread (its error goes to ``failed``), stopped at the
+    end."""
+
+    def run() -> None:
+        try:
+            sync(url, lake, tables=["shop.orders"], spark=spark, failover=failover)
+        except BaseException as err:
+            failed.append(err)
+
+    streaming = threading.Thread(target=run)
+    streaming.start()
+    try:
+        yield streaming
+    finally:
+        for query in spark.streams.active:
+            query.stop()
+        streaming.join(240)
+
+
+def _switch(proxy: FaultProxy, to: MariaDBSandbox) -> None:
+    """The proxy's URL reaches ``to`` from now on (open connections break, as when a virtual
+    IP moves)."""
+    proxy.upstream = ("127.0.0.1", to.port)
+    proxy.drop_all()
+
+
+def test_another_server_behind_the_url_stops_the_stream_or_is_followed_with_failover(
+    spark: Any, mariadb_factory: Callable[..., MariaDBSandbox], tmp_path: Path
+) -> None:
+    from pyspark.sql.streaming.datasource import ReadAllAvailable
+
+    from binlogkit.spark.source import BinlogDataSource
+
+    a, b = _pair(mariadb_factory, "swap")
+    for server in (a, b):
+        _proxied(server)
+    lake = tmp_path / "lake"
+    with FaultProxy(("127.0.0.1", a.port)) as proxy:
+        url = f"mariadb://lake:pw@127.0.0.1:{proxy.port}/"
+        start = sync(url, lake, tables=["shop.orders"], once=True, spark=spark).snapshot.start
+
+        # A batch planned on A, read once the URL reaches B: its task refuses, as does the
+        # driver's next offset.
+        source = BinlogDataSource({"url": url, "start": "oldest"})
+        reader = source.streamReader(source.schema())
+        first = reader.initialOffset()
+        a.execute("UPDATE shop.orders SET qty = qty + 1 WHERE id <= 20")
+        end = reader.latestOffset(first, ReadAllAvailable())
+        [partition] = reader.partitions(first, end)
+        b.wait_for_gtid(a.gtid_binlog_pos)
+        _switch(proxy, b)
+        with pytest.raises(ServerChanged, match="is now server_id 2, not server_id 1"):
+            list(reader.read(partition))
+        with pytest.raises(ServerChanged, match="is now server_id 2, not server_id 1"):
+            reader.latestOffset(end, ReadAllAvailable())
+        reader.stop()
+
+        # Without failover a running sync stops at B.
+        _switch(proxy, a)
+        failed: list[BaseException] = []
+        with _syncing(url, lake, spark, False, failed) as streaming:
+            a.execute("DELETE FROM shop.orders WHERE id BETWEEN 21 AND 30")
+            _wait(lambda: _logged(spark, lake) >= 30 or bool(failed), "A's rows")
+            b.wait_for_gtid(a.gtid_binlog_pos)
+            _switch(proxy, b)
+            streaming.join(240)
+        assert len(failed) == 1 and "is now server_id 2, not server_id 1" in str(failed[0])
+        assert "--failover" in str(failed[0])
+
+        # With failover it goes on at B, which takes over, by GTID.
+        failed.clear()
+        _switch(proxy, a)
+        with _syncing(url, lake, spark, True, failed):
+            a.execute("UPDATE shop.orders SET note = 'A, before the move' WHERE id <= 5")
+            _wait(lambda: _logged(spark, lake) >= 35 or bool(failed), "A's last rows")
+            _taken_over(a, b)
+            _switch(proxy, b)
+            b.execute(ON_B.replace("flag = 0", "note = 'on B'"))
+            expected = sorted(b.query("SELECT id, note, qty, tag FROM shop.orders"))
+            _wait(lambda: _mirror(spark, lake) == expected or bool(failed), "B's rows")
+
+            # A, the lake's first server, comes back as B's replica and takes over again: its
+            # binlog state has B's GTIDs, which the lake read from B (not errant).
+            a.start()
+            a.replicate_from(b, gtid_slave_pos=a.gtid_binlog_pos)
+            _taken_over(b, a)
+            _switch(proxy, a)
+            a.execute("UPDATE shop.orders SET note = 'A again' WHERE id IN (3001, 1)")
+            expected = sorted(a.query("SELECT id, note, qty, tag FROM shop.orders"))
+            _wait(lambda: _mirror(spark, lake) == expected or bool(failed), "A's rows again")
+    assert not failed, failed
+    _check_lake(spark, lake, a, str(start.gtid), "id, note, qty, tag")

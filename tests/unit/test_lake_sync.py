@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from binlogkit.errors import BinlogError, ConnectionLost, ServerError
+from binlogkit.errors import BinlogError, ConnectionLost, ServerChanged, ServerError
 from binlogkit.spark.lake.storage import UriPath, lake_path
 from binlogkit.spark.lake_status import LakeStatus, TableStatus, committed_offset
-from binlogkit.spark.query_errors import query_error, restartable
+from binlogkit.spark.query_errors import query_error, restartable, server_changed
 from binlogkit.spark.sync_progress import AppliedBatch, BatchLog, bytes_behind, describe
 from binlogkit.spark.sync_state import (
     LakeLayout,
@@ -192,6 +192,13 @@ def test_errors_raised_in_the_driver_keep_their_type() -> None:
     assert query_error(gone) is gone and not restartable(gone)
     assert restartable(ConnectionLost("closed")) and restartable(ServerError(2013, "", "lost"))
     assert not restartable(ServerError(1064, "42000", "syntax"))
+
+
+def test_another_server_behind_the_url_is_told_apart() -> None:
+    task = RuntimeError("Traceback:\nbinlogkit.errors.ServerChanged: h:3306 is now server_id 2\n")
+    assert server_changed(task) and not restartable(task)
+    assert server_changed(ServerChanged("moved")) and not server_changed(BinlogError("gone"))
+    assert not server_changed(RuntimeError("binlogkit.errors.BinlogError: gone"))
 
 
 def test_describe_a_snapshot_tables_progress_or_anything_else() -> None:

@@ -41,7 +41,7 @@ from binlogkit.spark.jars import fetch_jars
 from binlogkit.spark.lake import storage
 from binlogkit.spark.lake.storage import LakePath, UriPath, WorkingCopy, lake_path
 from binlogkit.spark.lake.tables import LakeTables
-from binlogkit.spark.query_errors import query_error, restartable
+from binlogkit.spark.query_errors import query_error, restartable, server_changed
 from binlogkit.spark.sync_progress import AppliedBatch, BatchLog, Sizes, file_sizes
 from binlogkit.spark.sync_state import (
     LakeLayout,
@@ -129,13 +129,14 @@ def sync(
     start = snapshot.start
     reader = session.readStream.format("binlog").option("url", url)
     reader = reader.option("start", f"{start.file}:{start.pos}")
+    reader = reader.option("failover", str(failover).lower())
     sizes = file_sizes(url)
     first = Position(start.file, start.pos)
     keys = snapshot.keys
     with _history(layout) as history:
         changes = _selected(reader.option("schemaHistory", str(history.local)), selected).load()
         batches, rows = _stream(
-            changes, layout, history, state, once, trigger, progress, sizes, keys, first
+            changes, layout, history, state, once, trigger, progress, sizes, keys, first, failover
         )
     if moving:  # the stream went on from the checkpoint there: the lake's source from now on
         replace(state, source=wanted.source).save(layout.state)
@@ -303,10 +304,12 @@ def _stream(
     sizes: Callable[[], Sizes],
     keys: Mapping[str, Sequence[str]],
     first: Position,
+    failover: bool = False,
 ) -> tuple[int, int]:
     """Run the query that applies ``changes`` to the lake (``keys``: the key of each table
     the snapshot mirrors, for those without a primary key; ``first``: where the query's first
-    batch starts); the batches and rows it applied."""
+    batch starts); the batches and rows it applied. ``failover``: another server behind the
+    URL restarts the query (which goes on there by GTID) instead of ending the run."""
     log = BatchLog()
     failures: list[BaseException] = []
     applied: list[int] = []
@@ -347,7 +350,8 @@ def _stream(
         except StreamingQueryException as err:
             failure = failures[-1] if failures else err
             attempt = 1 if len(applied) > done_before else attempt + 1
-            if not restartable(failure) or backoff.gives_up(attempt, connected=True):
+            moved = failover and server_changed(failure)
+            if not (restartable(failure) or moved) or backoff.gives_up(attempt, connected=True):
                 raise query_error(failure) from None
             delay = backoff.delay(attempt)
             note = f"{query_error(failure)}: restarting the query in {delay:.0f} s"

@@ -4,17 +4,19 @@ Spark reports a Python error of a data source or a ``foreachBatch`` function
 as a long text holding its traceback; the binlogkit error at its end is what
 the user needs to read. A lost connection, a killed dump thread or a server
 shutting down is worth a restart of the query (from its checkpoint, so no
-change is lost or doubled); anything else is not.
+change is lost or doubled), and so is another server behind the URL when the
+query may follow a failover (the restarted driver finds its point by GTID);
+anything else is not.
 """
 
 from __future__ import annotations
 
 import re
 
-from binlogkit.errors import BinlogError, ConnectionLost, ServerError
+from binlogkit.errors import BinlogError, ConnectionLost, ServerChanged, ServerError
 from binlogkit.services.replica_stream import is_retryable
 
-__all__ = ["query_error", "restartable"]
+__all__ = ["query_error", "restartable", "server_changed"]
 
 _BINLOGKIT = re.compile(r"^binlogkit\.errors\.(\w+): (.+)$", re.MULTILINE)
 _PYTHON = re.compile(r"^([\w.]*(?:Error|Exception)): (.+)$", re.MULTILINE)
@@ -62,6 +64,15 @@ def restartable(err: BaseException) -> bool:
         return kind == "ServerError" and code is not None and is_retryable(_server(code))
     other = _PYTHON.findall(text)
     return bool(other) and other[-1][0].rpartition(".")[2] in _NETWORK
+
+
+def server_changed(err: BaseException) -> bool:
+    """Whether the query stopped because the URL reached another server (:class:`ServerChanged`,
+    raised on the driver or in a batch's task)."""
+    if isinstance(err, BinlogError):
+        return isinstance(err, ServerChanged)
+    found = _BINLOGKIT.findall(str(err))
+    return bool(found) and found[-1][0] == "ServerChanged"
 
 
 def _server(code: re.Match[str]) -> ServerError:

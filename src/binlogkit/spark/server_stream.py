@@ -7,10 +7,16 @@ exactly at its checkpoint, by ``file`` and ``pos``. ``gtid`` is the server's
 GTID position there (MariaDB ``domain-server-seq`` list, as
 ``@@gtid_binlog_pos`` and ``binlogkit tail`` resume points give it; null on
 MySQL): the name the same point has on every server of the replication
-topology, where file and position name nothing after a failover. The first
-offset a driver is given is checked against the server's GTID position there
-(``BINLOG_GTID_POS``). A checkpoint made on another server (a failover to a
-replica; also a restore or RESET MASTER) goes on at the point of this server's
+topology, where file and position name nothing after a failover. An offset also
+names its server (``server``), that server's binlog state there (``state``) and the
+position the stream began at (``since``), for the checks of
+:mod:`~binlogkit.spark.failover_checks`: every connection of the driver and of a
+batch's task must reach the offset's server; the first offset a driver is given
+(and the next after a failed connection) is checked against the server's GTID
+position there (``BINLOG_GTID_POS``). Without option ``failover=true`` another
+server is an error (:class:`~binlogkit.errors.ServerChanged`). With it, a
+checkpoint made on another server (a failover to a replica; also a restore or
+RESET MASTER) goes on at the point of this server's
 binlog whose GTID position is exactly the checkpoint's, found with a GTID
 dump from there (MariaDB's ``@slave_connect_state``) and checked with
 ``BINLOG_GTID_POS``: no transaction lost or read twice. From then on the
@@ -19,8 +25,10 @@ stream moved), and the events, row changes and schema history name its files
 ``1~mysql-bin.000002`` (:func:`~binlogkit.io.binlog_index.generation_name`), so
 they order after every position of the servers before, whatever their names.
 When there is no such point (the checkpoint has no GTIDs, this server lacks
-some of them or purged them, or has transactions of its own among them) it is
-a clear error, never a silent read of other transactions. Offsets written
+some of them or purged them, or has transactions of its own among them), or
+this server wrote transactions before it that the old one had not (errant, seen
+by comparing binlog states), it is a clear error, never a silent read of other
+transactions. Offsets written
 without ``gtid`` still load. Option ``start`` says where a new query starts:
 ``now`` (the default), ``oldest`` or ``file:pos``.
 
@@ -73,12 +81,12 @@ from pyspark.sql.types import StructType
 
 from binlogkit.binlog.context import DecodeOptions
 from binlogkit.binlog.events import Event
-from binlogkit.binlog.events.mariadb_gtid import MariaGtidEvent
+from binlogkit.binlog.events.mariadb_gtid import MariaGtidEvent, MariaGtidListEvent
 from binlogkit.binlog.events.rows import RowsEvent
 from binlogkit.binlog.frozen import frozen_dataclass
 from binlogkit.binlog.rows.columns import ColumnInfo
 from binlogkit.binlog.tables import SchemaSource
-from binlogkit.errors import BinlogError, ConnectionLost, ServerError
+from binlogkit.errors import BinlogError, ConnectionLost, ServerChanged, ServerError
 from binlogkit.gtid import MariaGtidList
 from binlogkit.io.binlog_index import binlog_order, generation_name, split_generation
 from binlogkit.io.mysql import MySQLConnection
@@ -99,6 +107,16 @@ from binlogkit.services.replica_stream import (
     parse_gtids,
 )
 from binlogkit.spark.arrow import change_batches
+from binlogkit.spark.failover_checks import (
+    MOVE_HINT,
+    SameServer,
+    binlog_state_at,
+    describe,
+    errant_gtids,
+    gtid_at,
+    same_position,
+    server_identity,
+)
 from binlogkit.spark.schema import typed_columns
 from binlogkit.spark.source import ReadPlan
 from binlogkit.spark.stream_history import StreamHistory
@@ -128,12 +146,32 @@ class ServerOffset:
     """The server's GTID position there (MariaDB ``domain-server-seq,...``); None: unknown."""
     generation: int = 0
     """How many times the stream moved to another server (a failover) before this point."""
+    server: str | None = None
+    """The identity of the server whose binlog ``file`` and ``pos`` name (its ``@@server_id``,
+    MySQL's ``@@server_uuid``); None: unknown (an offset of an older binlogkit)."""
+    state: str | None = None
+    """The server's binlog state there (MariaDB's last GTID of each domain and server id), for
+    the errant-transaction check of a failover; None: unknown."""
+    since: str | None = None
+    """The GTID position where the stream began (its first offset's), carried along: GTIDs
+    of a server not in ``state`` up to there are from before the stream."""
 
     @classmethod
     def load(cls, offset: dict[str, Any]) -> ServerOffset:
-        gtid = offset.get("gtid")
-        text = None if gtid is None else str(gtid)
-        return cls(str(offset["file"]), int(offset["pos"]), text, int(offset.get("generation", 0)))
+        def text(key: str) -> str | None:
+            value = offset.get(key)
+            return None if value is None else str(value)
+
+        generation = int(offset.get("generation", 0))
+        return cls(
+            str(offset["file"]),
+            int(offset["pos"]),
+            text("gtid"),
+            generation,
+            text("server"),
+            text("state"),
+            text("since"),
+        )
 
     @classmethod
     def of(cls, at: Position) -> ServerOffset:
@@ -144,8 +182,11 @@ class ServerOffset:
         return cls(file, at.pos, at.gtid, generation)
 
     def dump(self) -> dict[str, Any]:
-        offset = {"file": self.file, "pos": self.pos, "gtid": self.gtid}
-        return offset if not self.generation else {**offset, "generation": self.generation}
+        offset: dict[str, Any] = {"file": self.file, "pos": self.pos, "gtid": self.gtid}
+        if self.generation:
+            offset["generation"] = self.generation
+        known = {"server": self.server, "state": self.state, "since": self.since}
+        return {**offset, **{key: value for key, value in known.items() if value is not None}}
 
     def key(self) -> tuple[int, tuple[str, int, str], int]:
         return (self.generation, binlog_order(self.file), self.pos)
@@ -199,42 +240,20 @@ def _event_rows(event: Event) -> int:
     return len(event.rows) if isinstance(event, RowsEvent) else 0
 
 
-def _text(value: str) -> str:
-    """A SQL string literal."""
-    return "'" + value.replace("\\", "\\\\").replace("'", "''") + "'"
-
-
-def _gtid_at(conn: MySQLConnection, file: str, pos: int) -> str | None:
-    """The GTID position at ``file``:``pos`` of the server's binlog (MariaDB's BINLOG_GTID_POS,
-    which reads the file up to there); None on MySQL."""
-    if not conn.is_mariadb:
-        return None
-    value = conn.query(f"SELECT BINLOG_GTID_POS({_text(file)}, {pos})").rows[0][0]
-    return value
-
-
-def _same_position(here: str | None, offset: str) -> bool:
-    """Whether two MariaDB GTID positions are the same (in any order of domains)."""
-    if here is None:
-        return False
-    try:
-        ours, theirs = MariaGtidList.parse(here), MariaGtidList.parse(offset)
-    except ValueError:
-        return False
-    return set(ours.position()) == set(theirs.position())
-
-
 def _now(conn: MySQLConnection, attempts: int = 5) -> ServerOffset:
-    """The end of the server's binlog and its GTID position: SHOW MASTER STATUS between two
-    equal reads of ``@@gtid_binlog_pos`` (no transaction was written in between)."""
+    """The end of the server's binlog, its GTID position and binlog state: SHOW MASTER STATUS
+    and ``@@gtid_binlog_state`` between two equal reads of ``@@gtid_binlog_pos`` (no
+    transaction was written in between)."""
+    server = server_identity(conn)
     if not conn.is_mariadb:
-        return ServerOffset(*current_position(conn))
+        return ServerOffset(*current_position(conn), server=server)
     for _ in range(attempts):
         before = conn.query("SELECT @@gtid_binlog_pos").rows[0][0]
         file, pos = current_position(conn)
+        state = conn.query("SELECT @@gtid_binlog_state").rows[0][0]
         if conn.query("SELECT @@gtid_binlog_pos").rows[0][0] == before:
-            return ServerOffset(file, pos, before)
-    return ServerOffset(file, pos, _gtid_at(conn, file, pos))
+            return ServerOffset(file, pos, before, server=server, state=state)
+    return ServerOffset(file, pos, gtid_at(conn, file, pos), server=server)
 
 
 class ServerStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
@@ -251,6 +270,7 @@ class ServerStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         server_id: int = DEFAULT_SERVER_ID,
         limit: ReadLimit | None = None,
         history_path: str | None = None,
+        failover: bool = False,
     ) -> None:
         self.plan = plan
         self.schema = schema
@@ -259,10 +279,13 @@ class ServerStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         self.server_id = server_id
         self.limit = limit or ReadAllAvailable()
         self.history_path = history_path
+        self.failover = failover
+        """Whether the stream may go on at another server by GTID (else that is an error)."""
         self.target: ServerOffset | None = None
         self._history: StreamHistory | None = None
-        self._verified = False
-        """Whether an offset was checked against the server (see :meth:`_checked`)."""
+        self._verified: str | None = None
+        """The server whose binlog had an offset's GTID position (see :meth:`_checked`), until
+        a connection fails."""
         self._moves: dict[ServerOffset, ServerOffset] = {}
         """Offsets of another server (a checkpoint made before a failover) and the same points
         of this server's binlog (see :meth:`_moved`)."""
@@ -276,6 +299,7 @@ class ServerStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
                 return call()
             except (ConnectionLost, TimeoutError, OSError, ServerError) as err:
                 failures += 1
+                self._verified = None  # a restart may bring back another binlog: check again
                 attempts = READ_BACKOFF.attempts
                 if not is_retryable(err) or (attempts is not None and failures > attempts):
                     raise
@@ -317,13 +341,32 @@ class ServerStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
                     f"option start must be now, oldest or file:pos, not {self.start!r}"
                 )
             with self._connection() as conn:
-                return ServerOffset(file, int(pos), _gtid_at(conn, file, int(pos))).dump()
+                return self._first(conn, file, int(pos)).dump()
         with self._connection() as conn:
             files = conn.query("SHOW BINARY LOGS").rows
             if not files or files[0][0] is None:
                 raise BinlogError("the server has no binary logs (is log_bin on?)")
-            first = files[0][0]
-            return ServerOffset(first, BINLOG_HEADER_SIZE, _gtid_at(conn, first, 4)).dump()
+            return self._first(conn, files[0][0], BINLOG_HEADER_SIZE).dump()
+
+    def _first(self, conn: MySQLConnection, file: str, pos: int) -> ServerOffset:
+        """The stream's first offset, at ``file``:``pos`` of the server's binlog."""
+        gtid, server = gtid_at(conn, file, pos), server_identity(conn)
+        state = self._state_at(file, pos, server) if conn.is_mariadb else None
+        return ServerOffset(file, pos, gtid, 0, server, state, gtid)
+
+    def _state_at(self, file: str, pos: int, server: str) -> str | None:
+        """The binlog state at ``file``:``pos`` of the server ``server`` names
+        (:func:`binlog_state_at`)."""
+        verify = self.plan.verify_checksum
+        state = binlog_state_at(
+            self.url,
+            file,
+            pos,
+            server_id=self.server_id,
+            verify_checksum=verify,
+            connect=SameServer(server),
+        )
+        return None if state is None else str(state)
 
     def _seeded(self, history: StreamHistory) -> ServerOffset:
         """The position a query that starts now starts at: where the server's definitions,
@@ -331,9 +374,9 @@ class ServerStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         schema, start = stream_schema(self.url, "now")
         with self._connection() as conn:
             if not isinstance(start, tuple):  # the definitions could not be read (warned)
-                return _now(conn)
-            file, pos = start
-            at = ServerOffset(file, pos, _gtid_at(conn, file, pos))
+                now = _now(conn)
+                return replace(now, since=now.gtid)
+            at = self._first(conn, *start)
         history.seed(schema.catalog, at.position())
         return at
 
@@ -358,7 +401,10 @@ class ServerStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         begin = ServerOffset.load(start)
         with self._connection() as conn:
             begin = self._checked(conn, begin)
-            end = replace(self.target or _now(conn), generation=begin.generation)
+            if self.target is not None and self.target.server != begin.server:
+                self.target = _now(conn)  # moved to another server: ends at its end instead
+            end = self.target or _now(conn)
+        end = replace(end, generation=begin.generation, since=begin.since)
         if end.key() <= begin.key():
             return start
         if isinstance(limit, ReadMaxBytes):
@@ -371,38 +417,65 @@ class ServerStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     def _checked(
         self, conn: MySQLConnection, begin: ServerOffset, again: bool = False
     ) -> ServerOffset:
-        """``begin`` as a position of this server's binlog: its file is there and, the first
-        time this driver is given a position, the server's GTID position there is the offset's
-        (one of an older binlogkit, without it, is given it). Else, on MariaDB, the same point
-        found by the offset's GTIDs (:meth:`_moved`: another server after a failover).
-        ``again``: check the GTID position even after the first time."""
+        """``begin`` as a position of this server's binlog, with the server's identity: the
+        server is the offset's (or the offset names none), its file is there and, the first
+        time this driver is given a position on this server (and after a failed connection),
+        the server's GTID position there is the offset's (one of an older binlogkit, without
+        it, is given it). Else, on MariaDB, the same point found by the offset's GTIDs
+        (:meth:`_moved`): for a purged file of this server, or with ``failover`` for another
+        server (without: :class:`ServerChanged`). ``again``: check the GTID position even
+        after the first time."""
+        server = server_identity(conn)
         moved = self._moves.get(begin)
-        if moved is not None:
+        if moved is not None and moved.server == server:
             return moved
         files = {row[0] for row in conn.query("SHOW BINARY LOGS").rows}
-        if begin.file in files:
-            if self._verified and not again and begin.gtid is not None:
-                return begin
-            here = _gtid_at(conn, begin.file, begin.pos)
-            if begin.gtid is None:
-                self._verified = True
-                return replace(begin, gtid=here)
-            if not conn.is_mariadb or _same_position(here, begin.gtid):
-                self._verified = True
-                return begin
-        elif begin.gtid is None or not conn.is_mariadb:
-            raise self._gone(begin.file)
-        moved = self._moves[begin] = self._moved(conn, begin, begin.file in files)
-        self._verified = True
-        return moved
+        present = begin.file in files
+        where = f"{begin.file}:{begin.pos} (GTIDs {begin.gtid or '(none)'})"
+        if begin.server not in (None, server):
+            assert begin.server is not None
+            why = (
+                f"{conn.spec.address} is now {describe(server)}, not {describe(begin.server)} "
+                f"whose binlog the stream's position {where} names"
+            )
+            return self._elsewhere(conn, begin, present, server, why)
+        if not present:
+            if begin.gtid is None or not conn.is_mariadb:
+                raise self._gone(begin.file)
+            return self._moved(conn, begin, present, server)  # purged here: by its GTIDs
+        if self._verified == server and not again and begin.gtid is not None:
+            return replace(begin, server=server)
+        here = gtid_at(conn, begin.file, begin.pos)
+        if begin.gtid is None or not conn.is_mariadb or same_position(here, begin.gtid):
+            self._verified = server
+            return replace(begin, gtid=here if begin.gtid is None else begin.gtid, server=server)
+        why = (
+            f"the binlog of {conn.spec.address} ({describe(server)}) is at GTIDs "
+            f"{here or '(none)'} at the stream's position {where} (another server behind the "
+            "URL, or its binlog was reset or restored)"
+        )
+        return self._elsewhere(conn, begin, present, server, why)
 
-    def _moved(self, conn: MySQLConnection, begin: ServerOffset, present: bool) -> ServerOffset:
+    def _elsewhere(
+        self, conn: MySQLConnection, begin: ServerOffset, present: bool, server: str, why: str
+    ) -> ServerOffset:
+        """``begin`` found on another server by GTID (:meth:`_moved`) when the stream may move
+        (``failover``); else :class:`ServerChanged` saying ``why``."""
+        if not self.failover:
+            raise ServerChanged(why, hint=MOVE_HINT)
+        return self._moved(conn, begin, present, server)
+
+    def _moved(
+        self, conn: MySQLConnection, begin: ServerOffset, present: bool, server: str
+    ) -> ServerOffset:
         """The point of this server's binlog whose GTID position is exactly ``begin``'s (whose
         file and position name another binlog): where its first transaction not in that
         position starts, or the binlog's end. A clear error when there is none (GTIDs missing
-        here, purged, or diverged), or when the history holds DDL past ``begin`` read from the
-        old server (a batch planned there and not committed). ``present``: whether the server
-        has ``begin``'s file (then its GTID position there is another)."""
+        here, purged, or diverged), when this server wrote transactions before that point that
+        ``begin``'s server had not (errant: :meth:`_refuse_errant`), or when the history holds
+        DDL past ``begin`` read from the old server (a batch planned there and not committed).
+        ``present``: whether the server has ``begin``'s file (then its GTID position there is
+        another); ``server``: this server's identity."""
         assert begin.gtid is not None
         where = f"{begin.file}:{begin.pos} (GTIDs {begin.gtid or '(none)'})"
         lead = (
@@ -434,10 +507,13 @@ class ServerStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
                 "server's positions): it cannot be read from another server",
                 hint=f"run the query on the old server until that batch is done; {resnapshot}",
             )
-        found = self._first_after(wanted, lead)
-        found = found if found is not None else _now(conn)
-        here = _gtid_at(conn, found.file, found.pos) if found.gtid is None else found.gtid
-        if not _same_position(here, begin.gtid):
+        # The binlog's end is taken before the dump: when the dump finds no transaction after
+        # the GTIDs, there was none at that end either (one written since is read from there).
+        end = _now(conn)
+        found = self._first_after(wanted, lead, server)
+        found = end if found is None else found
+        here = gtid_at(conn, found.file, found.pos) if found.gtid is None else found.gtid
+        if not same_position(here, begin.gtid):
             raise BinlogError(
                 f"{lead}, and this server's binlog has its GTIDs but no point with exactly "
                 f"them: before {found.file}:{found.pos}, its first "
@@ -446,7 +522,13 @@ class ServerStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
                 "domains interleaved otherwise)",
                 hint=resnapshot,
             )
-        moved = ServerOffset(found.file, found.pos, begin.gtid, begin.generation + 1)
+        state = found.state
+        if state is None:
+            state = self._state_at(found.file, found.pos, server)
+        self._refuse_errant(begin, state, f"{found.file}:{found.pos}", server, lead)
+        generation, since = begin.generation + 1, begin.since
+        moved = ServerOffset(found.file, found.pos, begin.gtid, generation, server, state, since)
+        self._moves[begin] = moved
         log.warning(
             "binlog stream: the checkpoint's %s is not this server's binlog; going on at its "
             "GTID position, this server's %s:%s (the change log names its files %s...)",
@@ -457,10 +539,39 @@ class ServerStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         )
         return moved
 
-    def _first_after(self, gtids: MariaGtidList, lead: str) -> ServerOffset | None:
-        """Where the first transaction after ``gtids`` starts in this server's binlog (a GTID
-        dump from there); None when it has none yet. ``lead`` begins the error when the
-        server cannot find them."""
+    def _refuse_errant(
+        self, begin: ServerOffset, state: str | None, point: str, server: str, lead: str
+    ) -> None:
+        """An error when this server's binlog state ``state`` at ``point``, the same point as
+        ``begin``, holds GTIDs ``begin``'s server had not written there (:func:`errant_gtids`):
+        transactions the lake never got. A warning when a state is unknown."""
+        if begin.state is None or state is None:
+            log.warning(
+                "binlog stream: %s; errant transactions (written on this server alone before "
+                "%s) cannot be checked: the %s binlog state is unknown",
+                lead,
+                point,
+                "checkpoint's (written by an older binlogkit)" if state else "server's",
+            )
+            return
+        since = None if begin.since is None else MariaGtidList.parse(begin.since)
+        errant = errant_gtids(MariaGtidList.parse(state), MariaGtidList.parse(begin.state), since)
+        if errant:
+            raise BinlogError(
+                f"{lead}, and this server ({describe(server)}) has transactions before that "
+                f"point, its {point}, that the checkpoint's server had not written there: errant "
+                f"GTIDs {', '.join(map(str, errant))} (each the last of its domain and server "
+                f"id; this server's binlog state there is {state}, the checkpoint's server's "
+                f"{begin.state}). The lake does not have their changes",
+                hint="start a new lake from a fresh snapshot of this server, or point the stream "
+                "at a server without them (replicas with gtid_strict_mode=ON and read_only get "
+                "no errant transactions)",
+            )
+
+    def _first_after(self, gtids: MariaGtidList, lead: str, server: str) -> ServerOffset | None:
+        """Where the first transaction after ``gtids`` starts in the binlog of the server
+        ``server`` names (a GTID dump from there); None when it has none yet. ``lead`` begins
+        the error when the server cannot find them."""
         quiet = DecodeOptions(verify_checksum=self.plan.verify_checksum, tables=_no_table)
         stream = BinlogStream(
             self.url,
@@ -470,6 +581,7 @@ class ServerStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             heartbeat=None,
             reconnect=None,
             options=quiet,
+            connect=SameServer(server),
         )
         try:
             with stream:
@@ -492,21 +604,31 @@ class ServerStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         self, begin: ServerOffset, end: ServerOffset, budget: int, measure: Callable[[Event], int]
     ) -> ServerOffset:
         """The last complete resume point up to ``end`` within ``budget`` (bytes or rows, as
-        ``measure`` counts them) from ``begin``; the first one when a transaction is bigger."""
+        ``measure`` counts them) from ``begin``; the first one when a transaction is bigger.
+        Its binlog state is ``begin``'s with the GTIDs read (or a GTID_LIST's, at a file's
+        start), when ``begin``'s is known."""
         last, read = begin, 0
+        state = kept = None if begin.state is None else MariaGtidList.parse(begin.state)
         with self._stream(begin, self.plan.options()) as stream:
             for event, point in stream.located():
                 read += measure(event)
+                if isinstance(event, MariaGtidEvent) and state is not None:
+                    state = state.add(event.gtid)
+                elif isinstance(event, MariaGtidListEvent):
+                    state = event.gtids
                 fields = _fields(point)
                 if not fields[3]:  # a transaction is open
                     continue
                 offset = _offset(fields, begin.generation)
                 if offset.key() > end.key() or (read > budget and last != begin):
                     break
-                last = offset
+                last, kept = offset, state
                 if read >= budget or offset.key() == end.key():
                     break
-        return last
+        if last == begin:
+            return begin
+        known = None if kept is None else str(kept)
+        return replace(last, server=begin.server, state=known, since=begin.since)
 
     @contextmanager
     def _stream(
@@ -517,7 +639,11 @@ class ServerStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         reconnect: Backoff | None = None,
     ) -> Iterator[BinlogStream]:
         """A non-blocking dump from ``begin`` (reconnecting as ``reconnect`` says: the driver's
-        are made again whole instead); a clear error when its file is purged."""
+        are made again whole instead), each connection checked to reach ``begin``'s server
+        (:class:`SameServer`); a clear error when its file is purged."""
+        connect = MySQLConnection.connect
+        if begin.server is not None:
+            connect = SameServer(begin.server, (begin.file, begin.pos, begin.gtid))
         stream = BinlogStream(
             self.url,
             server_id=self.server_id,
@@ -528,6 +654,7 @@ class ServerStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             options=options,
             schema=schema,
             file_prefix=begin.prefix,
+            connect=connect,
         )
         try:
             with stream:
@@ -582,7 +709,7 @@ class ServerStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
 
     def partitions(self, start: dict[str, Any], end: dict[str, Any]) -> list[InputPartition]:
         begin, stop = ServerOffset.load(start), ServerOffset.load(end)
-        if not self._verified or begin in self._moves:  # a batch read again as it restarts
+        if self._verified is None or begin in self._moves:  # a batch read again as it restarts
             # Planned on another server, either end may name a point of this one's binlog by
             # chance (the same file, position and GTIDs): both go on as this server's.
             moved = self._riding_out(lambda: self._check(begin))
@@ -651,4 +778,13 @@ def server_reader(
         server_id=int(server_id),
         limit=limit,
         history_path=options.get("schemahistory"),
+        failover=_flag(options, "failover"),
     )
+
+
+def _flag(options: dict[str, str], name: str) -> bool:
+    """A true/false option (default false)."""
+    value = options.get(name, "false").lower()
+    if value not in ("true", "false"):
+        raise BinlogError(f"option {name} must be true or false, not {value!r}")
+    return value == "true"
