@@ -95,20 +95,25 @@ def test_delta_widens_only_where_values_keep() -> None:
     assert not delta_widens(LongType(), IntegerType())
 
 
+def _timeline(folder: Path, steps: Sequence[str]) -> Timeline:
+    """The timeline of a history that records each script of ``steps`` at b.000001:100, 200..."""
+    store = HistoryStore(folder / "h.jsonl")
+    catalog = Catalog()
+    for pos, script in enumerate(steps, 1):
+        after = apply_script(catalog, script).catalog
+        store.record(Position("b.000001", pos * 100), catalog, after)
+        catalog = after
+    return Timeline(store.path)
+
+
 def test_timeline_versions_renames_and_drops(tmp_path: Path) -> None:
-    store = HistoryStore(tmp_path / "h.jsonl")
     steps = [
         BASE,
         "ALTER TABLE d.t ADD COLUMN x INT",
         "RENAME TABLE d.t TO d.u",
         "DROP TABLE d.u",
     ]
-    catalog = Catalog()
-    for pos, script in enumerate(steps, 1):
-        after = apply_script(catalog, script).catalog
-        store.record(Position("b.000001", pos * 100), catalog, after)
-        catalog = after
-    timeline = Timeline(store.path)
+    timeline = _timeline(tmp_path, steps)
     t = timeline.of("d", "t")
     assert [v.at.pos for v in t] == [100, 200, 300]
     assert t[2].definition is None and str(t[2].moved_to) == "d.u"
@@ -120,7 +125,6 @@ def test_timeline_versions_renames_and_drops(tmp_path: Path) -> None:
 
 
 def test_the_definition_a_batch_ends_with_and_the_tables_it_created(tmp_path: Path) -> None:
-    store = HistoryStore(tmp_path / "h.jsonl")
     steps = [
         BASE,  # the history's first record (as a seed): t existed before the stream
         "ALTER TABLE d.t ADD COLUMN x INT",
@@ -130,12 +134,7 @@ def test_the_definition_a_batch_ends_with_and_the_tables_it_created(tmp_path: Pa
         "DROP TABLE d.n",
         "CREATE TABLE d.n (id INT PRIMARY KEY, z INT)",
     ]
-    catalog = Catalog()
-    for pos, script in enumerate(steps, 1):
-        after = apply_script(catalog, script).catalog
-        store.record(Position("b.000001", pos * 100), catalog, after)
-        catalog = after
-    timeline = Timeline(store.path)
+    timeline = _timeline(tmp_path, steps)
     t, n, u = (timeline.of("d", name) for name in "tnu")
 
     def at(pos: int) -> Position:
