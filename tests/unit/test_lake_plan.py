@@ -4,6 +4,7 @@ session), and the table versions a schema history file gives."""
 from __future__ import annotations
 
 import struct
+from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from pathlib import Path
@@ -19,6 +20,7 @@ from binlogkit.errors import BinlogError
 from binlogkit.schema.model import Catalog, TableDef, TableName
 from binlogkit.schema.script import apply_script
 from binlogkit.schema.store import HistoryStore, Position, Truncation
+from binlogkit.spark.lake.batch import _created, _last_change
 from binlogkit.spark.lake.evolve import Plan, delta_widens, plan_change, spark_columns
 from binlogkit.spark.lake.timeline import Timeline, Version
 from binlogkit.spark.lake.truncate import empty_mirror
@@ -93,26 +95,69 @@ def test_delta_widens_only_where_values_keep() -> None:
     assert not delta_widens(LongType(), IntegerType())
 
 
+def _timeline(folder: Path, steps: Sequence[str]) -> Timeline:
+    """The timeline of a history that records each script of ``steps`` at b.000001:100, 200..."""
+    store = HistoryStore(folder / "h.jsonl")
+    catalog = Catalog()
+    for pos, script in enumerate(steps, 1):
+        after = apply_script(catalog, script).catalog
+        store.record(Position("b.000001", pos * 100), catalog, after)
+        catalog = after
+    return Timeline(store.path)
+
+
 def test_timeline_versions_renames_and_drops(tmp_path: Path) -> None:
-    store = HistoryStore(tmp_path / "h.jsonl")
     steps = [
         BASE,
         "ALTER TABLE d.t ADD COLUMN x INT",
         "RENAME TABLE d.t TO d.u",
         "DROP TABLE d.u",
     ]
-    catalog = Catalog()
-    for pos, script in enumerate(steps, 1):
-        after = apply_script(catalog, script).catalog
-        store.record(Position("b.000001", pos * 100), catalog, after)
-        catalog = after
-    timeline = Timeline(store.path)
+    timeline = _timeline(tmp_path, steps)
     t = timeline.of("d", "t")
     assert [v.at.pos for v in t] == [100, 200, 300]
     assert t[2].definition is None and str(t[2].moved_to) == "d.u"
     u = timeline.of("d", "u")
     assert [(v.at.pos, v.definition is None) for v in u] == [(300, False), (400, True)]
     assert u[1].moved_to is None and not u[1].unknown
+    assert str(u[0].moved_from) == "d.t" and t[0].moved_from is None
+    assert timeline.first == Position("b.000001", 100)
+
+
+def test_the_definition_a_batch_ends_with_and_the_tables_it_created(tmp_path: Path) -> None:
+    steps = [
+        BASE,  # the history's first record (as a seed): t existed before the stream
+        "ALTER TABLE d.t ADD COLUMN x INT",
+        "CREATE TABLE d.n (id INT PRIMARY KEY)",
+        "ALTER TABLE d.n ADD COLUMN y INT",
+        "RENAME TABLE d.t TO d.u",
+        "DROP TABLE d.n",
+        "CREATE TABLE d.n (id INT PRIMARY KEY, z INT)",
+    ]
+    timeline = _timeline(tmp_path, steps)
+    t, n, u = (timeline.of("d", name) for name in "tnu")
+
+    def at(pos: int) -> Position:
+        return Position("b.000001", pos)
+
+    def last(versions: Sequence[Version], start: int, end: int) -> int | None:
+        found = _last_change(versions, at(start), at(end))
+        return None if found is None else found.at.pos
+
+    assert last(t, 100, 450) == 200  # the ALTER, within the batch
+    assert last(t, 200, 450) is None  # done by the batch before
+    assert last(t, 100, 500) is None  # renamed away: a drop step, not a definition
+    assert last(n, 250, 450) == 400  # created and altered within: the last definition
+    assert last(n, 250, 650) is None  # dropped
+    assert last(n, 250, 700) == 700  # created again
+
+    def created(versions: Sequence[Version], start: int, target: Version) -> bool:
+        return _created(timeline, versions, at(start), target)
+
+    assert created(n, 250, n[1]) and not created(n, 300, n[1])
+    assert created(n, 600, n[3]) and not created(n, 700, n[3])
+    assert not created(t, 0, t[1])  # the seed's table ...
+    assert not created(u, 0, u[0])  # ... and a renamed one: rows not known
 
 
 def test_time_is_kept_as_microseconds() -> None:

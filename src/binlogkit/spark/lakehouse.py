@@ -33,6 +33,7 @@ from pyspark.sql import SparkSession
 
 from binlogkit.binlog.frozen import frozen_dataclass
 from binlogkit.errors import BinlogError
+from binlogkit.pipeline.filters import ReplicationFilter
 from binlogkit.schema.store import Position
 from binlogkit.services.replica_stream import Backoff
 from binlogkit.spark import register
@@ -245,17 +246,26 @@ def _selection(tables: Sequence[str] | None) -> tuple[str, ...] | None:
 
 
 def _selected(reader: Any, selected: tuple[str, ...] | None) -> Any:
-    """The stream reader with the source's replication filter of the selection: names as
-    ``replicateDoTable``, patterns as ``replicateWildDoTable``."""
+    """The stream reader with the source's replication filter of the selection."""
+    for key, value in _filter_options(selected).items():
+        reader = reader.option(key, value)
+    return reader
+
+
+def _filter_options(selected: tuple[str, ...] | None) -> dict[str, str]:
+    """The source's replication filter of the selection: names as ``replicateDoTable``,
+    patterns as ``replicateWildDoTable``; none: every table but the server's own."""
     if selected is None:
-        return reader.option("replicateWildIgnoreTable", SYSTEM_TABLES)
+        return {"replicateWildIgnoreTable": SYSTEM_TABLES}
     names = [name for name in selected if not _WILD.search(name)]
     patterns = [_WILD.sub(lambda m: _LIKE[m[0]], name) for name in selected if _WILD.search(name)]
-    if names:
-        reader = reader.option("replicateDoTable", ",".join(names))
-    if patterns:
-        reader = reader.option("replicateWildDoTable", ",".join(patterns))
-    return reader
+    options = {"replicateDoTable": ",".join(names), "replicateWildDoTable": ",".join(patterns)}
+    return {key: value for key, value in options.items() if value}
+
+
+def _chosen(selected: tuple[str, ...] | None) -> Callable[[str, str], bool]:
+    """Whether a table is in the selection, as the source's filter decides."""
+    return ReplicationFilter.from_variables(_filter_options(selected)).keeps_table
 
 
 _WILD = re.compile(r"[*?]")
@@ -405,6 +415,7 @@ def _apply(
         tables=tables,
         start=span[0],
         end=span[1],
+        created=_chosen(state.tables),
     )
     newest = None if applied.newest is None else datetime.fromtimestamp(applied.newest, UTC)
     return applied.rows, newest

@@ -5,9 +5,10 @@ schema history file (:class:`~binlogkit.spark.lake.timeline.Timeline`). A
 table's changes in the batch are cut where its definition changes (segments),
 and the batch's work is done in binlog order: each segment of row changes
 (the mirror's DDL steps, then the change log append beside the mirror's MERGE,
-then the SCD type 2 history), and each DROP, RENAME or TRUNCATE TABLE the
-history recorded up to the batch's last change. See
-docs/lakehouse.md for the DDL policy and the exactly-once argument.
+then the SCD type 2 history), each DROP, RENAME or TRUNCATE TABLE the history
+recorded up to the batch's end, and each table's last definition change within
+the batch (its mirror brought to it, or made empty for a table created there).
+See docs/lakehouse.md for the DDL policy and the exactly-once argument.
 """
 
 from __future__ import annotations
@@ -79,6 +80,8 @@ class _Run:
     that ends there belongs to that batch), else its first change."""
     keys: Mapping[str, Sequence[str]]
     tables: LakeTables
+    created: Callable[[str, str], bool]
+    """Whether a table created within the batch gets its (empty) mirror at the batch's end."""
     warned: set[str] = field(default_factory=set)
 
     def paths(self, db: str, name: str) -> tuple[str, str, str]:
@@ -120,6 +123,7 @@ def apply_batch(
     tables: LakeTables | None = None,
     start: Position | None = None,
     end: Position | None = None,
+    created: Callable[[str, str], bool] | None = None,
 ) -> Applied:
     """Apply batch ``version`` of row changes (a DataFrame of ``CHANGE_SCHEMA`` rows, any
     tables) to the lake: per table a change log, a mirror (tables with a primary key, or a key
@@ -132,7 +136,11 @@ def apply_batch(
     ``start``, ``end``: where the batch begins and ends in the binlog (a streaming source's
     offsets for it; by default its first and its last change). The DROP, RENAME and TRUNCATE
     TABLE statements the history recorded up to ``end`` are applied with the batch, also when
-    no row change follows them in it, or when it has none."""
+    no row change follows them in it, or when it has none; so is each table's last definition
+    change after ``start`` (ALTER TABLE: the mirror follows it). ``created(db, table)``: whether
+    a table created (CREATE TABLE) after ``start`` gets its mirror, empty, at the batch's end
+    without a row change (the caller's selection of tables); by default none does: the mirror
+    is created with the table's first change."""
     spark = changes.sparkSession
     changes = changes.persist()
     try:
@@ -152,6 +160,7 @@ def apply_batch(
             start or min(starts or ends, key=Position.key),
             dict(keys or {}),
             tables or LakeTables(spark),
+            created or (lambda db, name: False),
         )
         end = max(ends, key=Position.key)
         work: list[tuple[tuple[str, int, int], int, Any]] = []
@@ -164,9 +173,14 @@ def apply_batch(
                 table_step = (v.truncated or v.definition is None) and not v.unknown
                 if table_step and v.at.key() <= end.key():
                     work.append((v.at.key(), 0, (versions, v)))
+            last = _last_change(versions, run.start, end)
+            if last is not None:  # after a RENAME TABLE's move, and a segment, of its place
+                work.append((last.at.key(), 2, (versions, last)))
         for _, kind, item in sorted(work, key=lambda w: w[:2]):
             if kind == 1:
                 _apply_segment(run, item)
+            elif kind == 2:
+                _redefine(run, *item)
             elif item[1].truncated:
                 _truncate(run, *item)
             else:
@@ -451,6 +465,61 @@ def _unknown_after(unknown: dict[str, str], plan: Plan) -> dict[str, str]:
         if old in out:
             out[new] = out.pop(old)
     return out
+
+
+# -- ALTER and CREATE TABLE at the batch's end -------------------------------------------------
+
+
+def _last_change(versions: Sequence[Version], start: Position, end: Position) -> Version | None:
+    """The table's last version up to ``end``, when it is a definition change (not a drop, a
+    truncation or an unreadable statement) after ``start``: the one its mirror is brought to
+    at the batch's end. Earlier ones are followed by the table's segments, truncations and
+    drops, and by the batches before."""
+    last = next((v for v in reversed(versions) if v.at.key() <= end.key()), None)
+    if last is None or last.definition is None or last.truncated or last.unknown:
+        return None
+    return last if last.at.key() > start.key() else None
+
+
+def _redefine(run: _Run, versions: Sequence[Version], target: Version) -> None:
+    """Bring the table's mirror (and SCD type 2 history) to the definition ``target``, once: a
+    mirror that holds it or a later one is left as it is. A table without a mirror gets an
+    empty one where it was created within the batch (and ``run.created`` selects it)."""
+    definition = target.definition
+    assert definition is not None
+    table_name = definition.table_name
+    table = str(table_name)
+    _, mirror, history = run.paths(definition.db, definition.name)
+    if not (definition.primary_key or run.keys.get(table)):
+        return  # no mirror is kept: the table's next change says why
+    if not run.tables.exists(mirror):
+        if _created(run.timeline, versions, run.start, target) and run.created(*table_name):
+            schema = typed_schema(spark_columns(definition))["after"].dataType
+            run.tables.create(mirror, schema, extra={DEFINITION: position_property(target.at)})
+        return
+    steps = _mirror_steps(run.tables, table, mirror, versions, target)
+    if isinstance(steps, list) and steps:
+        _follow(run.tables, mirror, steps, target.at, history if run.scd2 else None)
+
+
+def _created(
+    timeline: Timeline, versions: Sequence[Version], start: Position, target: Version
+) -> bool:
+    """Whether the table was created after ``start`` (CREATE TABLE: the name's first
+    definition, or one after a drop; not a table of the history's first record, a seed's,
+    which existed before it, nor one a RENAME TABLE brought, whose rows are not known) with a
+    key, and kept a definition up to ``target``."""
+    if timeline.first is not None and timeline.first.key() > start.key():
+        start = timeline.first
+    for i in range(len(versions) - 1, -1, -1):
+        v = versions[i]
+        if v.at.key() > target.at.key():
+            continue
+        if v.at.key() <= start.key() or v.definition is None:
+            return False
+        if i == 0 or versions[i - 1].definition is None:
+            return v.moved_from is None and not _keyless_before(versions, target)
+    return False
 
 
 # -- TRUNCATE TABLE ------------------------------------------------------------------------

@@ -26,7 +26,8 @@ Key = tuple[str, str]
 @frozen_dataclass
 class Version:
     """A table's definition from ``at`` on: None when dropped (``moved_to`` names the table it
-    was renamed to), ``unknown`` when a statement binlogkit could not read changed it;
+    was renamed to; ``moved_from``: the table renamed to this one there), ``unknown`` when a
+    statement binlogkit could not read changed it;
     ``truncated``: the table's rows were removed at ``at`` (a TRUNCATE), or only those of
     ``partitions`` where they are named."""
 
@@ -34,20 +35,25 @@ class Version:
     definition: TableDef | None
     unknown: bool = False
     moved_to: TableName | None = None
+    moved_from: TableName | None = None
     truncated: bool = False
     partitions: tuple[str, ...] | None = None
 
 
 class Timeline:
-    """The versions of every table in a schema history file."""
+    """The versions of every table in a schema history file; ``first``: where its first record
+    is (a seed's position: the catalog the stream started from), None for an empty file."""
 
     def __init__(self, history: str | Path) -> None:
         self.versions: dict[Key, list[Version]] = {}
+        self.first: Position | None = None
         self._catalog = Catalog()
         with working_copy(lake_path(history)) as local:
             store = HistoryStore(local)
             truncations = store.truncations()
             steps = store.timeline()
+        if steps:
+            self.first = steps[0][0]
         for at, catalog in steps:
             while truncations and truncations[0].at.key() <= at.key():
                 self._truncate(truncations.pop(0))
@@ -68,12 +74,13 @@ class Timeline:
             previous = old.get(key)
             if previous is table:
                 continue
+            moved_from = None
             if previous is None:
                 source = next((k for k, t in gone.items() if _same_columns(t, table)), None)
                 if source is not None:  # a RENAME TABLE: same columns under a new name
-                    gone.pop(source)
+                    moved_from = gone.pop(source).table_name
                     self._add(source, Version(at, None, moved_to=table.table_name))
-            self._add(key, Version(at, table))
+            self._add(key, Version(at, table, moved_from=moved_from))
         for key in gone:
             unknown = after.is_unknown(*key)
             self._add(key, Version(at, None, unknown=unknown))

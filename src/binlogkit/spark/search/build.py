@@ -22,7 +22,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
-from pyspark.errors import AnalysisException
+from pyspark.errors import AnalysisException, UnsupportedOperationException
 from pyspark.sql.types import StringType
 
 from binlogkit.binlog.frozen import frozen_dataclass
@@ -472,10 +472,15 @@ def _renames(path: str, start: int, end: int, columns: Sequence[str]) -> dict[st
 
 
 def _feed_readable(spark: Any, path: str, start: int, end: int) -> bool:
+    """Whether the change data feed of versions ``start`` to ``end`` can be read: Delta
+    refuses a range across a column renamed or dropped (column mapping), with an
+    ``AnalysisException`` or an ``UnsupportedOperationException``
+    (``DELTA_CHANGE_DATA_FEED_INCOMPATIBLE_SCHEMA_CHANGE``, seen for a range that ends with
+    the DDL, as the lake writes it at a batch's end with no row change after it)."""
     reader = spark.read.format("delta").option("readChangeFeed", "true")
     reader = reader.option("startingVersion", start).option("endingVersion", end)
     try:
         reader.load(path).limit(1).collect()
-    except AnalysisException:
+    except (AnalysisException, UnsupportedOperationException):
         return False
     return True
