@@ -4,8 +4,9 @@ Applies ``--batches`` batches of ``--rows`` new rows each (typed changes of one
 table, as ``apply_batch`` hands them to the writes; ``--updates``: and as many
 updates of keys of earlier batches) to a change log and a mirror on
 ``local[2]``, as the apply writes them: the change log append beside the
-mirror's MERGE (``--before``: the append, then the MERGE, as it did before),
-and prints the
+mirror's MERGE (``--before``: the append, then the MERGE, as it did before;
+``--insert-append``: the batch's inserts appended to the mirror instead of
+MERGEd, as the apply does where the mirror is exact), and prints the
 median time of each write and of both over the batches after the first
 ``--warmup``, the CPU time of the process tree (the JVM and Python workers) and
 the Spark jobs a batch. ``--delta-txn`` makes the same writes idempotent with
@@ -17,7 +18,7 @@ session setting, ``--mirror-property`` a table property of the mirror (such as
 machine is shared, and compare::
 
     .venv/bin/python benchmarks/batch_writes.py [--rows 3000] [--batches 25] [--updates N]
-        [--before] [--delta-txn] [--snapshot-partitions N] [--set KEY=VALUE]
+        [--before] [--insert-append] [--delta-txn] [--snapshot-partitions N] [--set KEY=VALUE]
         [--mirror-property KEY=VALUE]
 
 Measured (docs/lakehouse.md, "Cost of a micro-batch"): see there.
@@ -105,6 +106,9 @@ def main() -> None:
         action="store_true",
         help="the append, then the MERGE (the code before)",
     )
+    parser.add_argument(
+        "--insert-append", action="store_true", help="append the inserts to the mirror"
+    )
     parser.add_argument("--updates", type=int, default=0, help="updates of older keys a batch")
     parser.add_argument("--snapshot-partitions", type=int, help="default: lake_session's")
     parser.add_argument(
@@ -154,7 +158,10 @@ def main() -> None:
             else:
                 changelog.create_log(frame, log, tables)
             with nullcontext() if args.before else _beside(spark, append):
-                mirror.merge_mirror(frame, rows, ["id"], mark)
+                if args.insert_append and not args.updates:
+                    mirror.append_mirror(frame, rows, mark)
+                else:
+                    mirror.merge_mirror(frame, rows, ["id"], mark)
                 ended["merge"] = time.monotonic()
             times["append"].append(ended["append"] - began)
             times["merge"].append(ended["merge"] - (ended["append"] if args.before else began))
@@ -168,6 +175,7 @@ def main() -> None:
     kept = {name: values[args.warmup :] for name, values in times.items()}
     how = "Delta transaction ids" if args.delta_txn else "marks"
     how += ", append then MERGE (before)" if args.before else ", append beside the MERGE"
+    how += ", inserts appended to the mirror" if args.insert_append else ""
     load = os.getloadavg()[0]
     parts = spark.conf.get("spark.databricks.delta.snapshotPartitions")
     print(

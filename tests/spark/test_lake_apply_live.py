@@ -5,14 +5,17 @@ The workload adds, renames, widens and drops columns, moves rows by primary-key
 updates, creates, renames and drops tables, and has a table without a primary
 key. Applied batch by batch, every mirror equals ``SELECT *`` of its table, the
 change log holds each change once, the SCD type 2 history has a version per
-change; a batch applied again changes nothing, a run stopped between writes is
-completed by a rerun, and a type change no Delta table can hold exactly stops
-with an error naming the column.
+change; a batch of a table's inserts alone is appended to its mirror, not
+MERGEd, unless it starts before the end of changes the mirror may hold already
+(a snapshot's); a batch applied again changes nothing, a run stopped between
+writes is completed by a rerun, and a type change no Delta table can hold
+exactly stops with an error naming the column.
 """
 
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -27,6 +30,7 @@ pytest.importorskip("delta")
 from delta.tables import DeltaTable
 
 from binlogkit.schema.history import SchemaHistory
+from binlogkit.schema.store import Position
 from binlogkit.sources import open_binlog
 from binlogkit.spark.delta import CRASH_ENV, apply_batch
 from binlogkit.spark.lake.tables import DEFINITION, UNKNOWN_COLUMNS, LakeTables, properties
@@ -185,6 +189,9 @@ def test_batches_follow_the_server_through_ddl(spark: Any, workload: Any, tmp_pa
             op in ("WRITE", "MERGE") for op, _ in commits
         ], commits
         assert sum(marked for _, marked in commits) >= 3  # a write a batch, at least
+    # The last batch holds one insert of items: appended, so the replay below replays an append.
+    assert _operations(tmp_path, "items", "mirror")[-1] == ("WRITE", True)
+    assert [op for op, _ in _operations(tmp_path, "items", "mirror")].count("WRITE") == 1
 
     # Applied again (a crash after every commit): nothing changes.
     commits = _commits(spark, tmp_path)
@@ -232,6 +239,31 @@ def _history_matches_changes(spark: Any, lake: Path) -> None:
         if c.op != "d":
             by_key.setdefault(c.after.id, []).append(c.op)
     assert by_key[2] == ["c", "u", "u", "u"]  # insert, qty + 1, 'deux', extra
+
+
+def test_inserts_are_merged_while_the_mirror_may_hold_them(
+    spark: Any, workload: Any, tmp_path: Path
+) -> None:
+    """A mirror holding the row of a later insert already, as a snapshot's chunk read after it
+    leaves it: a batch with that insert, starting before the end of such changes, MERGEs it
+    (an append would hold the row twice), and applied again changes nothing."""
+    server, batches, _ = workload
+    tables = LakeTables(spark)
+    _apply(spark, workload, tmp_path, range(3), tables)
+    mirror = _table(spark, tmp_path, "items", "mirror")
+    ahead = spark.createDataFrame([(7, 7, "seven", 7, 7, 7)], "id INT, qty INT, label STRING, "
+                                  "price INT, small INT, extra INT")  # fmt: skip
+    ahead.select(*(ahead[f.name].cast(f.dataType) for f in mirror.schema)).write.format(
+        "delta"
+    ).mode("append").save(str(tmp_path / "shop" / "items" / "mirror"))
+    end = Position(os.path.basename(batches[3][-1]), 2**40)  # past batch 3's changes
+    replayed = {"shop.items": end}
+    _apply(spark, workload, tmp_path, range(3, 4), tables, replayed=replayed)
+    assert _operations(tmp_path, "items", "mirror")[-1] == ("MERGE", True)
+    _mirrors_equal_server(spark, server, tmp_path)
+    commits = _commits(spark, tmp_path)
+    _apply(spark, workload, tmp_path, range(3, 4), tables, replayed=replayed)
+    assert _commits(spark, tmp_path) == commits
 
 
 def test_a_stop_between_writes_is_completed_by_a_rerun(

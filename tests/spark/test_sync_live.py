@@ -5,7 +5,8 @@
   the snapshot reads: every mirror equals the mirror a lake built from the
   server's whole binlog has (the binlog path, independent of the snapshot's
   reads), holds the server's rows, and the change log holds each change from
-  the snapshot's position on once.
+  the snapshot's position on once; inserts after the end of the snapshot's
+  reads are appended to the mirror (not MERGEd), and it stays equal.
 - The sync process killed (SIGKILL) in the snapshot and after a micro-batch's
   writes but before its checkpoint, then run again: the same result.
 - A streaming sync rides out killed dump threads and a server restart, and
@@ -151,9 +152,17 @@ def test_snapshot_under_load_then_stream_equals_the_source(
         load.terminate()
         load.wait()
     sync(_url(server), lake, tables=tables, once=True, spark=spark)
+    # A batch of inserts alone, well past the end of the snapshot's reads: appended.
+    server.execute("INSERT INTO sbtest.sbtest1 (k, c, pad) VALUES (1, 'late', 'x'), (2, 'y', 'z')")
+    sync(_url(server), lake, tables=tables, once=True, spark=spark)
     apply(server.binlog_dir, reference, tables=tables, once=True, spark=spark)
 
-    start = first.snapshot.start
+    start, end = first.snapshot.start, first.snapshot.end
+    assert end is not None and end.key() >= start.key()
+    log = lake / "sbtest" / "sbtest1" / "mirror" / "_delta_log"
+    lines = max(log.glob("*.json")).read_text().splitlines()
+    (last,) = [json.loads(line)["commitInfo"] for line in lines if '"commitInfo"' in line[:15]]
+    assert last["operation"] == "WRITE", last
     assert set(first.snapshot.no_key) == {"bk.t_nopk"}
     assert any(getattr(note, "table", None) == "sbtest.sbtest1" for note in seen)
     assert any(isinstance(note, StreamProgress) and note.rows for note in seen)

@@ -33,6 +33,7 @@ from pyspark.sql import SparkSession
 
 from binlogkit.binlog.frozen import frozen_dataclass
 from binlogkit.errors import BinlogError
+from binlogkit.io.binlog_index import generation_name
 from binlogkit.pipeline.filters import ReplicationFilter
 from binlogkit.schema.store import Position
 from binlogkit.services.replica_stream import Backoff
@@ -134,10 +135,22 @@ def sync(
     sizes = file_sizes(url)
     first = Position(start.file, start.pos)
     keys = snapshot.keys
+    replayed = {table: snapshot.end for table in keys}
     with _history(layout) as history:
         changes = _selected(reader.option("schemaHistory", str(history.local)), selected).load()
         batches, rows = _stream(
-            changes, layout, history, state, once, trigger, progress, sizes, keys, first, failover
+            changes,
+            layout,
+            history,
+            state,
+            once,
+            trigger,
+            progress,
+            sizes,
+            keys,
+            first,
+            replayed,
+            failover,
         )
     if moving:  # the stream went on from the checkpoint there: the lake's source from now on
         replace(state, source=wanted.source).save(layout.state)
@@ -179,7 +192,7 @@ def apply(
     with _history(layout) as history:
         changes = _selected(reader.option("schemaHistory", str(history.local)), selected).load()
         batches, rows = _stream(
-            changes, layout, history, state, once, trigger, progress, sizes, {}, first
+            changes, layout, history, state, once, trigger, progress, sizes, {}, first, {}
         )
     return RunReport(None, batches, rows)
 
@@ -314,12 +327,14 @@ def _stream(
     sizes: Callable[[], Sizes],
     keys: Mapping[str, Sequence[str]],
     first: Position,
+    replayed: Mapping[str, Position | None],
     failover: bool = False,
 ) -> tuple[int, int]:
     """Run the query that applies ``changes`` to the lake (``keys``: the key of each table
     the snapshot mirrors, for those without a primary key; ``first``: where the query's first
-    batch starts); the batches and rows it applied. ``failover``: another server behind the
-    URL restarts the query (which goes on there by GTID) instead of ending the run."""
+    batch starts; ``replayed``: per table the snapshot mirrors, where the changes its mirror
+    may hold already end); the batches and rows it applied. ``failover``: another server
+    behind the URL restarts the query (which goes on there by GTID) instead of ending the run."""
     log = BatchLog()
     failures: list[BaseException] = []
     applied: list[int] = []
@@ -331,7 +346,9 @@ def _stream(
         try:
             span = _span(layout.checkpoint, batch_id, first)
             history.publish()  # the batch's DDL in the lake before any of its writes
-            rows, newest = _apply(df, layout, history, state, batch_id, keys, tables, span)
+            rows, newest = _apply(
+                df, layout, history, state, batch_id, (keys, replayed), tables, span
+            )
         except BaseException as err:
             failures.append(err)
             raise
@@ -398,12 +415,12 @@ def _apply(
     history: WorkingCopy,
     state: SyncState,
     batch_id: int,
-    keys: Mapping[str, Sequence[str]],
+    snapshot: tuple[Mapping[str, Sequence[str]], Mapping[str, Position | None]],
     tables: LakeTables,
     span: tuple[Position | None, Position | None],
 ) -> tuple[int, datetime | None]:
-    """Apply one micro-batch (``span``: where it starts and ends); its row changes and newest
-    commit time."""
+    """Apply one micro-batch (``snapshot``: the keys and ends of the snapshot's mirrors,
+    ``span``: where it starts and ends); its row changes and newest commit time."""
     applied = apply_batch(
         df,
         str(layout.root),
@@ -411,11 +428,12 @@ def _apply(
         app_id=state.app_id,
         version=batch_id,
         scd2=state.scd2,
-        keys=keys,
+        keys=snapshot[0],
         tables=tables,
         start=span[0],
         end=span[1],
         created=_chosen(state.tables),
+        replayed=snapshot[1],
     )
     newest = None if applied.newest is None else datetime.fromtimestamp(applied.newest, UTC)
     return applied.rows, newest
@@ -426,12 +444,16 @@ def _span(
 ) -> tuple[Position | None, Position | None]:
     """Where micro-batch ``batch_id`` starts and ends in the binlog: the source's offsets the
     query's checkpoint records for the batch before it (``first`` for the first batch) and for
-    it (written before the batch runs); None where the checkpoint has none."""
+    it (written before the batch runs), named as the lake names positions (with the offset's
+    generation after a failover); None where the checkpoint has none."""
 
     def offset(batch: int) -> Position | None:
         found = batch_offset(checkpoint, batch)
         try:
-            return None if found is None else Position(str(found["file"]), int(found["pos"]))
+            if found is None:
+                return None
+            file = generation_name(str(found["file"]), int(found.get("generation", 0)))
+            return Position(file, int(found["pos"]))
         except (KeyError, TypeError, ValueError) as err:
             raise BinlogError(
                 f"{checkpoint}: batch {batch}'s offset names no binlog position ({err!r})",

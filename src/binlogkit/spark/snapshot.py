@@ -16,11 +16,15 @@
    number), so a group committed before a crash is skipped when it is written
    again. The mirror is created first as the apply creates its mirrors (column
    mapping by name, type widening), noting the definition it holds (the one at S).
-3. The stream then applies the binlog from S; a change between S and a chunk's
+3. Once every group is written, the end E of the server's binlog: every chunk
+   was read at a position at or before it (:func:`_reads_end`).
+4. The stream then applies the binlog from S; a change between S and a chunk's
    own position is applied again over rows that already hold it, which the
    mirror's MERGE (last change per key wins, full row images) makes harmless.
+   From E on no change is in a mirror before the stream applies it, so a batch
+   that starts there may append a table's inserts (docs/lakehouse.md, Mirror).
 
-The plan, S and the groups done are kept in ``LAKE/_binlogkit/snapshot.json``
+The plan, S, the groups done and E are kept in ``LAKE/_binlogkit/snapshot.json``
 (written atomically): a run after a crash goes on at the first group not
 recorded, and a run after the end returns at once. A table without a primary
 key or a NOT NULL unique key gets no mirror (its changes can only be logged).
@@ -40,11 +44,12 @@ from typing import Any
 
 from binlogkit.binlog.frozen import frozen_dataclass
 from binlogkit.errors import BinlogError
-from binlogkit.io.mysql import MySQLConnection
+from binlogkit.io.mysql import ConnectionSpec, MySQLConnection
 from binlogkit.schema.model import Catalog, TableDef
 from binlogkit.schema.seed import seed_from_server
 from binlogkit.schema.store import HistoryStore, Position
 from binlogkit.schema.table_map import column_infos
+from binlogkit.services.replica_stream import current_position
 from binlogkit.spark import session_parallelism
 from binlogkit.spark.chunks import Chunk, chunk_key, chunk_where, plan_chunks, table_sql
 from binlogkit.spark.lake import storage
@@ -87,11 +92,14 @@ commit, before the state records it."""
 class SnapshotResult:
     """Where the stream starts (S) and, per table whose mirror the snapshot wrote, the key it
     is kept by (the primary key, else a NOT NULL unique key); ``no_key``: selected tables
-    without a key to mirror by (their changes can only be logged)."""
+    without a key to mirror by (their changes can only be logged); ``end``: where its reads
+    end (E, at or past every chunk's position): changes before it may be in the mirrors
+    already, none from it on."""
 
     start: Position
     keys: Mapping[str, tuple[str, ...]]
     no_key: tuple[str, ...] = ()
+    end: Position | None = None
 
     @property
     def tables(self) -> tuple[str, ...]:
@@ -155,13 +163,27 @@ def run_snapshot(
         state = _plan(url, lake, selection, chunk_rows, per_group)
         storage.replace_json(path, state)
     _write_groups(spark, url, lake, state, progress)
+    if "end" not in state:
+        state["end"] = asdict(_reads_end(url))
+        storage.replace_json(path, state)
     return _result(state)
 
 
 def _result(state: dict[str, Any]) -> SnapshotResult:
     keys = {name: tuple(t["key"]) for name, t in state["tables"].items() if t["key"]}
     no_key = tuple(name for name, t in state["tables"].items() if not t["key"])
-    return SnapshotResult(Position(**state["start"]), keys, no_key)
+    return SnapshotResult(Position(**state["start"]), keys, no_key, Position(**state["end"]))
+
+
+def _reads_end(url: str) -> Position:
+    """E: the end of the server's binlog, read once every group is written. Each chunk was read
+    in a consistent snapshot at a position P (the end of the last transaction it sees) taken
+    before its Spark task ended, so before now; the binlog only grows, so P <= E, and a change
+    logged at or after E is in no chunk. (E bounds the largest P from above; a snapshot that
+    finished before this field existed gets it on its next run, later, still a bound.)"""
+    with MySQLConnection.connect(ConnectionSpec.from_url(url)) as conn:
+        file, pos = current_position(conn)
+    return Position(file, pos)
 
 
 # -- the plan, in the driver's snapshot ---------------------------------------------------

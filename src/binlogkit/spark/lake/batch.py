@@ -5,10 +5,11 @@ schema history file (:class:`~binlogkit.spark.lake.timeline.Timeline`). A
 table's changes in the batch are cut where its definition changes (segments),
 and the batch's work is done in binlog order: each segment of row changes
 (the mirror's DDL steps, then the change log append beside the mirror's MERGE,
-then the SCD type 2 history), each DROP, RENAME or TRUNCATE TABLE the history
-recorded up to the batch's end, and each table's last definition change within
-the batch (its mirror brought to it, or made empty for a table created there).
-See docs/lakehouse.md for the DDL policy and the exactly-once argument.
+then the SCD type 2 history; or the append of a batch of inserts alone), each
+DROP, RENAME or TRUNCATE TABLE the history recorded up to the batch's end, and
+each table's last definition change within the batch (its mirror brought to it,
+or made empty for a table created there). See docs/lakehouse.md for the DDL
+policy and the exactly-once argument.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from pyspark.util import inheritable_thread_target
 
 from binlogkit.binlog.frozen import frozen_dataclass
 from binlogkit.errors import BinlogError
+from binlogkit.io.binlog_index import split_generation
 from binlogkit.schema.model import TableDef, TableName, fold_column
 from binlogkit.schema.store import Position
 from binlogkit.spark.lake.changelog import append_created, create_log
@@ -41,7 +43,7 @@ from binlogkit.spark.lake.evolve import (
 )
 from binlogkit.spark.lake.images import typed_images
 from binlogkit.spark.lake.marks import Mark
-from binlogkit.spark.lake.mirror import merge_mirror
+from binlogkit.spark.lake.mirror import append_mirror, merge_mirror
 from binlogkit.spark.lake.scd2 import close_all, merge_history
 from binlogkit.spark.lake.storage import LakePath, lake_path
 from binlogkit.spark.lake.tables import (
@@ -82,6 +84,7 @@ class _Run:
     tables: LakeTables
     created: Callable[[str, str], bool]
     """Whether a table created within the batch gets its (empty) mirror at the batch's end."""
+    replayed: Mapping[str, Position | None]
     warned: set[str] = field(default_factory=set)
 
     def paths(self, db: str, name: str) -> tuple[str, str, str]:
@@ -109,6 +112,8 @@ class _Segment:
     index: int
     rows: Any
     single: bool
+    inserts_only: bool
+    """The table's changes in the batch are all inserts (op ``c``)."""
 
 
 def apply_batch(
@@ -124,6 +129,7 @@ def apply_batch(
     start: Position | None = None,
     end: Position | None = None,
     created: Callable[[str, str], bool] | None = None,
+    replayed: Mapping[str, Position | None] | None = None,
 ) -> Applied:
     """Apply batch ``version`` of row changes (a DataFrame of ``CHANGE_SCHEMA`` rows, any
     tables) to the lake: per table a change log, a mirror (tables with a primary key, or a key
@@ -140,11 +146,18 @@ def apply_batch(
     change after ``start`` (ALTER TABLE: the mirror follows it). ``created(db, table)``: whether
     a table created (CREATE TABLE) after ``start`` gets its mirror, empty, at the batch's end
     without a row change (the caller's selection of tables); by default none does: the mirror
-    is created with the table's first change."""
+    is created with the table's first change.
+
+    A table's batch of inserts alone is appended to its mirror, not MERGEd, where the mirror
+    is the source's table as of the batch's start (docs/lakehouse.md, Mirror): a mirror the
+    apply made from the binlog, or one another writer filled, named in ``replayed`` by
+    ``"db.t"`` with the position before which the batches may hold changes it holds already
+    (the snapshot's :attr:`~binlogkit.spark.snapshot.SnapshotResult.end`; None: not known,
+    always MERGEd)."""
     spark = changes.sparkSession
     changes = changes.persist()
     try:
-        spans, applied = _summary(changes)
+        spans, applied, inserting = _summary(changes)
         ends = [Position(f, hi) for files in spans.values() for f, (_, hi) in files.items()]
         starts = [Position(f, lo) for files in spans.values() for f, (lo, _) in files.items()]
         if end is not None:
@@ -161,11 +174,14 @@ def apply_batch(
             dict(keys or {}),
             tables or LakeTables(spark),
             created or (lambda db, name: False),
+            dict(replayed or {}),
         )
         end = max(ends, key=Position.key)
         work: list[tuple[tuple[str, int, int], int, Any]] = []
         for (db, name), files in spans.items():
-            for segment in _segments(changes, db, name, files, run.timeline.of(db, name)):
+            versions = run.timeline.of(db, name)
+            only = (db, name) in inserting
+            for segment in _segments(changes, db, name, files, versions, only):
                 at = segment.version.at if segment.version is not None else run.start
                 work.append((at.key(), 1, segment))
         for versions in run.timeline.versions.values():
@@ -193,17 +209,22 @@ def apply_batch(
 Spans = dict[tuple[str, str], dict[str, tuple[int, int]]]
 
 
-def _summary(changes: Any) -> tuple[Spans, Applied]:
-    """Per table, per binlog file: the first and last position of its changes; and what the
-    batch holds (in one pass over it)."""
+def _summary(changes: Any) -> tuple[Spans, Applied, set[tuple[str, str]]]:
+    """Per table, per binlog file: the first and last position of its changes; what the batch
+    holds; and the tables whose changes are all inserts (in one pass over it)."""
     newest = F.max(F.coalesce("commit_ts", "ts").cast("double"))
+    others = F.sum((F.col("op") != "c").cast("int"))
     groups = changes.groupBy("db", "table", "file")
-    rows = groups.agg(F.min("pos"), F.max("pos"), F.count("*"), newest).collect()
+    rows = groups.agg(F.min("pos"), F.max("pos"), F.count("*"), newest, others).collect()
     spans: Spans = {}
-    for db, name, file, lo, hi, _, _ in rows:
+    mixed = set()
+    for db, name, file, lo, hi, _, _, not_inserts in rows:
         spans.setdefault((db, name), {})[file] = (lo, hi)
+        if not_inserts:
+            mixed.add((db, name))
     times = [row[6] for row in rows if row[6] is not None]
-    return spans, Applied(sum(row[5] for row in rows), max(times, default=None))
+    applied = Applied(sum(row[5] for row in rows), max(times, default=None))
+    return spans, applied, set(spans) - mixed
 
 
 def _file_key(file: str | None) -> tuple[str, int]:
@@ -225,6 +246,7 @@ def _segments(
     name: str,
     files: dict[str, tuple[int, int]],
     versions: Sequence[Version],
+    inserts_only: bool,
 ) -> list[_Segment]:
     first = min((Position(f, lo) for f, (lo, _) in files.items()), key=Position.key)
     last = max((Position(f, hi) for f, (_, hi) in files.items()), key=Position.key)
@@ -241,7 +263,7 @@ def _segments(
             upper = chain[i + 1]
             assert upper is not None
             rows = rows.where(~_at_or_after(upper.at, list(files)))
-        out.append(_Segment(db, name, version, i, rows, len(chain) == 1))
+        out.append(_Segment(db, name, version, i, rows, len(chain) == 1, inserts_only))
     return out
 
 
@@ -290,9 +312,31 @@ def _apply_segment(run: _Run, segment: _Segment) -> None:
         elif steps:
             _follow(run.tables, mirror_path, steps, version.at, history_path if run.scd2 else None)
         with _beside(run.tables.spark, lambda: append_created(typed, log_path, mark)):
-            merge_mirror(typed, mirror_path, key, mark)
+            if segment.inserts_only and _exact(run, table, mirror_path):
+                append_mirror(typed, mirror_path, mark)
+            else:
+                merge_mirror(typed, mirror_path, key, mark)
         if run.scd2:
             merge_history(typed, history_path, table, key, mark)
+
+
+def _exact(run: _Run, table: str, mirror: str) -> bool:
+    """Whether the mirror is the source's table as of the batch's start, so that inserts are
+    rows it does not hold. A mirror the apply made (it has the definition it holds, and no
+    other writer filled it) holds every key of its changes since it was created or emptied,
+    with the row of its last change, and no key the server deleted: keys the source has, with
+    their rows. One another writer filled (``replayed``, the snapshot's) is that from the
+    position where the changes it held already end, on the same server (a batch's start of a
+    later generation, after a failover, names another server's binlog)."""
+    if DEFINITION not in run.tables.properties(mirror):
+        return False  # written by something else
+    if table not in run.replayed:
+        return True
+    end = run.replayed[table]
+    if end is None:
+        return False
+    same_server = split_generation(run.start.file or "")[0] == split_generation(end.file or "")[0]
+    return same_server and run.start.key() >= end.key()
 
 
 @contextmanager

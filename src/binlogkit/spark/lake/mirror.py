@@ -3,6 +3,13 @@
 Within a batch the last change of each key in binlog order (file, pos, row)
 wins; an update is a delete of its before image's key followed by an upsert of
 its after image, so one that changes the key moves the row.
+
+A batch of inserts alone is appended instead (:func:`append_mirror`) where the
+mirror is the source's table as of the batch's start: the server inserts a row
+only where its key is not taken, so no key of the batch is in the mirror, and
+the MERGE would insert exactly those rows. An append needs neither the
+mirror's file list (a state reconstruction of its Delta log) nor a scan of its
+files for matches.
 """
 
 from __future__ import annotations
@@ -14,10 +21,10 @@ from delta.tables import DeltaTable
 from pyspark.sql import Column, Window
 from pyspark.sql import functions as F
 
-from binlogkit.spark.lake.marks import Mark, write_once
+from binlogkit.spark.lake.marks import Mark, append_once, write_once
 from binlogkit.spark.lake.tables import quote
 
-__all__ = ["ORDER", "merge_mirror"]
+__all__ = ["ORDER", "append_mirror", "merge_mirror"]
 
 ORDER = ("file", "pos", "row")
 """Binlog order of the row changes."""
@@ -56,3 +63,11 @@ def _merge(changes: Any, path: str, key: Sequence[str]) -> Any:
     merge = DeltaTable.forPath(changes.sparkSession, path).alias("t").merge(source, on)
     merge = merge.whenMatchedDelete(f"s.{STEP}.deleted").whenMatchedUpdate(set=values)
     return merge.whenNotMatchedInsert(condition=f"NOT s.{STEP}.deleted", values=values)
+
+
+def append_mirror(changes: Any, path: str, mark: Mark) -> None:
+    """Append the after images of typed inserts to the mirror at ``path`` as the write ``mark``
+    (skipped when the mirror holds it already): what :func:`merge_mirror` does with inserts of
+    keys the mirror does not hold. It sets no session setting, so it may run beside another
+    write."""
+    append_once(changes.select("after.*"), path, mark)
