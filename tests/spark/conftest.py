@@ -101,7 +101,7 @@ def spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
         # As lake_session's local sessions: no adaptive execution, which runs each query
         # stage as a job of its own (docs/lakehouse.md; the viewfs sync test: 37 jobs, not 70).
         .config("spark.sql.adaptive.enabled", "false")
-        # VACUUM lists files in this many tasks (Spark's default 10,000); 2 on tiny tables.
+        # The parallelism of VACUUM's file listing (Spark's default 10,000): tiny tables here.
         .config("spark.sql.sources.parallelPartitionDiscovery.parallelism", "2")
         .getOrCreate()
     )
