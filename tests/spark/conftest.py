@@ -76,6 +76,9 @@ def spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     from binlogkit.spark.delta import with_delta
     from binlogkit.spark.jars import fetch_jars
 
+    # C1 only: with C2 as well, the viewfs sync test took 55 JVM CPU s instead of 27 (its
+    # compilations do not pay off in a test run). 2 GB of heap: a worker's JVM runs every
+    # Spark module of the suite, and with 1 GB its old generation filled up (full GCs).
     java_opts = "-XX:+UseSerialGC -XX:TieredStopAtLevel=1"
     warehouse = tmp_path_factory.mktemp("spark-warehouse")
     jars = fetch_jars(Path(__file__).parents[2] / ".cache" / "jars")
@@ -86,6 +89,8 @@ def spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
         .config("spark.sql.shuffle.partitions", "2")
         .config("spark.default.parallelism", "2")
         .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")  # no progress bars in the output
+        .config("spark.driver.memory", "2g")
         .config("spark.driver.extraJavaOptions", java_opts)
         .config("spark.executor.extraJavaOptions", java_opts)
         .config("spark.driver.bindAddress", "127.0.0.1")
@@ -93,6 +98,11 @@ def spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
         .config("spark.sql.session.timeZone", "UTC")
         .config("spark.sql.warehouse.dir", str(warehouse))
         .config("spark.databricks.delta.snapshotPartitions", "1")
+        # As lake_session's local sessions: no adaptive execution, which runs each query
+        # stage as a job of its own (docs/lakehouse.md; the viewfs sync test: 37 jobs, not 70).
+        .config("spark.sql.adaptive.enabled", "false")
+        # The parallelism of VACUUM's file listing (Spark's default 10,000): tiny tables here.
+        .config("spark.sql.sources.parallelPartitionDiscovery.parallelism", "2")
         .getOrCreate()
     )
     session.sparkContext.setLogLevel("ERROR")
