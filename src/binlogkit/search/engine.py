@@ -30,10 +30,10 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from binlogkit.binlog.frozen import frozen_dataclass
 from binlogkit.errors import BinlogError
+from binlogkit.search import kernels as pc
 from binlogkit.search.analysis import Analyzer
 from binlogkit.search.arrow import flags, integers, numbers, string, truths
 from binlogkit.search.bm25 import Stats
@@ -148,10 +148,10 @@ class SearchIndex:
         suspect = np.flatnonzero(truths(pc.is_in(rows.column("key"), value_set=dead_keys)))
         if len(suspect) == 0:
             return rows
-        versions = _version(rows.take(integers(suspect)))
+        versions = _version(pc.take(rows, integers(suspect)))
         keep = np.ones(rows.num_rows, dtype=bool)
         keep[suspect[truths(pc.is_in(versions, value_set=dead))]] = False
-        return rows.filter(flags(keep))
+        return pc.filter(rows, flags(keep))
 
     def _deletes(self) -> tuple[Any, Any]:
         """The dead versions (``deletes``, read once, as :func:`_version` texts) and their
@@ -219,7 +219,7 @@ class SearchIndex:
         names = pc.dictionary_encode(rows.column("term")).combine_chunks()
         codes = numbers(names.indices)
         df = np.bincount(codes, weights=numbers(rows.column("df")), minlength=len(names.dictionary))
-        held = names.dictionary.filter(flags(df > 0)).to_pylist()
+        held = pc.filter(names.dictionary, flags(df > 0)).to_pylist()
         terms = tuple(sorted(t for t in held if t.startswith(prefix)))
         if len(terms) > MAX_EXPANSIONS:
             raise BinlogError(
@@ -276,12 +276,12 @@ class _Positions:
         for run in np.split(order, ends):
             if len(run):
                 lists = self._group(int(file[run[0]]), int(group[run[0]]))
-                parts.append(lists.take(integers(row[run])))
+                parts.append(pc.take(lists, integers(row[run])))
         inverse = np.empty(len(order), dtype=np.int64)
         inverse[order] = np.arange(len(order))
         if not parts:
             return self._table.schema.empty_table().column("positions").combine_chunks()
-        return pa.concat_arrays(parts).take(integers(inverse))
+        return pc.take(pa.concat_arrays(parts), integers(inverse))
 
     def _group(self, file: int, group: int) -> Any:
         lists = self._groups.get((file, group))

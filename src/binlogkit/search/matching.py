@@ -15,8 +15,8 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
+from binlogkit.search import kernels as pc
 from binlogkit.search.arrow import flags, integers, numbers, truths
 from binlogkit.search.bm25 import K1, B, Stats, idf
 from binlogkit.search.query import AllOf, AnyOf, Phrase, Prefix, Resolved, Term, Without
@@ -74,12 +74,12 @@ class Postings:
             # number the keys of the rarest required term's documents, and the other rows by
             # them: one pass over the keys both drops the rows of other documents and numbers
             # the rest (when that term is common, a plain numbering of all costs less)
-            keys = pc.unique(rows.column("key").filter(flags(mine)))
+            keys = pc.unique(pc.filter(rows.column("key"), flags(mine)))
             codes = pc.index_in(rows.column("key"), value_set=keys).combine_chunks()
-            keep &= truths(codes.is_valid())
+            keep &= truths(pc.is_valid(codes))
             key_codes = numbers(codes, nulls=True)
         if not keep.all():
-            rows = rows.filter(flags(keep))
+            rows = pc.filter(rows, flags(keep))
             term_codes, table_codes = term_codes[keep], table_codes[keep]
             column_codes = column_codes[keep]
             key_codes = None if key_codes is None else key_codes[keep]
@@ -212,7 +212,7 @@ class Postings:
     def _positions(self, rows: Any) -> Any:
         """The positions lists of ``rows`` (numpy row numbers), from the rows read or fetched."""
         if "positions" in self._rows.column_names:
-            return self._rows.column("positions").take(integers(rows)).combine_chunks()
+            return pc.take(self._rows.column("positions"), integers(rows)).combine_chunks()
         if self._fetch is None:
             raise ValueError("phrase postings read without positions and no way to fetch them")
         return self._fetch(self._rows, rows)
