@@ -32,6 +32,7 @@ from binlogkit.search.manifest import (
     Manifest,
     MirrorRange,
     Pending,
+    Segment,
     doc_bucket,
     term_bucket,
 )
@@ -136,8 +137,9 @@ class _Writer:
         )
         versions = {n: self.batch for n in ("postings", "docs", "terms", "deletes")}
         length = sum(n for _, _, n in self.live.values())
+        appended = tuple(Segment(b, b, 0) for b in range(1, self.batch + 1))
         done = manifest.finished(
-            versions, docs=len(self.live), length=length, dead=self.dead, segments=self.batch
+            versions, docs=len(self.live), length=length, dead=self.dead, tiers=appended
         )
         done.save(IndexLayout(self.folder))
 
