@@ -135,6 +135,19 @@ def queries(parquet: Path, index: Path, count: int) -> dict[str, list[str]]:
 # -- Spark, in a child process ---------------------------------------------------------------
 
 
+def work_options(parser: argparse.ArgumentParser) -> None:
+    """``--master`` and ``--work`` of the search benchmarks that run Spark in their process."""
+    parser.add_argument("--master", default="local[2]")
+    parser.add_argument("--work", type=Path, help="a folder to keep (default: a temporary one)")
+
+
+def work_folder(args: argparse.Namespace, prefix: str) -> Path:
+    """The ``--work`` folder, or a new temporary one, made."""
+    work: Path = args.work or Path(tempfile.mkdtemp(prefix=prefix))
+    work.mkdir(parents=True, exist_ok=True)
+    return work
+
+
 def session(master: str) -> Any:
     from pyspark.sql import SparkSession
 

@@ -12,6 +12,11 @@ FILE``, or by default the corpus' ``local-mariadb-10.11/mariadb-defaults/mysql-b
 ``../shared/corpus``); without one those lines are skipped, with a note.
 
     .venv/bin/python benchmarks/startup.py [--runs 21] [--binlog FILE] [--src DIR ...]
+        [--search INDEX QUERY]
+
+``--search INDEX QUERY`` adds ``binlogkit search INDEX QUERY`` (a search index built by
+``binlogkit spark index``, e.g. ``benchmarks/search_batch.py --work DIR``'s ``DIR/index``)
+and the import of the search engine alone.
 
 ``--src DIR`` measures the binlogkit package under DIR instead of the installed
 one; given several times, the trees are measured in the same round robin (so
@@ -44,7 +49,7 @@ def find_binlog(given: Path | None) -> Path | None:
     return path if path.is_file() else None
 
 
-def commands(binlog: Path | None) -> dict[str, list[str]]:
+def commands(binlog: Path | None, search: list[str] | None = None) -> dict[str, list[str]]:
     """Name → argv of each measured command."""
     runs = {
         "python -c pass": [sys.executable, "-c", "pass"],
@@ -56,6 +61,9 @@ def commands(binlog: Path | None) -> dict[str, list[str]]:
     if binlog is not None:
         for name in ("events", "rows", "dump"):
             runs[f"binlogkit {name} FILE"] = [*CLI, name, str(binlog)]
+    if search is not None:
+        runs["import search engine"] = [sys.executable, "-c", "import binlogkit.search.engine"]
+        runs["binlogkit search INDEX Q"] = [*CLI, "search", *search]
     return runs
 
 
@@ -115,6 +123,7 @@ def main() -> None:
     parser.add_argument(
         "--src", type=Path, action="append", help="measure the binlogkit package in this folder"
     )
+    parser.add_argument("--search", nargs=2, metavar=("INDEX", "QUERY"), help="a search to time")
     args = parser.parse_args()
 
     sources: list[Path | None] = list(args.src or [None])
@@ -135,7 +144,7 @@ def main() -> None:
         print(f"binlog: {binlog} ({binlog.stat().st_size} bytes)")
     print(f"{args.runs} runs per command; medians in ms, wall / CPU")
 
-    runs = commands(binlog)
+    runs = commands(binlog, args.search)
     results = measure(runs, trees, args.runs)
     print(
         f"{'command':<26}"

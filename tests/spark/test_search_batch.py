@@ -24,11 +24,12 @@ from search_brute import Corpus
 from binlogkit.errors import BinlogError
 from binlogkit.search.analysis import Analyzer
 from binlogkit.search.engine import SearchIndex
-from binlogkit.search.manifest import IndexLayout, Manifest
+from binlogkit.search.manifest import IndexLayout, Manifest, Pending, Segment
 
 pytest.importorskip("delta")
 
 from binlogkit.spark.lake.tables import create_table
+from binlogkit.spark.search import queries as search_queries
 from binlogkit.spark.search.batch import CRASH_ENV
 from binlogkit.spark.search.build import index
 from binlogkit.spark.search.queries import batch_search
@@ -141,12 +142,20 @@ def test_batch_queries_equal_the_engine(spark: Any, built: Path) -> None:
     )
 
 
-def test_batch_query_errors_name_the_query(spark: Any, built: Path) -> None:
+def test_batch_query_errors_name_the_query(
+    spark: Any, built: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Found by the jobs that plan the queries and expand their prefixes (``raise_error``)."""
     queries = spark.createDataFrame([("apple",), ("fox (",)], "query string")
     with pytest.raises(BinlogError, match="'\\(' not closed"):
         batch_search(spark, built, queries)
     with pytest.raises(BinlogError, match="has filters but no term"):
         batch_search(spark, built, spark.createDataFrame([("table:shop.items",)], "query string"))
+    monkeypatch.setattr(search_queries, "MAX_EXPANSIONS", 2)  # ban*: banana, band, bandit
+    prefixed = spark.createDataFrame([("apple",), ("fox ban*",)], "query string")
+    with pytest.raises(BinlogError, match=r"prefix ban\* matches 3 terms, more than 2") as err:
+        batch_search(spark, built, prefixed)
+    assert err.value.hint == "make the prefix longer"
 
 
 def test_spark_search_command(built: Path, tmp_path: Path) -> None:
@@ -173,6 +182,58 @@ def _answers(folder: Path) -> list[list[tuple[Any, ...]]]:
     return [_expected(folder, query, 1000) for query in QUERIES]
 
 
+def _files(folder: Path, manifest: Manifest, last: bool = True) -> dict[str, int]:
+    """The ``postings`` files at the manifest's version, with the last (or first) batch of
+    each."""
+    import deltalake
+
+    table = deltalake.DeltaTable(str(folder / "postings"), version=manifest.versions["postings"])
+    actions = pa.RecordBatchReader.from_stream(table.get_add_actions(flatten=True)).read_all()
+    bound = actions["max.batch" if last else "min.batch"].to_pylist()
+    return dict(zip(actions["path"].to_pylist(), bound, strict=True))
+
+
+def test_a_segment_merged_alone_stopped_halfway(
+    spark: Any, built: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A tier merge of some segments (here the first alone, with its dead versions: what the
+    policy does to the segment with the most), stopped after its ``docs`` write and run
+    again: that segment rewritten without its dead versions, the base's and the later
+    segment's files left as they are, the same answers."""
+    import deltalake
+
+    folder = tmp_path / "index"
+    shutil.copytree(built, folder)
+    lake = built.parent / "lake"
+    before = Manifest.load(IndexLayout(folder))
+    assert before is not None
+    first, second = before.tiers
+    assert (first.first, first.last, second.first) == (1, 1, 2) and first.dead > 0
+    answers = _answers(folder)
+    pending = Pending(before.batch + 1, {}, True, tiered=True, merge=(1, 1))
+    before.with_pending(pending).save(IndexLayout(folder))
+    kept = {"once": True, "spark": spark, "compact": False}
+    monkeypatch.setenv(CRASH_ENV, f"{pending.batch}:docs")
+    with pytest.raises(RuntimeError, match=CRASH_ENV):
+        index(lake, folder, **kept)
+    monkeypatch.delenv(CRASH_ENV)
+    assert (index(lake, folder, **kept).compactions) == 1
+    merged = Manifest.load(IndexLayout(folder))
+    assert merged is not None and merged.pending is None
+    assert merged.tiers == (Segment(1, 1, first.docs - first.dead), second)
+    assert (merged.dead, merged.base_dead) == (before.dead - first.dead, before.base_dead)
+    assert _answers(folder) == answers
+    old, new = _files(folder, before), _files(folder, merged)
+    untouched = {p for p, last in old.items() if last <= 0}
+    untouched |= {p for p, start in _files(folder, before, last=False).items() if start >= 2}
+    assert untouched and untouched <= set(new)  # the base's and batch 2's files
+    assert all(new[p] == 1 for p in set(new) - untouched)
+    deletes = deltalake.DeltaTable(
+        str(folder / "deletes"), version=merged.versions["deletes"]
+    ).to_pyarrow_table()
+    assert deletes.num_rows == merged.dead and 1 not in set(deletes["batch"].to_pylist())
+
+
 def test_tiered_compaction_merges_the_segments_only(
     spark: Any, built: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -189,12 +250,7 @@ def test_tiered_compaction_merges_the_segments_only(
     answers = _answers(folder)
 
     def files(manifest: Manifest) -> dict[str, int]:
-        """The ``postings`` files at the manifest's version, with the last batch of each."""
-        table = deltalake.DeltaTable(
-            str(folder / "postings"), version=manifest.versions["postings"]
-        )
-        actions = pa.RecordBatchReader.from_stream(table.get_add_actions(flatten=True)).read_all()
-        return dict(zip(actions["path"].to_pylist(), actions["max.batch"].to_pylist(), strict=True))
+        return _files(folder, manifest)
 
     kept = {"once": True, "spark": spark}
     monkeypatch.setenv(CRASH_ENV, f"{before.batch + 1}:docs")

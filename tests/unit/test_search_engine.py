@@ -32,6 +32,7 @@ from binlogkit.search.manifest import (
     Manifest,
     MirrorRange,
     Pending,
+    Segment,
     doc_bucket,
     doc_number,
     term_bucket,
@@ -160,8 +161,9 @@ class _Writer:
         )
         versions = {n: self.batch for n in ("postings", "docs", "terms", "deletes")}
         length = sum(n for _, _, n, _ in self.live.values())
+        appended = tuple(Segment(b, b, 0) for b in range(1, self.batch + 1))
         done = manifest.finished(
-            versions, docs=len(self.live), length=length, dead=self.dead, segments=self.batch
+            versions, docs=len(self.live), length=length, dead=self.dead, tiers=appended
         )
         done.save(IndexLayout(self.folder))
 
@@ -430,9 +432,11 @@ def test_snippets_mark_the_terms() -> None:
 
 
 def test_a_query_does_not_load_pandas(tmp_path: Path) -> None:
-    """pandas (which ``pa.array``, ``to_numpy`` and ``pyarrow.dataset`` import) took longer to
-    load than a query takes: a search process answers every kind of query without it, dead
-    versions subtracted."""
+    """pandas (which ``pa.array``, ``to_numpy``, ``pyarrow.dataset`` and ``combine_chunks`` of
+    no chunk import) and ``pyarrow.compute`` (which wraps every Arrow kernel at import; as do
+    ``Table.filter`` and ``Array.take``) took longer to load than a query takes: a search
+    process answers every kind of query without them, dead versions subtracted, and so
+    queries that match nothing (a filter that keeps no row) and a prefix."""
     docs = _documents(random.Random(7), 200)
     writer = _Writer(tmp_path)
     writer.apply(dict(docs))
@@ -444,12 +448,15 @@ def test_a_query_does_not_load_pandas(tmp_path: Path) -> None:
         '"quick brown" OR dog table:shop.notes column:name',
         '"quick brown" apple',
     ]
+    misses = ["apple zzzq", '"dog zzzq"', "zzzq*", "apple table:no.such"]
     code = (
         "import sys\nfrom binlogkit.search.engine import SearchIndex\n"
         f"engine = SearchIndex({str(tmp_path)!r})\n"
         f"hits = [engine.search(q) for q in {queries!r}]\n"
         "assert all(hits), hits\n"
-        "print(sorted(m for m in ('pandas', 'pyarrow.dataset') if m in sys.modules))\n"
+        f"assert not any(engine.search(q) for q in {misses!r})\n"
+        "heavy = ('pandas', 'pyarrow.dataset', 'pyarrow.compute', 'pyspark')\n"
+        "print(sorted(m for m in heavy if m in sys.modules))\n"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]"

@@ -24,6 +24,10 @@ HEAVY = (
     "sqlglot",
     "asyncio",
     "cryptography",
+    "pyspark",
+    "pyarrow",
+    "numpy",
+    "deltalake",
 )
 """Modules a quick start must not load."""
 
@@ -67,6 +71,8 @@ QUICK = {
             ["dump", "--help"],
             ["tail", "--help"],
             ["write", "--help"],
+            ["search", "--help"],
+            ["spark", "search", "--help"],
         )
     },
 }

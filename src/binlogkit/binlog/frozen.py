@@ -73,8 +73,17 @@ def frozen_dataclass(cls: type[T]) -> type[T]:
             method.__qualname__ = f"{made.__qualname__}.{name}"
             setattr(made, name, method)
     if not own.get("__doc__"):  # dataclasses' default, from the signature of the right __init__
-        made.__doc__ = made.__name__ + str(inspect.signature(made)).replace(" -> None", "")
+        made.__doc__ = made.__name__ + _signature(made).replace(" -> None", "")
     return made
+
+
+def _signature(cls: type[Any]) -> str:
+    """``str(inspect.signature(cls))``; from ``__init__`` without ``self`` when the class makes
+    its objects plainly (no ``__new__``, no metaclass): 25 times faster, at import."""
+    if type(cls) is not type or any("__new__" in c.__dict__ for c in cls.__mro__[:-1]):
+        return str(inspect.signature(cls))
+    init = inspect.signature(cls.__init__)
+    return str(init.replace(parameters=list(init.parameters.values())[1:]))
 
 
 _PARAMS = "__dataclass_params__"

@@ -35,10 +35,10 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from binlogkit.binlog.frozen import frozen_dataclass
 from binlogkit.errors import BinlogError
+from binlogkit.search import kernels as pc
 from binlogkit.search import pruning
 from binlogkit.search.analysis import Analyzer
 from binlogkit.search.arrow import flags, integers, numbers
@@ -154,7 +154,7 @@ class SearchIndex:
             dead = numbers(self._table("deletes").read(["doc"], Wanted()).column("doc"))
             self._dead = np.unique(dead)
         gone = within(numbers(rows.column("doc")), self._dead)
-        return rows.filter(flags(~gone)) if gone.any() else rows
+        return pc.filter(rows, flags(~gone)) if gone.any() else rows
 
     def search(
         self,
@@ -336,12 +336,12 @@ class _Positions:
         for run in np.split(order, ends):
             if len(run):
                 lists = self._group(int(file[run[0]]), int(group[run[0]]))
-                parts.append(lists.take(integers(row[run])))
+                parts.append(pc.take(lists, integers(row[run])))
         inverse = np.empty(len(order), dtype=np.int64)
         inverse[order] = np.arange(len(order))
         if not parts:
             return self._table.schema.empty_table().column("positions").combine_chunks()
-        return pa.concat_arrays(parts).take(integers(inverse))
+        return pc.take(pa.concat_arrays(parts), integers(inverse))
 
     def _group(self, file: int, group: int) -> Any:
         lists = self._groups.get((file, group))

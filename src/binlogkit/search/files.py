@@ -15,11 +15,11 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 import pyarrow.parquet as pq
 from deltalake import DeltaTable
 
 from binlogkit.binlog.frozen import frozen_dataclass
+from binlogkit.search import kernels as pc
 from binlogkit.search.arrow import flags, integers, numbers, string, strings, truths
 
 __all__ = ["PLACE", "Block", "DeltaFiles", "Wanted", "concat"]
@@ -185,7 +185,10 @@ class DeltaFiles:
         return found
 
     def _empty(self, columns: list[str], located: bool) -> Any:
-        empty = self.schema.empty_table().select(columns)
+        """No rows, in one empty chunk per column (``combine_chunks`` of none imports pandas)."""
+        schema = pa.schema([self.schema.field(name) for name in columns])
+        arrays = [pa.nulls(0, field.type) for field in schema]
+        empty = pa.Table.from_batches([pa.RecordBatch.from_arrays(arrays, schema=schema)])
         return _place(empty, 0, [], [], None) if located else empty
 
     def read_group(self, columns: list[str], file: int, group: int) -> Any:
@@ -244,7 +247,7 @@ def _read_groups(
     kept = None
     if wanted.filters:
         mask = wanted.mask(rows)
-        rows = rows.filter(mask)
+        rows = pc.filter(rows, mask)
         kept = np.flatnonzero(truths(mask)) if located else None
     rows = rows.select(columns)
     if located:

@@ -23,7 +23,6 @@ from typing import Any
 
 from binlogkit.binlog.frozen import frozen_dataclass
 from binlogkit.errors import BinlogError
-from binlogkit.io.atomic import replace_json
 from binlogkit.search.analysis import Analyzer
 from binlogkit.search.bm25 import Stats
 
@@ -37,6 +36,7 @@ __all__ = [
     "Manifest",
     "MirrorRange",
     "Pending",
+    "Segment",
     "doc_bucket",
     "doc_number",
     "number_bucket",
@@ -129,17 +129,30 @@ class MirrorRange:
 
 
 @frozen_dataclass
+class Segment:
+    """The rows of batches ``first`` to ``last`` (appended after the base, merged into one
+    segment or not): ``docs`` document versions written, ``dead`` of them replaced or removed
+    since (in ``deletes``)."""
+
+    first: int
+    last: int
+    docs: int
+    dead: int = 0
+
+
+@frozen_dataclass
 class Pending:
     """A batch recorded before its first write: the mirror versions it brings in, or (with
-    ``compact``) a rewrite of the index without its dead entries: of its segments only when
-    ``tiered``. ``columns``: the tables whose indexed columns the batch changes, with their
-    new columns."""
+    ``compact``) a rewrite of the index without its dead entries: when ``tiered``, of the
+    segments of batches ``merge`` (first, last) only, merged into one. ``columns``: the
+    tables whose indexed columns the batch changes, with their new columns."""
 
     batch: int
     mirrors: dict[str, MirrorRange]
     compact: bool = False
     columns: dict[str, tuple[str, ...]] = field(default_factory=dict)
     tiered: bool = False
+    merge: tuple[int, int] = (0, 0)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -148,13 +161,19 @@ class Pending:
             "compact": self.compact,
             "columns": {t: list(c) for t, c in self.columns.items()},
             "tiered": self.tiered,
+            "merge": list(self.merge),
         }
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> Pending:
+    def from_json(cls, data: dict[str, Any], base: int = 0) -> Pending:
+        """(``base``: of the manifest; a tiered compaction recorded without ``merge`` merges
+        every segment after it.)"""
         mirrors = {t: MirrorRange(**r) for t, r in data["mirrors"].items()}
         columns = {t: tuple(c) for t, c in data["columns"].items()}
-        return cls(data["batch"], mirrors, data["compact"], columns, data.get("tiered", False))
+        merge = data.get("merge", (base + 1, data["batch"] - 1))
+        first, last = merge
+        tiered = data.get("tiered", False)
+        return cls(data["batch"], mirrors, data["compact"], columns, tiered, (first, last))
 
 
 @frozen_dataclass
@@ -162,8 +181,9 @@ class Manifest:
     """The index's settings and the state of its last finished batch. ``whole``: the tables
     indexed with every text column (``--tables``), whose text columns added later are indexed
     too. ``dead``: the rows of ``deletes`` (document versions replaced or removed, still in
-    ``postings`` and ``docs``); ``segments``: the batches appended since the index was last
-    written whole."""
+    ``postings`` and ``docs``), ``base_dead`` those of the base (the batches up to ``base``,
+    when the index was last written whole); ``tiers``: the segments after the base, in
+    order of batch."""
 
     analyzer: Analyzer
     lake: str
@@ -179,7 +199,7 @@ class Manifest:
     docs: int = 0
     length: int = 0
     dead: int = 0
-    segments: int = 0
+    tiers: tuple[Segment, ...] = ()
     base: int = 0
     base_dead: int = 0
     pending: Pending | None = None
@@ -201,6 +221,11 @@ class Manifest:
     def stats(self) -> Stats:
         return Stats(self.docs, self.length)
 
+    @property
+    def segments(self) -> int:
+        """The segments after the base."""
+        return len(self.tiers)
+
     def with_pending(self, pending: Pending) -> Manifest:
         return replace(self, pending=pending)
 
@@ -211,7 +236,7 @@ class Manifest:
         docs: int,
         length: int,
         dead: int,
-        segments: int,
+        tiers: tuple[Segment, ...] = (),
         base_dead: int = 0,
         whole: bool = False,
     ) -> Manifest:
@@ -228,7 +253,7 @@ class Manifest:
             docs=docs,
             length=length,
             dead=dead,
-            segments=segments,
+            tiers=tiers,
             base=self.pending.batch if whole else self.base,
             base_dead=base_dead,
             pending=None,
@@ -252,6 +277,7 @@ class Manifest:
             "length": self.length,
             "dead": self.dead,
             "segments": self.segments,
+            "tiers": [asdict(segment) for segment in self.tiers],
             "base": self.base,
             "base_dead": self.base_dead,
             "pending": None if self.pending is None else self.pending.to_json(),
@@ -260,6 +286,13 @@ class Manifest:
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Manifest:
         pending = data.get("pending")
+        base, dead = data.get("base", 0), data["dead"]
+        base_dead = data.get("base_dead", dead)
+        if "tiers" in data:
+            tiers = tuple(Segment(**segment) for segment in data["tiers"])
+        else:  # before tiers: the segments after the base, as one of unknown size
+            span = Segment(base + 1, data["batch"], 0, dead - base_dead)
+            tiers = (span,) if data["segments"] else ()
         return cls(
             analyzer=Analyzer.from_json(data["analyzer"]),
             lake=data["lake"],
@@ -274,15 +307,17 @@ class Manifest:
             mirrors={t: MirrorRange(**r) for t, r in data["mirrors"].items()},
             docs=data["docs"],
             length=data["length"],
-            dead=data["dead"],
-            segments=data["segments"],
-            base=data.get("base", 0),
-            base_dead=data.get("base_dead", data["dead"]),
-            pending=None if pending is None else Pending.from_json(pending),
+            dead=dead,
+            tiers=tiers,
+            base=base,
+            base_dead=base_dead,
+            pending=None if pending is None else Pending.from_json(pending, base),
             format=data["format"],
         )
 
     def save(self, layout: IndexLayout) -> None:
+        from binlogkit.io.atomic import replace_json  # secrets, hmac: not for readers
+
         layout.manifest.parent.mkdir(parents=True, exist_ok=True)
         replace_json(layout.manifest, self.to_json())
 

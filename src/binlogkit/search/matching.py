@@ -16,8 +16,8 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
+from binlogkit.search import kernels as pc
 from binlogkit.search.arrow import flags, integers, numbers
 from binlogkit.search.bm25 import K1, B, Stats, idf
 from binlogkit.search.query import AllOf, AnyOf, Phrase, Prefix, Resolved, Term, Without
@@ -80,7 +80,7 @@ class Postings:
             distinct = _distinct(np.sort(docs[mine]))
             keep &= within(docs, distinct)
         if not keep.all():
-            rows = rows.filter(flags(keep))
+            rows = pc.filter(rows, flags(keep))
             term_codes, docs = term_codes[keep], docs[keep]
         self._rows = rows
         if distinct is None:
@@ -211,7 +211,7 @@ class Postings:
     def _positions(self, rows: Any) -> Any:
         """The positions lists of ``rows`` (numpy row numbers), from the rows read or fetched."""
         if "positions" in self._rows.column_names:
-            return self._rows.column("positions").take(integers(rows)).combine_chunks()
+            return pc.take(self._rows.column("positions"), integers(rows)).combine_chunks()
         if self._fetch is None:
             raise ValueError("phrase postings read without positions and no way to fetch them")
         return self._fetch(self._rows, rows)

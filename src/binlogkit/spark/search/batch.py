@@ -18,7 +18,10 @@ appended, never merged, so a batch costs what it changes:
 
 A compaction rewrites ``postings`` and ``docs`` without the versions in
 ``deletes`` (one file per partition, sorted as a build writes them), ``terms``
-summed per term, and ``deletes`` empty. Every write carries the Delta
+summed per term, and ``deletes`` empty; a tiered one (a merge) rewrites the
+rows of a range of batches after the base (some segments) into one segment,
+without their dead versions, which leave ``deletes``
+(:mod:`binlogkit.search.tiers`). Every write carries the Delta
 transaction id ``(app_id, batch)``, so a rerun of the batch skips the writes
 done before; old and new are read at fixed versions, so a rerun computes the
 same writes.
@@ -39,6 +42,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.window import Window
 
 from binlogkit.binlog.frozen import frozen_dataclass
+from binlogkit.search import tiers as segments
 from binlogkit.search.manifest import TABLES, IndexLayout, Manifest, MirrorRange, doc_bucket
 from binlogkit.spark.lake.tables import quote, session_settings
 from binlogkit.spark.search.analyze import (
@@ -92,14 +96,14 @@ numbers it needs."""
 
 @frozen_dataclass
 class BatchResult:
-    """What a batch changed: documents added (new) and removed (old; ``removed_base`` of them
-    written by the base), and the totals."""
+    """What a batch changed: documents added (new) and removed (old; ``removed_by[b]`` of them
+    written by batch ``b``), and the totals."""
 
     added: int
     removed: int
     docs: int
     length: int
-    removed_base: int = 0
+    removed_by: dict[int, int]
 
 
 def create_tables(spark: Any, layout: IndexLayout) -> None:
@@ -265,48 +269,60 @@ def _update(w: _Writer) -> Manifest:
         f"batch {batch}: {result.added:,} documents in, {result.removed:,} out; "
         f"{result.docs:,} documents in the index"
     )
-    first = manifest.batch < 0
+    if manifest.batch < 0:
+        return manifest.finished(
+            w.versions(), docs=result.docs, length=result.length, dead=0, whole=True
+        )
+    base = sum(n for b, n in result.removed_by.items() if b <= manifest.base)
     return manifest.finished(
         w.versions(),
         docs=result.docs,
         length=result.length,
-        dead=0 if first else manifest.dead + result.removed,
-        segments=0 if first else manifest.segments + 1,
-        base_dead=0 if first else manifest.base_dead + result.removed_base,
-        whole=first,
+        dead=manifest.dead + result.removed,
+        tiers=segments.appended(manifest.tiers, batch, result.added, result.removed_by),
+        base_dead=manifest.base_dead + base,
     )
 
 
 def _compact(w: _Writer) -> Manifest:
     """The index rewritten without its dead entries (``deletes``), ``terms`` summed: whole, or
-    (tiered) only the segments, the rows of batches after the base, into one."""
+    (tiered) only the segments of the pending batch's ``merge`` range, into one."""
     manifest = w.manifest
     assert manifest.pending is not None
     tiered = manifest.pending.tiered
+    first, last = manifest.pending.merge
     dead = w.read("deletes")
-    segment = F.col("batch") > manifest.base
-    where = f"batch > {manifest.base}" if tiered else None
+    inside = (F.col("batch") >= first) & (F.col("batch") <= last)
+    where = f"batch >= {first} AND batch <= {last}" if tiered else None
     for name in ("postings", "docs"):
-        rows = w.read(name).where(segment) if tiered else w.read(name)
-        rows = live(rows, dead.where(segment) if tiered else dead)
+        rows = w.read(name).where(inside) if tiered else w.read(name)
+        rows = live(rows, dead.where(inside) if tiered else dead)
         w.write(rows.select(*SCHEMAS[name].fieldNames()), name, "overwrite", where)
     terms = w.read("terms").groupBy("term").agg(F.sum("df").cast("long").alias("df"))
     w.write(terms.where(F.col("df") > 0), "terms", "overwrite")
-    w.write(dead.where(~segment) if tiered else dead.limit(0), "deletes", "overwrite")
-    kind = f"merged the segments after batch {manifest.base}" if tiered else "compacted"
-    cleaned = manifest.dead - manifest.base_dead if tiered else manifest.dead
+    w.write(dead.where(~inside) if tiered else dead.limit(0), "deletes", "overwrite")
+    if not tiered:
+        w.report(
+            f"batch {w.batch}: compacted ({manifest.dead:,} dead documents and "
+            f"{manifest.segments} segments cleaned up)"
+        )
+        return manifest.finished(
+            w.versions(), docs=manifest.docs, length=manifest.length, dead=0, whole=True
+        )
+    tiers = segments.merged(manifest.tiers, first, last)
+    cleaned = sum(s.dead for s in manifest.tiers) - sum(s.dead for s in tiers)
     w.report(
-        f"batch {w.batch}: {kind} ({cleaned:,} dead documents and "
-        f"{manifest.segments} segments cleaned up)"
+        f"batch {w.batch}: merged the segments of batches {first} to {last} "
+        f"({cleaned:,} dead documents and {len(manifest.tiers) - len(tiers) + 1} segments "
+        "cleaned up)"
     )
     return manifest.finished(
         w.versions(),
         docs=manifest.docs,
         length=manifest.length,
-        dead=manifest.base_dead if tiered else 0,
-        segments=1 if tiered else 0,
-        base_dead=manifest.base_dead if tiered else 0,
-        whole=not tiered,
+        dead=manifest.dead - cleaned,
+        tiers=tiers,
+        base_dead=manifest.base_dead,
     )
 
 
@@ -322,18 +338,17 @@ def vacuum(spark: Any, layout: IndexLayout, hours: float) -> None:
 
 
 def _totals(manifest: Manifest, new_docs: Any, old_docs: Any | None) -> BatchResult:
-    def count(df: Any | None) -> tuple[int, int, int]:
-        if df is None:
-            return 0, 0, 0
-        base = F.col("batch") <= manifest.base if "batch" in df.columns else F.lit(False)
-        row = df.agg(F.count(F.lit(1)), F.sum("length"), F.count(F.when(base, 1))).first()
-        return int(row[0]), int(row[1] or 0), int(row[2])
-
-    added, added_length, _ = count(new_docs)
-    removed, removed_length, removed_base = count(old_docs)
+    added, added_length = new_docs.agg(F.count(F.lit(1)), F.sum("length")).first()
+    removed_by: dict[int, int] = {}
+    removed_length = 0
+    if old_docs is not None:  # per batch that wrote them
+        counts = old_docs.groupBy("batch").agg(F.count(F.lit(1)), F.sum("length")).collect()
+        removed_by = {int(row[0]): int(row[1]) for row in counts}
+        removed_length = sum(int(row[2] or 0) for row in counts)
+    removed = sum(removed_by.values())
     docs = manifest.docs + added - removed
-    length = manifest.length + added_length - removed_length
-    return BatchResult(added, removed, docs, length, removed_base)
+    length = manifest.length + int(added_length or 0) - removed_length
+    return BatchResult(int(added), removed, docs, length, removed_by)
 
 
 def _new_docs(

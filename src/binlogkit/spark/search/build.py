@@ -38,6 +38,8 @@ from binlogkit.search.manifest import (
     MirrorRange,
     Pending,
 )
+from binlogkit.search.tiers import next_merge as tier_merge
+from binlogkit.search.tiers import wasteful
 from binlogkit.spark.lake.tables import properties, set_properties
 from binlogkit.spark.search.batch import (
     create_tables,
@@ -62,8 +64,8 @@ COLUMN_ID = "delta.columnMapping.id"
 COMPACT_DEAD_SHARE = 0.1
 """Compact when the dead document versions pass this share of the live documents ..."""
 COMPACT_SEGMENTS = 64
-"""... or when this many batches have been appended since the index was last written whole
-(each adds a small file to each partition it touches, which every query of it opens)."""
+"""... or when this many segments follow the base (each adds a small file to each partition
+it touches, which every query of it opens) and no tier merge is due."""
 
 Progress = Callable[[str], None]
 Compact = bool | Literal["whole", "tiered"] | None
@@ -206,28 +208,40 @@ def _switch(layout: IndexLayout, replaced: Path, report: Progress) -> None:
 
 
 def compaction_due(manifest: Manifest, compact: Compact) -> Pending | None:
-    """The compaction to run now, if any: ``compact`` True when the index has anything to
-    clean up, None when it has passed :data:`COMPACT_DEAD_SHARE` or :data:`COMPACT_SEGMENTS`;
-    ``"whole"`` or ``"tiered"`` forces that kind. Tiered (the segments merged into one, the
-    rest left as it is) unless the dead versions of the rest pass the dead share."""
+    """The compaction to run now, if any. ``compact`` None (when due): the index rewritten
+    whole when the base's dead versions pass :data:`COMPACT_DEAD_SHARE` of the documents;
+    else the next tier merge (:func:`binlogkit.search.tiers.next_merge`); else, when the
+    dead versions pass that share, the segment with the most rewritten alone; else, at
+    :data:`COMPACT_SEGMENTS` segments, all of them merged. ``compact`` True: everything
+    cleaned up, the segments merged into one (tiered) unless the base's dead versions pass
+    the share; ``"whole"`` or ``"tiered"`` forces that kind."""
     if compact is False or manifest.batch < 0:
         return None
-    docs, segments = manifest.docs, manifest.segments
-    if compact is None and not (
-        manifest.dead > COMPACT_DEAD_SHARE * docs or segments >= COMPACT_SEGMENTS
-    ):
-        return None
-    merge = segments > 1 or manifest.dead > manifest.base_dead  # the segments hold waste
+    docs, tiers = manifest.docs, manifest.tiers
+    everything = (manifest.base + 1, manifest.batch)  # the segments after the base
+    waste = len(tiers) > 1 or manifest.dead > manifest.base_dead  # in the segments
+    base_waste = manifest.base_dead > COMPACT_DEAD_SHARE * docs
+    merge: tuple[int, int] | None = None
     if compact == "whole":
-        tiered, anything = False, bool(manifest.dead or segments)
+        whole = bool(manifest.dead or tiers)
     elif compact == "tiered":
-        tiered, anything = True, merge
+        whole, merge = False, everything if waste else None
+    elif compact is True:
+        whole = base_waste
+        merge = everything if waste and not whole else None
     else:
-        tiered = manifest.base_dead <= COMPACT_DEAD_SHARE * docs
-        anything = merge or not tiered
-    if not anything:
+        whole = base_waste
+        if not whole:
+            merge = tier_merge(tiers)
+        if merge is None and not whole and manifest.dead > COMPACT_DEAD_SHARE * docs:
+            merge = wasteful(tiers)
+        if merge is None and not whole and len(tiers) >= COMPACT_SEGMENTS:
+            merge = everything
+    if whole:
+        return Pending(manifest.batch + 1, {}, True)
+    if merge is None:
         return None
-    return Pending(manifest.batch + 1, {}, True, tiered=tiered)
+    return Pending(manifest.batch + 1, {}, True, tiered=True, merge=merge)
 
 
 def _wanted(columns: Sequence[str] | None, tables: Sequence[str] | None) -> dict[str, list[str]]:

@@ -25,7 +25,10 @@ So each query's hits are those of :meth:`binlogkit.search.engine.SearchIndex.sea
 
 from __future__ import annotations
 
+import json
+import re
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -50,7 +53,7 @@ from binlogkit.errors import BinlogError
 from binlogkit.search.analysis import Analyzer
 from binlogkit.search.bm25 import Stats, idf, term_score
 from binlogkit.search.engine import MAX_EXPANSIONS, SearchIndex, snippet
-from binlogkit.search.manifest import IndexLayout, Manifest
+from binlogkit.search.manifest import TABLES, IndexLayout, Manifest
 from binlogkit.search.query import (
     AllOf,
     AnyOf,
@@ -63,13 +66,14 @@ from binlogkit.search.query import (
     parse,
     resolve,
 )
-from binlogkit.spark.lake.tables import quote
-from binlogkit.spark.search.batch import live, read_table
+from binlogkit.spark.lake.tables import quote, session_settings
+from binlogkit.spark.search.batch import SCHEMAS, live
 
 __all__ = ["HITS", "batch_search"]
 
 DOC = ["table", "key", "column"]
 QID = "_qid"
+CHECK = "_check"
 _NAMES = ArrayType(StringType())
 _LEAF = StructType(
     [
@@ -84,8 +88,6 @@ _LEAF = StructType(
 )
 _PLAN = StructType(
     [
-        StructField(QID, LongType(), False),
-        StructField("query", StringType(), False),
         StructField("error", StringType(), True),
         StructField("leaves", ArrayType(_LEAF, False), False),
         StructField("tables", _NAMES, False),
@@ -123,60 +125,105 @@ def batch_search(spark: Any, index: str | Path, queries: Any, *, limit: int = 10
         raise BinlogError(f"the queries DataFrame has no column 'query': {queries.columns}")
     layout = IndexLayout(Path(index))  # one generation (the index may be rebuilt meanwhile)
     manifest = SearchIndex(layout.home).manifest  # checks that it has a finished batch
-    plans = _plans(queries, manifest.analyzer, limit)
-    error = plans.where(F.col("error").isNotNull()).select("error").first()
-    if error is not None:
-        raise BinlogError(error[0])
-
-    def table(name: str) -> Any:
-        return read_table(spark, layout, manifest, name)
-
-    deletes = table("deletes")
-    leaves = _expanded(plans, table("terms"), manifest.buckets)
-    wanted = leaves.select("bucket", "term").distinct()
-    postings = live(
-        table("postings").join(F.broadcast(wanted), ["bucket", "term"], "left_semi"), deletes
-    )
-    postings = postings.drop("batch", "bucket").persist()
-    try:
-        df = postings.groupBy("term").agg(F.count(F.lit(1)).alias("df"))
-        scored = _scores(
-            _candidates(postings, df, leaves, plans), manifest.analyzer, manifest.stats
+    tables = {name: pinned_table(spark, layout, manifest, name) for name in TABLES}
+    with _query_errors():
+        plans = _plans(queries, manifest.analyzer, limit)
+        deletes = tables["deletes"]
+        leaves = _expanded(plans, tables["terms"], manifest.buckets)
+        wanted = leaves.select("bucket", "term").distinct()
+        postings = live(
+            tables["postings"].join(F.broadcast(wanted), ["bucket", "term"], "left_semi"),
+            deletes,
         )
-        order = Window.partitionBy(QID).orderBy(F.col("score").desc(), *DOC)
-        top = scored.withColumn("rank", F.row_number().over(order))
-        top = top.join(plans.select(QID, "limit"), QID).where(F.col("rank") <= F.col("limit"))
-        top = top.drop("limit")
-        marks = leaves.where("scoring").groupBy(QID).agg(F.collect_set("term").alias("marks"))
-        texts = _snippets(top, marks, live(table("docs"), deletes), manifest)
-        ids = plans.select(QID, "id")
-        hits = top.join(texts, [QID, *DOC]).join(ids, QID).orderBy(QID, "rank")
-        return hits.select("id", *DOC, "score", "rank", "snippet").localCheckpoint()
-    finally:
-        postings.unpersist()
+        postings = postings.drop("batch", "bucket").persist()
+        try:
+            df = postings.groupBy("term").agg(F.count(F.lit(1)).alias("df"))
+            scored = _scores(
+                _candidates(postings, df, leaves, plans), manifest.analyzer, manifest.stats
+            )
+            order = Window.partitionBy(QID).orderBy(F.col("score").desc(), *DOC)
+            top = scored.withColumn("rank", F.row_number().over(order))
+            limits = plans.select(QID, "limit")
+            top = top.join(limits, QID).where(F.col("rank") <= F.col("limit")).drop("limit")
+            marks = leaves.where("scoring").groupBy(QID).agg(F.collect_set("term").alias("marks"))
+            texts = _snippets(top, marks, live(tables["docs"], deletes), manifest)
+            ids = plans.select(QID, "id")
+            hits = top.join(texts, [QID, *DOC]).join(ids, QID).orderBy(QID, "rank")
+            return hits.select("id", *DOC, "score", "rank", "snippet").localCheckpoint()
+        finally:
+            postings.unpersist()
+
+
+LISTING = "spark.sql.sources.parallelPartitionDiscovery.threshold"
+"""Above how many paths Spark lists files with a job of its own."""
+
+
+def pinned_table(spark: Any, layout: IndexLayout, manifest: Manifest, name: str) -> Any:
+    """Table ``name`` of the index at the manifest's version, read as the Parquet files that
+    version holds, listed by delta-rs: no Spark job (a Delta read of a version computes its
+    snapshot with several). The index's tables have no deletion vectors."""
+    import deltalake
+
+    root = layout.table(name)
+    files = deltalake.DeltaTable(str(root), version=manifest.versions[name]).file_uris()
+    schema = SCHEMAS[name]
+    if not files:
+        return spark.createDataFrame([], schema)
+    with session_settings(spark, {LISTING: str(len(files) + 1)}):
+        reader = spark.read.schema(schema).option("basePath", root.as_uri())
+        return reader.parquet(*files)
+
+
+ERROR_MARK = "binlogkit-query-error:"
+"""Before the hexadecimal UTF-8 of the JSON ``[message, hint]`` of an error raised inside a
+query plan (hexadecimal: Spark's base64 breaks long lines)."""
+
+
+def _raised(condition: Any, message: Any, hint: str | None = None) -> Any:
+    """A column that fails the job with ``message`` (a column) where ``condition`` holds, so
+    that errors are found by the job that needs the rows, not by one more job."""
+    error = F.to_json(F.array(message, F.lit(hint)))
+    return F.when(condition, F.raise_error(F.concat(F.lit(ERROR_MARK), F.hex(error))))
+
+
+@contextmanager
+def _query_errors() -> Iterator[None]:
+    """A job failed by :func:`_raised` raises its :class:`BinlogError`."""
+    try:
+        yield
+    except BinlogError:
+        raise
+    except Exception as err:
+        found = re.search(re.escape(ERROR_MARK) + r"([0-9A-F]+)", str(err))
+        if found is None:
+            raise
+        message, hint = json.loads(bytes.fromhex(found.group(1)).decode())
+        raise BinlogError(message, hint=hint) from None
 
 
 def _plans(queries: Any, analyzer: Analyzer, limit: int) -> Any:
     """Each query parsed and resolved: ``_qid`` (the row number), ``id``, ``query``, ``limit``,
-    ``error`` (a malformed query's), its numbered ``leaves`` and its ``tables`` and ``columns``
-    filters; checkpointed, so that the numbers hold."""
-    numbered = queries.withColumn(QID, F.monotonically_increasing_id()).localCheckpoint()
-    given = numbered.select(
-        QID,
-        F.col("query").cast("string").alias("query"),
-        _names(numbered, "table").alias("tables"),
-        _names(numbered, "column").alias("columns"),
-    )
-    plans = _map_rows(given, lambda row: _plan_row(row, analyzer), _PLAN)
-    first = Window.orderBy(QID)
-    ids = F.col("id") if "id" in numbered.columns else F.row_number().over(first) - 1
+    its numbered ``leaves`` and its ``tables`` and ``columns`` filters; checkpointed, so that
+    the numbers hold. A malformed query fails the checkpoint's job."""
+    numbered = queries.withColumn(QID, F.monotonically_increasing_id())
+    ids = F.col("id") if "id" in queries.columns else F.row_number().over(Window.orderBy(QID)) - 1
     rows_limit = (
         F.coalesce(F.col("limit").cast("int"), F.lit(limit))
-        if "limit" in numbered.columns
+        if "limit" in queries.columns
         else F.lit(limit)
     )
-    extra = numbered.select(QID, ids.alias("id"), rows_limit.alias("limit"))
-    return plans.join(extra, QID).localCheckpoint()
+    text = F.col("query").cast("string")
+    plan = F.udf(lambda *given: _plan_row(*given, analyzer), _PLAN)
+    filters = _names(numbered, "table"), _names(numbered, "column")
+    plans = numbered.select(
+        QID,
+        ids.alias("id"),
+        rows_limit.alias("limit"),
+        text.alias("query"),
+        plan(text, *filters).alias("plan"),
+    ).select(QID, "id", "limit", "query", "plan.*")
+    failed = _raised(F.col("error").isNotNull(), F.col("error"))
+    return plans.withColumn("error", failed).localCheckpoint()
 
 
 def _names(queries: Any, name: str) -> Any:
@@ -190,19 +237,19 @@ def _names(queries: Any, name: str) -> Any:
     return F.when(column.isNull(), empty).otherwise(F.array(column.cast("string")))
 
 
-def _plan_row(row: dict[str, Any], analyzer: Analyzer) -> dict[str, Any]:
+def _plan_row(
+    query: str, tables: list[str], columns: list[str], analyzer: Analyzer
+) -> dict[str, Any]:
     """A query's :data:`_PLAN` row."""
-    out = {**row, "error": None, "leaves": []}
+    out: dict[str, Any] = {"error": None, "leaves": [], "tables": tables, "columns": columns}
     try:
-        parsed = parse(row["query"])
+        parsed = parse(query)
     except QueryError as err:
         return {**out, "error": str(err)}
     if parsed.expr is None:
-        return {**out, "error": f"query {row['query']!r} has filters but no term to search for"}
-    tables = sorted({*parsed.tables, *row["tables"]})
-    columns = sorted({*parsed.columns, *row["columns"]})
+        return {**out, "error": f"query {query!r} has filters but no term to search for"}
     leaves = []
-    for number, (node, scoring) in enumerate(_plan(row["query"], analyzer).leaves):
+    for number, (node, scoring) in enumerate(_plan(query, analyzer).leaves):
         if isinstance(node, Phrase):
             for idx, (term, offset) in enumerate(node.terms):
                 leaves.append((number, "phrase", term, offset, len(node.terms), idx, scoring))
@@ -215,8 +262,8 @@ def _plan_row(row: dict[str, Any], analyzer: Analyzer) -> dict[str, Any]:
     return {
         **out,
         "leaves": [dict(zip(names, leaf, strict=True)) for leaf in leaves],
-        "tables": tables,
-        "columns": columns,
+        "tables": sorted({*parsed.tables, *tables}),
+        "columns": sorted({*parsed.columns, *columns}),
     }
 
 
@@ -262,7 +309,8 @@ def _holds(tree: Any, matched: set[int]) -> bool:
 def _expanded(plans: Any, terms: Any, buckets: int) -> Any:
     """The leaves' rows, each prefix replaced by the index terms it matches (those whose
     ``terms`` changes sum above 0), with each term's ``bucket``; checkpointed. A prefix that
-    matches more than :data:`MAX_EXPANSIONS` terms is an error, as in the engine."""
+    matches more than :data:`MAX_EXPANSIONS` terms is an error, as in the engine: its rows'
+    ``CHECK`` column fails the checkpoint's job (kept in the output, so that it is computed)."""
     rows = plans.select(QID, "tables", "columns", F.explode("leaves").alias("l"))
     rows = rows.select(QID, "tables", "columns", "l.*")
     held = terms.groupBy("term").agg(F.sum("df").alias("n")).where("n > 0")
@@ -270,17 +318,19 @@ def _expanded(plans: Any, terms: Any, buckets: int) -> Any:
     matches = prefixes.join(
         held.select(F.col("term").alias("held")), F.col("held").startswith(F.col("term"))
     )
-    too_many = (
-        matches.groupBy(QID, "leaf", "term").count().where(F.col("count") > MAX_EXPANSIONS).first()
+    count = F.count(F.lit(1)).over(Window.partitionBy(QID, "leaf"))
+    message = F.concat(
+        F.lit("prefix "),
+        F.col("term"),
+        F.lit("* matches "),
+        F.format_number(F.col("_count"), 0),
+        F.lit(f" terms, more than {MAX_EXPANSIONS:,}"),
     )
-    if too_many is not None:
-        raise BinlogError(
-            f"prefix {too_many['term']}* matches {too_many['count']:,} terms, more than "
-            f"{MAX_EXPANSIONS:,}",
-            hint="make the prefix longer",
-        )
-    expanded = matches.drop("term").withColumnRenamed("held", "term")
-    out = rows.where(F.col("kind") != "prefix").unionByName(expanded)
+    matches = matches.withColumn("_count", count)
+    check = _raised(F.col("_count") > MAX_EXPANSIONS, message, "make the prefix longer")
+    expanded = matches.withColumn(CHECK, check).drop("term", "_count")
+    plain = rows.where(F.col("kind") != "prefix").withColumn(CHECK, F.lit(None))
+    out = plain.unionByName(expanded.withColumnRenamed("held", "term"))
     bucket = F.pmod(F.crc32(F.col("term").cast("binary")), F.lit(buckets)).cast("int")
     return out.withColumn("bucket", bucket).localCheckpoint()
 
