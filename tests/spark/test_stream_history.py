@@ -336,7 +336,15 @@ def test_a_checkpoint_of_another_server_is_a_clear_error(
     other.execute("SET gtid_domain_id = 5; INSERT INTO shop.items (id) VALUES (1)")
     source = BinlogDataSource({"url": _url(first)})
     offset = source.streamReader(source.schema()).initialOffset()
+    # both servers are server_id 1: the position, not the identity, tells them apart
     source = BinlogDataSource({"url": _url(other)})
+    reader = source.streamReader(source.schema())
+    moved = r"is at GTIDs \(none\) at the stream's position mysql-bin\.000001:\d+ \(GTIDs 0-1-\d+\)"
+    with pytest.raises(BinlogError, match=moved) as err:
+        reader.latestOffset(offset, ReadAllAvailable())
+    assert "another server behind the URL" in str(err.value) and "--failover" in str(err.value)
+    # allowed to move, it looks the point up by GTID: this server never wrote it
+    source = BinlogDataSource({"url": _url(other), "failover": "true"})
     reader = source.streamReader(source.schema())
     lacking = r"not a point of this server's binlog .* has not written GTIDs 0-1-\d+ of it"
     with pytest.raises(BinlogError, match=lacking) as err:
