@@ -2,9 +2,10 @@
 
 A throwaway MariaDB server gets a steady load: a writer thread inserts rows
 into ``bench.lag`` at ``--rate`` row changes per second (transactions of
-``--rows-per-tx`` rows), each row carrying the wall time just before its
-commit. :func:`binlogkit.spark.sync` mirrors the table with a ``--trigger``
-micro-batch interval on a local session, in the same process. A row's lag is
+``--rows-per-tx`` rows, ``--updates`` of them updates of random earlier rows),
+each row version carrying the wall time just before its commit.
+:func:`binlogkit.spark.sync` mirrors the table with a ``--trigger`` micro-batch
+interval on a local session, in the same process. A row's lag is
 the time from its commit on the server to the Delta commit of the mirror that
 made it visible: the mirror's ``_delta_log`` gives each commit's time, and
 pyarrow reads the rows of the files it added (a row is visible from the first
@@ -61,6 +62,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import random
 import shutil
 import statistics
 import sys
@@ -99,15 +101,32 @@ SCHEMA = (
 )
 
 
-def writer(url: str, rate: float, per_tx: int, stop: threading.Event, done: list[int]) -> None:
-    """Insert ``rate`` rows a second in transactions of ``per_tx`` rows until ``stop``."""
+def writer(
+    url: str, rate: float, per_tx: int, updates: int, stop: threading.Event, done: list[int]
+) -> None:
+    """Write ``rate`` row changes a second in transactions of ``per_tx`` until ``stop``:
+    ``updates`` of them updates of random rows the load inserted (their ``written`` set to
+    the commit's time too), the rest inserts."""
     every = per_tx / rate
+    chooser = random.Random(17)
     with MySQLConnection.connect(ConnectionSpec.from_url(url)) as conn:
+        first = int(conn.query("SELECT COALESCE(MAX(id), 0) + 1 FROM bench.lag").rows[0][0])
+        inserted = 0
         due = time.monotonic()
         while not stop.is_set():
             now = time.time()
-            rows = ", ".join(f"({now!r}, {i}, REPEAT('x', 40))" for i in range(per_tx))
-            conn.execute(f"INSERT INTO bench.lag (written, n, pad) VALUES {rows}")
+            fresh = per_tx - updates if inserted else per_tx
+            rows = ", ".join(f"({now!r}, {i}, REPEAT('x', 40))" for i in range(fresh))
+            insert = f"INSERT INTO bench.lag (written, n, pad) VALUES {rows}"
+            if fresh < per_tx:
+                ids = {first + chooser.randrange(inserted) for _ in range(updates)}
+                where = ", ".join(map(str, sorted(ids)))
+                update = f"UPDATE bench.lag SET written = {now!r}, n = n + 1 WHERE id IN ({where})"
+                for sql in ("BEGIN", insert, update, "COMMIT"):
+                    conn.execute(sql)
+            else:
+                conn.execute(insert)
+            inserted += fresh
             done.append(per_tx)
             due += every
             pause = due - time.monotonic()
@@ -116,9 +135,10 @@ def writer(url: str, rate: float, per_tx: int, stop: threading.Event, done: list
 
 
 def visible_lags(mirror: Path, since: float) -> list[float]:
-    """Per row written after ``since``: seconds from its commit to the first Delta commit of
-    the mirror that holds it (a MERGE that rewrites a file adds its rows again)."""
-    seen: dict[int, float] = {}
+    """Per row version (key and ``written``) written after ``since``: seconds from its commit
+    to the first Delta commit of the mirror that holds it (a MERGE that rewrites a file adds
+    its rows again)."""
+    seen: dict[tuple[int, float], float] = {}
     columns = ["id", "written"]
     for entry in sorted((mirror / "_delta_log").glob("*.json")):
         actions = [json.loads(line) for line in entry.read_text().splitlines() if line]
@@ -136,7 +156,7 @@ def visible_lags(mirror: Path, since: float) -> list[float]:
                 rows = pq.read_table(path, columns=columns).to_pylist()
                 for key, written in (row.values() for row in rows):
                     if written >= since:
-                        seen.setdefault(key, visible - written)
+                        seen.setdefault((key, written), visible - written)
     return list(seen.values())
 
 
@@ -161,6 +181,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rate", type=float, default=1000.0, help="row changes per second")
     parser.add_argument("--rows-per-tx", type=int, default=10)
+    parser.add_argument(
+        "--updates", type=int, default=0, help="of each transaction's rows, updates (rest inserts)"
+    )
     parser.add_argument("--seconds", type=float, default=60.0, help="measured streaming time")
     parser.add_argument("--warmup", type=float, default=20.0)
     parser.add_argument(
@@ -202,12 +225,15 @@ def run(args: argparse.Namespace, server: MariaDBSandbox, base: Path) -> None:
             batches.append(progress)
 
     print(
-        f"load: {args.rate:.0f} row changes/s ({args.rows_per_tx} rows a transaction), "
+        f"load: {args.rate:.0f} row changes/s ({args.rows_per_tx} rows a transaction, "
+        f"{args.updates} of them updates), "
         f"trigger {args.trigger}, {args.master}, load average {os.getloadavg()[0]:.1f}"
     )
     stop, written = threading.Event(), []
     load = threading.Thread(
-        target=writer, args=(url, args.rate, args.rows_per_tx, stop, written), daemon=True
+        target=writer,
+        args=(url, args.rate, args.rows_per_tx, args.updates, stop, written),
+        daemon=True,
     )
     sync_run = threading.Thread(
         target=sync,
