@@ -28,6 +28,10 @@ from binlogkit.pipeline.flashback import flashback
 from binlogkit.sandbox import MariaDBSandbox
 from binlogkit.sandbox.workload import Workload, build_workload
 
+# the restore tests run in order on one server (each starts from the one before's restore):
+# on one xdist worker, in file order
+pytestmark = pytest.mark.xdist_group("flashback")
+
 
 def _phases(workload: Workload) -> tuple[str, str]:
     """The script that creates and fills the tables, and the one that changes them."""
