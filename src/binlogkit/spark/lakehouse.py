@@ -445,7 +445,8 @@ def _span(
     """Where micro-batch ``batch_id`` starts and ends in the binlog: the source's offsets the
     query's checkpoint records for the batch before it (``first`` for the first batch) and for
     it (written before the batch runs), named as the lake names positions (with the offset's
-    generation after a failover); None where the checkpoint has none."""
+    generation after a failover), with their GTID positions; None where the checkpoint has
+    none."""
 
     def offset(batch: int) -> Position | None:
         found = batch_offset(checkpoint, batch)
@@ -453,7 +454,8 @@ def _span(
             if found is None:
                 return None
             file = generation_name(str(found["file"]), int(found.get("generation", 0)))
-            return Position(file, int(found["pos"]))
+            gtid = found.get("gtid")
+            return Position(file, int(found["pos"]), None if gtid is None else str(gtid))
         except (KeyError, TypeError, ValueError) as err:
             raise BinlogError(
                 f"{checkpoint}: batch {batch}'s offset names no binlog position ({err!r})",

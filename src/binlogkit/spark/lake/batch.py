@@ -30,7 +30,6 @@ from pyspark.util import inheritable_thread_target
 
 from binlogkit.binlog.frozen import frozen_dataclass
 from binlogkit.errors import BinlogError
-from binlogkit.io.binlog_index import split_generation
 from binlogkit.schema.model import TableDef, TableName, fold_column
 from binlogkit.schema.store import Position
 from binlogkit.spark.lake.changelog import append_created, create_log
@@ -45,6 +44,7 @@ from binlogkit.spark.lake.images import typed_images
 from binlogkit.spark.lake.marks import Mark
 from binlogkit.spark.lake.mirror import append_mirror, merge_mirror
 from binlogkit.spark.lake.scd2 import close_all, merge_history
+from binlogkit.spark.lake.snapshot_end import past_end
 from binlogkit.spark.lake.storage import LakePath, lake_path
 from binlogkit.spark.lake.tables import (
     DEFINITION,
@@ -86,6 +86,8 @@ class _Run:
     """Whether a table created within the batch gets its (empty) mirror at the batch's end."""
     replayed: Mapping[str, Position | None]
     warned: set[str] = field(default_factory=set)
+    made: dict[str, bool] = field(default_factory=dict)
+    """Per mirror path, whether the apply made it, as the batch found it (:func:`_exact`)."""
 
     def paths(self, db: str, name: str) -> tuple[str, str, str]:
         base = self.lake / db / name
@@ -303,6 +305,7 @@ def _apply_segment(run: _Run, segment: _Segment) -> None:
             if steps is None:
                 _warn(run, table, _no_mirror_reason(run.tables, mirror_path, versions, version))
             return
+        exact = segment.inserts_only and _exact(run, table, mirror_path)
         if steps == "create":
             run.tables.create(
                 mirror_path,
@@ -312,7 +315,7 @@ def _apply_segment(run: _Run, segment: _Segment) -> None:
         elif steps:
             _follow(run.tables, mirror_path, steps, version.at, history_path if run.scd2 else None)
         with _beside(run.tables.spark, lambda: append_created(typed, log_path, mark)):
-            if segment.inserts_only and _exact(run, table, mirror_path):
+            if exact:
                 append_mirror(typed, mirror_path, mark)
             else:
                 merge_mirror(typed, mirror_path, key, mark)
@@ -326,17 +329,16 @@ def _exact(run: _Run, table: str, mirror: str) -> bool:
     other writer filled it) holds every key of its changes since it was created or emptied,
     with the row of its last change, and no key the server deleted: keys the source has, with
     their rows. One another writer filled (``replayed``, the snapshot's) is that from the
-    position where the changes it held already end, on the same server (a batch's start of a
-    later generation, after a failover, names another server's binlog)."""
-    if DEFINITION not in run.tables.properties(mirror):
+    end of the changes it held already (:func:`past_end`: by position, or by GTID after a
+    failover). Called before the segment's DDL steps: whether the apply made the mirror is
+    what the batch found (the table's properties, read once per batch for the steps too),
+    not the definition its own steps record."""
+    if mirror not in run.made:  # a mirror not there yet is created by this segment
+        made = not run.tables.exists(mirror) or DEFINITION in run.tables.properties(mirror)
+        run.made[mirror] = made
+    if not run.made[mirror]:
         return False  # written by something else
-    if table not in run.replayed:
-        return True
-    end = run.replayed[table]
-    if end is None:
-        return False
-    same_server = split_generation(run.start.file or "")[0] == split_generation(end.file or "")[0]
-    return same_server and run.start.key() >= end.key()
+    return table not in run.replayed or past_end(run.start, run.replayed[table])
 
 
 @contextmanager
