@@ -26,6 +26,7 @@ errant), each change once.
 
 from __future__ import annotations
 
+import json
 import signal
 import sys
 import threading
@@ -36,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from test_lake_apply_live import _operations
 from test_stream import checkpoint_offsets
 from test_sync_live import _command, _environment, _run, _wait
 
@@ -172,6 +174,32 @@ def test_a_lake_moves_to_the_replica_that_took_over_by_gtid(
     files = {row[4] for row in _changes(spark, lake)}
     assert any(f.startswith("1~") for f in files), files  # B's files, after A's
     assert any(not f.startswith("1~") for f in files), files
+    _inserts_after_the_move(spark, lake, b)
+
+
+def _inserts_after_the_move(spark: Any, lake: Path, b: MariaDBSandbox) -> None:
+    """On B a batch of inserts alone is appended to the snapshot's mirror when its start holds
+    the GTIDs of the snapshot's end E (A's binlog position, which names nothing on B), and
+    MERGEd when it does not: E made to lie past B's start in its domain, as when the lake
+    moves before its stream reached E."""
+    state_file = lake / "_binlogkit" / "snapshot.json"
+    state = json.loads(state_file.read_text())
+    recorded = state["end"]["gtid"]
+    assert recorded and "~" not in state["end"]["file"], state  # E on A, generation 0
+    domain, server, seq = recorded.split(",")[0].split("-")
+    state["end"]["gtid"] = f"{domain}-{server}-{int(seq) + 1_000_000}"
+    state_file.write_text(json.dumps(state))
+    b.execute("INSERT INTO shop.orders (id, note, qty) VALUES (4001, 'before E', 1)")
+    sync(_url(b), lake, tables=["shop.orders"], once=True, spark=spark)
+    assert _operations(lake, "orders", "mirror")[-1] == ("MERGE", True)
+
+    state["end"]["gtid"] = recorded
+    state_file.write_text(json.dumps(state))
+    b.execute("INSERT INTO shop.orders (id, note, qty) VALUES (4002, 'past E', 2), (4003, 'x', 3)")
+    sync(_url(b), lake, tables=["shop.orders"], once=True, spark=spark)
+    assert _operations(lake, "orders", "mirror")[-1] == ("WRITE", True)
+    columns = "id, note, qty, flag, tag"
+    assert _mirror(spark, lake) == sorted(b.query(f"SELECT {columns} FROM shop.orders"))
 
 
 @pytest.mark.slow

@@ -159,6 +159,7 @@ def test_snapshot_under_load_then_stream_equals_the_source(
 
     start, end = first.snapshot.start, first.snapshot.end
     assert end is not None and end.key() >= start.key()
+    assert end.gtid  # E's GTID position: what names E after a failover
     log = lake / "sbtest" / "sbtest1" / "mirror" / "_delta_log"
     lines = max(log.glob("*.json")).read_text().splitlines()
     (last,) = [json.loads(line)["commitInfo"] for line in lines if '"commitInfo"' in line[:15]]

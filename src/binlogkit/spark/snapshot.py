@@ -16,13 +16,14 @@
    number), so a group committed before a crash is skipped when it is written
    again. The mirror is created first as the apply creates its mirrors (column
    mapping by name, type widening), noting the definition it holds (the one at S).
-3. Once every group is written, the end E of the server's binlog: every chunk
-   was read at a position at or before it (:func:`_reads_end`).
+3. Once every group is written, the end E of the server's binlog and its GTID
+   position: every chunk was read at a position at or before it (:func:`_reads_end`).
 4. The stream then applies the binlog from S; a change between S and a chunk's
    own position is applied again over rows that already hold it, which the
    mirror's MERGE (last change per key wins, full row images) makes harmless.
    From E on no change is in a mirror before the stream applies it, so a batch
-   that starts there may append a table's inserts (docs/lakehouse.md, Mirror).
+   that starts there (by GTID after a failover) may append a table's inserts
+   (docs/lakehouse.md, Mirror).
 
 The plan, S, the groups done and E are kept in ``LAKE/_binlogkit/snapshot.json``
 (written atomically): a run after a crash goes on at the first group not
@@ -52,6 +53,7 @@ from binlogkit.schema.table_map import column_infos
 from binlogkit.services.replica_stream import current_position
 from binlogkit.spark import session_parallelism
 from binlogkit.spark.chunks import Chunk, chunk_key, chunk_where, plan_chunks, table_sql
+from binlogkit.spark.failover_checks import gtid_at
 from binlogkit.spark.lake import storage
 from binlogkit.spark.lake.storage import LakePath, WorkingCopy, lake_path, working_copy
 from binlogkit.spark.lake.tables import DEFINITION, create_table, position_property
@@ -93,8 +95,8 @@ class SnapshotResult:
     """Where the stream starts (S) and, per table whose mirror the snapshot wrote, the key it
     is kept by (the primary key, else a NOT NULL unique key); ``no_key``: selected tables
     without a key to mirror by (their changes can only be logged); ``end``: where its reads
-    end (E, at or past every chunk's position): changes before it may be in the mirrors
-    already, none from it on."""
+    end (E, at or past every chunk's position, with its GTID position where the server gave
+    one): changes before it may be in the mirrors already, none from it on."""
 
     start: Position
     keys: Mapping[str, tuple[str, ...]]
@@ -176,14 +178,16 @@ def _result(state: dict[str, Any]) -> SnapshotResult:
 
 
 def _reads_end(url: str) -> Position:
-    """E: the end of the server's binlog, read once every group is written. Each chunk was read
-    in a consistent snapshot at a position P (the end of the last transaction it sees) taken
-    before its Spark task ended, so before now; the binlog only grows, so P <= E, and a change
-    logged at or after E is in no chunk. (E bounds the largest P from above; a snapshot that
-    finished before this field existed gets it on its next run, later, still a bound.)"""
+    """E: the end of the server's binlog, read once every group is written, with its GTID
+    position (MariaDB's ``BINLOG_GTID_POS`` there: what names E on another server after a
+    failover; None on MySQL). Each chunk was read in a consistent snapshot at a position P
+    (the end of the last transaction it sees) taken before its Spark task ended, so before
+    now; the binlog only grows, so P <= E, and a change logged at or after E is in no chunk.
+    (E bounds the largest P from above; a snapshot that finished before this field existed
+    gets it on its next run, later, still a bound.)"""
     with MySQLConnection.connect(ConnectionSpec.from_url(url)) as conn:
         file, pos = current_position(conn)
-    return Position(file, pos)
+        return Position(file, pos, gtid_at(conn, file, pos))
 
 
 # -- the plan, in the driver's snapshot ---------------------------------------------------

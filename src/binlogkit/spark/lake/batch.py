@@ -30,7 +30,6 @@ from pyspark.util import inheritable_thread_target
 
 from binlogkit.binlog.frozen import frozen_dataclass
 from binlogkit.errors import BinlogError
-from binlogkit.io.binlog_index import split_generation
 from binlogkit.schema.model import TableDef, TableName, fold_column
 from binlogkit.schema.store import Position
 from binlogkit.spark.lake.changelog import append_created, create_log
@@ -45,6 +44,7 @@ from binlogkit.spark.lake.images import typed_images
 from binlogkit.spark.lake.marks import Mark
 from binlogkit.spark.lake.mirror import append_mirror, merge_mirror
 from binlogkit.spark.lake.scd2 import close_all, merge_history
+from binlogkit.spark.lake.snapshot_end import past_end
 from binlogkit.spark.lake.storage import LakePath, lake_path
 from binlogkit.spark.lake.tables import (
     DEFINITION,
@@ -59,7 +59,7 @@ from binlogkit.spark.lake.timeline import Timeline, Version
 from binlogkit.spark.lake.truncate import empty_mirror, log_truncate
 from binlogkit.spark.schema import typed_schema
 
-__all__ = ["CRASH_ENV", "Applied", "apply_batch"]
+__all__ = ["CRASH_ENV", "Applied", "ApplyOptions", "apply_batch"]
 
 CRASH_ENV = "BINLOGKIT_DELTA_CRASH"
 """Test hook: set to a batch version, the apply fails after that batch's first change log
@@ -86,6 +86,8 @@ class _Run:
     """Whether a table created within the batch gets its (empty) mirror at the batch's end."""
     replayed: Mapping[str, Position | None]
     warned: set[str] = field(default_factory=set)
+    made: dict[str, bool] = field(default_factory=dict)
+    """Per mirror path, whether the apply made it, as the batch found it (:func:`_exact`)."""
 
     def paths(self, db: str, name: str) -> tuple[str, str, str]:
         base = self.lake / db / name
@@ -116,44 +118,54 @@ class _Segment:
     """The table's changes in the batch are all inserts (op ``c``)."""
 
 
-def apply_batch(
-    changes: Any,
-    lake: str | Path,
-    *,
-    history: str | Path,
-    app_id: str,
-    version: int,
-    scd2: bool = False,
-    keys: Mapping[str, Sequence[str]] | None = None,
-    tables: LakeTables | None = None,
-    start: Position | None = None,
-    end: Position | None = None,
-    created: Callable[[str, str], bool] | None = None,
-    replayed: Mapping[str, Position | None] | None = None,
-) -> Applied:
-    """Apply batch ``version`` of row changes (a DataFrame of ``CHANGE_SCHEMA`` rows, any
-    tables) to the lake: per table a change log, a mirror (tables with a primary key, or a key
-    given in ``keys`` by ``"db.t"``: a NOT NULL unique key the snapshot chose) and, with
-    ``scd2``, an SCD type 2 history; the columns of each change come from the schema history
-    file ``history``. A batch applied before changes nothing. ``tables``: what the caller's
-    earlier batches learnt of the lake's tables (:class:`LakeTables`), so that each is read
-    once per driver, not once per batch.
+@frozen_dataclass
+class ApplyOptions:
+    """How a lake's batches are applied: what a driver gives :func:`apply_batch` with each.
 
-    ``start``, ``end``: where the batch begins and ends in the binlog (a streaming source's
-    offsets for it; by default its first and its last change). The DROP, RENAME and TRUNCATE
-    TABLE statements the history recorded up to ``end`` are applied with the batch, also when
-    no row change follows them in it, or when it has none; so is each table's last definition
-    change after ``start`` (ALTER TABLE: the mirror follows it). ``created(db, table)``: whether
-    a table created (CREATE TABLE) after ``start`` gets its mirror, empty, at the batch's end
-    without a row change (the caller's selection of tables); by default none does: the mirror
-    is created with the table's first change.
+    Per table a change log, a mirror (tables with a primary key, or a key given in ``keys``
+    by ``"db.t"``: a NOT NULL unique key the snapshot chose) and, with ``scd2``, an SCD type
+    2 history; the columns of each change come from the schema history file ``history``;
+    every write carries ``app_id`` and the batch's version (exactly once). ``tables``: what
+    the driver's earlier batches learnt of the lake's tables (:class:`LakeTables`), so that
+    each is read once per driver, not once per batch (None: once per batch).
+    ``created(db, table)``: whether a table created (CREATE TABLE) within a batch gets its
+    mirror, empty, at the batch's end without a row change (the driver's selection of
+    tables); by default none does: the mirror is created with the table's first change.
 
     A table's batch of inserts alone is appended to its mirror, not MERGEd, where the mirror
     is the source's table as of the batch's start (docs/lakehouse.md, Mirror): a mirror the
     apply made from the binlog, or one another writer filled, named in ``replayed`` by
     ``"db.t"`` with the position before which the batches may hold changes it holds already
-    (the snapshot's :attr:`~binlogkit.spark.snapshot.SnapshotResult.end`; None: not known,
-    always MERGEd)."""
+    (the snapshot's :attr:`~binlogkit.spark.snapshot.SnapshotResult.end`, with its GTID
+    position for batches after a failover; None: not known, always MERGEd)."""
+
+    history: str | Path
+    app_id: str
+    scd2: bool = False
+    keys: Mapping[str, Sequence[str]] = field(default_factory=dict)
+    tables: LakeTables | None = None
+    created: Callable[[str, str], bool] | None = None
+    replayed: Mapping[str, Position | None] = field(default_factory=dict)
+
+
+def apply_batch(
+    changes: Any,
+    lake: str | Path,
+    options: ApplyOptions,
+    *,
+    version: int,
+    start: Position | None = None,
+    end: Position | None = None,
+) -> Applied:
+    """Apply batch ``version`` of row changes (a DataFrame of ``CHANGE_SCHEMA`` rows, any
+    tables) to the lake as ``options`` say. A batch applied before changes nothing.
+
+    ``start``, ``end``: where the batch begins and ends in the binlog (a streaming source's
+    offsets for it; by default its first and its last change). The DROP, RENAME and TRUNCATE
+    TABLE statements the history recorded up to ``end`` are applied with the batch, also when
+    no row change follows them in it, or when it has none; so is each table's last definition
+    change after ``start`` (ALTER TABLE: the mirror follows it; a CREATE TABLE: an empty
+    mirror where ``options.created`` selects the table)."""
     spark = changes.sparkSession
     changes = changes.persist()
     try:
@@ -166,15 +178,15 @@ def apply_batch(
             return applied
         run = _Run(
             lake_path(lake),
-            app_id,
+            options.app_id,
             version,
-            scd2,
-            Timeline(history),
+            options.scd2,
+            Timeline(options.history),
             start or min(starts or ends, key=Position.key),
-            dict(keys or {}),
-            tables or LakeTables(spark),
-            created or (lambda db, name: False),
-            dict(replayed or {}),
+            options.keys,
+            options.tables or LakeTables(spark),
+            options.created or (lambda db, name: False),
+            options.replayed,
         )
         end = max(ends, key=Position.key)
         work: list[tuple[tuple[str, int, int], int, Any]] = []
@@ -303,6 +315,7 @@ def _apply_segment(run: _Run, segment: _Segment) -> None:
             if steps is None:
                 _warn(run, table, _no_mirror_reason(run.tables, mirror_path, versions, version))
             return
+        exact = segment.inserts_only and _exact(run, table, mirror_path)
         if steps == "create":
             run.tables.create(
                 mirror_path,
@@ -312,7 +325,7 @@ def _apply_segment(run: _Run, segment: _Segment) -> None:
         elif steps:
             _follow(run.tables, mirror_path, steps, version.at, history_path if run.scd2 else None)
         with _beside(run.tables.spark, lambda: append_created(typed, log_path, mark)):
-            if segment.inserts_only and _exact(run, table, mirror_path):
+            if exact:
                 append_mirror(typed, mirror_path, mark)
             else:
                 merge_mirror(typed, mirror_path, key, mark)
@@ -326,17 +339,16 @@ def _exact(run: _Run, table: str, mirror: str) -> bool:
     other writer filled it) holds every key of its changes since it was created or emptied,
     with the row of its last change, and no key the server deleted: keys the source has, with
     their rows. One another writer filled (``replayed``, the snapshot's) is that from the
-    position where the changes it held already end, on the same server (a batch's start of a
-    later generation, after a failover, names another server's binlog)."""
-    if DEFINITION not in run.tables.properties(mirror):
+    end of the changes it held already (:func:`past_end`: by position, or by GTID after a
+    failover). Called before the segment's DDL steps: whether the apply made the mirror is
+    what the batch found (the table's properties, read once per batch for the steps too),
+    not the definition its own steps record."""
+    if mirror not in run.made:  # a mirror not there yet is created by this segment
+        made = not run.tables.exists(mirror) or DEFINITION in run.tables.properties(mirror)
+        run.made[mirror] = made
+    if not run.made[mirror]:
         return False  # written by something else
-    if table not in run.replayed:
-        return True
-    end = run.replayed[table]
-    if end is None:
-        return False
-    same_server = split_generation(run.start.file or "")[0] == split_generation(end.file or "")[0]
-    return same_server and run.start.key() >= end.key()
+    return table not in run.replayed or past_end(run.start, run.replayed[table])
 
 
 @contextmanager
