@@ -22,12 +22,20 @@ from pyspark.sql import Column, Window
 from pyspark.sql import functions as F
 
 from binlogkit.spark.lake.marks import Mark, append_once, write_once
-from binlogkit.spark.lake.tables import quote
+from binlogkit.spark.lake.tables import quote, session_settings
 
 __all__ = ["ORDER", "append_mirror", "merge_mirror"]
 
 ORDER = ("file", "pos", "row")
 """Binlog order of the row changes."""
+
+MERGE_SETTINGS = {"spark.databricks.delta.merge.materializeSource": "none"}
+"""Session settings of the mirror's MERGE. Delta copies a source that is not a Delta table
+into the executors' storage before a MERGE (a Spark job of its own), so that its two passes
+over it (the scan for matches, the write) see the same rows. The mirror's source is checkpointed
+locally instead (``localCheckpoint(eager=False)``): the first pass stores its rows as it
+computes them, the second reads them back (a lost block fails the MERGE, which commits
+nothing), so Delta is told not to copy it."""
 
 STEP = "_binlogkit_step"
 RANK = "_binlogkit_rank"
@@ -52,14 +60,20 @@ def _latest(changes: Any, key: Sequence[str]) -> Any:
 def merge_mirror(changes: Any, path: str, key: Sequence[str], mark: Mark) -> None:
     """MERGE typed row changes into the mirror at ``path`` (which has their image's columns) as
     the write ``mark``; skipped when the mirror holds it already."""
-    write_once(changes.sparkSession, path, mark, lambda: _merge(changes, path, key).execute())
+    spark = changes.sparkSession
+
+    def merge() -> None:
+        with session_settings(spark, MERGE_SETTINGS):
+            _merge(changes, path, key).execute()
+
+    write_once(spark, path, mark, merge)
 
 
 def _merge(changes: Any, path: str, key: Sequence[str]) -> Any:
     image = changes.schema["after"].dataType
     values: dict[str, str | Column] = {quote(c): f"s.{quote(c)}" for c in image.fieldNames()}
     on = " AND ".join(f"t.{quote(k)} <=> s.{quote(k)}" for k in key)
-    source = _latest(changes, key).alias("s")
+    source = _latest(changes, key).localCheckpoint(eager=False).alias("s")
     merge = DeltaTable.forPath(changes.sparkSession, path).alias("t").merge(source, on)
     merge = merge.whenMatchedDelete(f"s.{STEP}.deleted").whenMatchedUpdate(set=values)
     return merge.whenNotMatchedInsert(condition=f"NOT s.{STEP}.deleted", values=values)
