@@ -14,6 +14,7 @@ files for matches.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from typing import Any
 
@@ -24,7 +25,9 @@ from pyspark.sql import functions as F
 from binlogkit.spark.lake.marks import Mark, append_once, write_once
 from binlogkit.spark.lake.tables import quote, session_settings
 
-__all__ = ["ORDER", "append_mirror", "merge_mirror"]
+__all__ = ["ORDER", "append_mirror", "merge_mirror", "warm_mirror"]
+
+log = logging.getLogger(__name__)
 
 ORDER = ("file", "pos", "row")
 """Binlog order of the row changes."""
@@ -85,3 +88,14 @@ def append_mirror(changes: Any, path: str, mark: Mark) -> None:
     keys the mirror does not hold. It sets no session setting, so it may run beside another
     write."""
     append_once(changes.select("after.*"), path, mark)
+
+
+def warm_mirror(spark: Any, path: str) -> None:
+    """Reconstruct the newest state of the mirror at ``path`` (its files and their statistics:
+    a Spark job, which a MERGE otherwise starts with): Delta keeps it for the session's next
+    MERGE of the table at that version. Only a head start: a failure is logged, and the MERGE
+    then reconstructs the state itself."""
+    try:
+        DeltaTable.forPath(spark, path).detail()
+    except Exception as err:  # py4j's and Spark's errors alike; the MERGE will say what is wrong
+        log.info("%s: the mirror's state was not reconstructed ahead of its MERGE: %s", path, err)
