@@ -38,7 +38,8 @@ into the executors' storage before a MERGE (a Spark job of its own), so that its
 over it (the scan for matches, the write) see the same rows. The mirror's source is checkpointed
 locally instead (``localCheckpoint(eager=False)``): the first pass stores its rows as it
 computes them, the second reads them back (a lost block fails the MERGE, which commits
-nothing), so Delta is told not to copy it."""
+nothing), so Delta is told not to copy it; both passes see the same rows whatever the
+caller's frame."""
 
 STEP = "_binlogkit_step"
 RANK = "_binlogkit_rank"
