@@ -50,16 +50,18 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from batch_profile import jobs, tree_cpu
 
 
-def _changes(spark: Any, batch: int, rows: int, updates: int) -> Any:
-    """``rows`` inserts of new keys, then ``updates`` updates of keys inserted by earlier
-    batches (spread over them), in the columns the writes read."""
-    ids = spark.range(batch * rows, (batch + 1) * rows)
+def _changes(spark: Any, batch: int, rows: int, updates: int, initial: int) -> Any:
+    """``rows`` inserts of new keys, then ``updates`` updates of keys the mirror holds (the
+    ``initial`` rows and earlier batches' inserts, spread over them), in the columns the writes
+    read."""
+    first = initial + batch * rows
+    ids = spark.range(first, first + rows)
     inserts = _rows(ids, F.col("id") * 100, "c")
-    if not updates or not batch:
+    if not updates or not first:
         return inserts
     spread = spark.range(updates).select(
-        ((F.col("id") * 104729 + batch * 31) % (batch * rows)).alias("id"),
-        (F.lit((batch + 1) * rows * 100) + F.col("id")).alias("pos"),
+        ((F.col("id") * 104729 + batch * 31) % first).alias("id"),
+        (F.lit((first + rows) * 100) + F.col("id")).alias("pos"),
     )
     return inserts.unionByName(_rows(spread, F.col("pos"), "u"))
 
@@ -110,6 +112,12 @@ def main() -> None:
         "--insert-append", action="store_true", help="append the inserts to the mirror"
     )
     parser.add_argument("--updates", type=int, default=0, help="updates of older keys a batch")
+    parser.add_argument(
+        "--initial", type=int, default=0, help="rows in the mirror before the first batch"
+    )
+    parser.add_argument(
+        "--initial-files", type=int, default=8, help="the files the initial rows are written in"
+    )
     parser.add_argument("--snapshot-partitions", type=int, help="default: lake_session's")
     parser.add_argument(
         "--set", action="append", default=[], metavar="KEY=VALUE", help="a session setting"
@@ -139,13 +147,18 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as folder:
         log, rows = str(Path(folder, "changes")), str(Path(folder, "mirror"))
         for batch in range(args.batches):
-            frame = _changes(spark, batch, args.rows, args.updates).persist()
+            frame = _changes(spark, batch, args.rows, args.updates, args.initial).persist()
             frame.count()
             mark = Mark("bench", batch)
             if batch == 0:
                 tables.create(
                     rows, frame.schema["after"].dataType, **({"extra": extra} if extra else {})
                 )
+                if args.initial:
+                    held = _rows(spark.range(args.initial), F.col("id"), "c").select("after.*")
+                    held.repartition(args.initial_files, "id").write.format("delta").mode(
+                        "append"
+                    ).save(rows)
             began, clock, used = time.monotonic(), time.time(), tree_cpu()
             ended: dict[str, float] = {}
 
@@ -170,7 +183,7 @@ def main() -> None:
             cpu.append(tree_cpu() - used)
             frame.unpersist()
         check = spark.read.format("delta").load(rows)
-        want = args.batches * args.rows
+        want = args.initial + args.batches * args.rows
         assert check.count() == want, f"mirror rows {check.count()}, want {want}"
     kept = {name: values[args.warmup :] for name, values in times.items()}
     how = "Delta transaction ids" if args.delta_txn else "marks"
@@ -179,7 +192,8 @@ def main() -> None:
     load = os.getloadavg()[0]
     parts = spark.conf.get("spark.databricks.delta.snapshotPartitions")
     print(
-        f"{how}: {args.batches - args.warmup} batches of {args.rows:,} rows, "
+        f"{how}: {args.batches - args.warmup} batches of {args.rows:,} rows "
+        f"({args.updates:,} updates) into a mirror of {args.initial:,} rows and more, "
         f"{parts} snapshot partitions, load {load:.1f}"
     )
     for name, values in kept.items():

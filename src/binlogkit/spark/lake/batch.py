@@ -42,7 +42,7 @@ from binlogkit.spark.lake.evolve import (
 )
 from binlogkit.spark.lake.images import typed_images
 from binlogkit.spark.lake.marks import Mark
-from binlogkit.spark.lake.mirror import append_mirror, merge_mirror
+from binlogkit.spark.lake.mirror import append_mirror, merge_mirror, warm_mirror
 from binlogkit.spark.lake.scd2 import close_all, merge_history
 from binlogkit.spark.lake.snapshot_end import past_end
 from binlogkit.spark.lake.storage import LakePath, lake_path
@@ -167,52 +167,54 @@ def apply_batch(
     change after ``start`` (ALTER TABLE: the mirror follows it; a CREATE TABLE: an empty
     mirror where ``options.created`` selects the table)."""
     spark = changes.sparkSession
+    tables = options.tables or LakeTables(spark)
     changes = changes.persist()
     try:
-        spans, applied, inserting = _summary(changes)
-        ends = [Position(f, hi) for files in spans.values() for f, (_, hi) in files.items()]
-        starts = [Position(f, lo) for files in spans.values() for f, (lo, _) in files.items()]
-        if end is not None:
-            ends.append(end)
-        if not ends:
-            return applied
-        run = _Run(
-            lake_path(lake),
-            options.app_id,
-            version,
-            options.scd2,
-            Timeline(options.history),
-            start or min(starts or ends, key=Position.key),
-            options.keys,
-            options.tables or LakeTables(spark),
-            options.created or (lambda db, name: False),
-            options.replayed,
-        )
-        end = max(ends, key=Position.key)
-        work: list[tuple[tuple[str, int, int], int, Any]] = []
-        for (db, name), files in spans.items():
-            versions = run.timeline.of(db, name)
-            only = (db, name) in inserting
-            for segment in _segments(changes, db, name, files, versions, only):
-                at = segment.version.at if segment.version is not None else run.start
-                work.append((at.key(), 1, segment))
-        for versions in run.timeline.versions.values():
-            for v in versions:
-                table_step = (v.truncated or v.definition is None) and not v.unknown
-                if table_step and v.at.key() <= end.key():
-                    work.append((v.at.key(), 0, (versions, v)))
-            last = _last_change(versions, run.start, end)
-            if last is not None:  # after a RENAME TABLE's move, and a segment, of its place
-                work.append((last.at.key(), 2, (versions, last)))
-        for _, kind, item in sorted(work, key=lambda w: w[:2]):
-            if kind == 1:
-                _apply_segment(run, item)
-            elif kind == 2:
-                _redefine(run, *item)
-            elif item[1].truncated:
-                _truncate(run, *item)
-            else:
-                _drop(spark, run, *item)
+        with _warming(tables):
+            spans, applied, inserting = _summary(changes)
+            ends = [Position(f, hi) for files in spans.values() for f, (_, hi) in files.items()]
+            starts = [Position(f, lo) for files in spans.values() for f, (lo, _) in files.items()]
+            if end is not None:
+                ends.append(end)
+            if not ends:
+                return applied
+            run = _Run(
+                lake_path(lake),
+                options.app_id,
+                version,
+                options.scd2,
+                Timeline(options.history),
+                start or min(starts or ends, key=Position.key),
+                options.keys,
+                tables,
+                options.created or (lambda db, name: False),
+                options.replayed,
+            )
+            end = max(ends, key=Position.key)
+            work: list[tuple[tuple[str, int, int], int, Any]] = []
+            for (db, name), files in spans.items():
+                versions = run.timeline.of(db, name)
+                only = (db, name) in inserting
+                for segment in _segments(changes, db, name, files, versions, only):
+                    at = segment.version.at if segment.version is not None else run.start
+                    work.append((at.key(), 1, segment))
+            for versions in run.timeline.versions.values():
+                for v in versions:
+                    table_step = (v.truncated or v.definition is None) and not v.unknown
+                    if table_step and v.at.key() <= end.key():
+                        work.append((v.at.key(), 0, (versions, v)))
+                last = _last_change(versions, run.start, end)
+                if last is not None:  # after a RENAME TABLE's move, and a segment, of its place
+                    work.append((last.at.key(), 2, (versions, last)))
+            for _, kind, item in sorted(work, key=lambda w: w[:2]):
+                if kind == 1:
+                    _apply_segment(run, item)
+                elif kind == 2:
+                    _redefine(run, *item)
+                elif item[1].truncated:
+                    _truncate(run, *item)
+                else:
+                    _drop(spark, run, *item)
     finally:
         changes.unpersist()
     return applied
@@ -325,10 +327,12 @@ def _apply_segment(run: _Run, segment: _Segment) -> None:
         elif steps:
             _follow(run.tables, mirror_path, steps, version.at, history_path if run.scd2 else None)
         with _beside(run.tables.spark, lambda: append_created(typed, log_path, mark)):
-            if exact:
-                append_mirror(typed, mirror_path, mark)
-            else:
+            merging = not exact
+            if merging:
                 merge_mirror(typed, mirror_path, key, mark)
+            else:
+                append_mirror(typed, mirror_path, mark)
+            run.tables.wrote(mirror_path, merged=merging)
         if run.scd2:
             merge_history(typed, history_path, table, key, mark)
 
@@ -349,6 +353,24 @@ def _exact(run: _Run, table: str, mirror: str) -> bool:
     if not run.made[mirror]:
         return False  # written by something else
     return table not in run.replayed or past_end(run.start, run.replayed[table])
+
+
+@contextmanager
+def _warming(tables: LakeTables) -> Iterator[None]:
+    """Meanwhile, in another thread, the newest state of each mirror this driver MERGEd last
+    is reconstructed (:func:`~binlogkit.spark.lake.mirror.warm_mirror`), so that the batch's
+    MERGE of it, likely again, finds it ready."""
+    paths = tables.merged()
+    if not paths:
+        yield
+        return
+
+    def warm() -> None:
+        for path in paths:
+            warm_mirror(tables.spark, path)
+
+    with _beside(tables.spark, warm):
+        yield
 
 
 @contextmanager

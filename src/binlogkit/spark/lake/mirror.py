@@ -14,6 +14,7 @@ files for matches.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from typing import Any
 
@@ -22,12 +23,23 @@ from pyspark.sql import Column, Window
 from pyspark.sql import functions as F
 
 from binlogkit.spark.lake.marks import Mark, append_once, write_once
-from binlogkit.spark.lake.tables import quote
+from binlogkit.spark.lake.tables import quote, session_settings
 
-__all__ = ["ORDER", "append_mirror", "merge_mirror"]
+__all__ = ["ORDER", "append_mirror", "merge_mirror", "warm_mirror"]
+
+log = logging.getLogger(__name__)
 
 ORDER = ("file", "pos", "row")
 """Binlog order of the row changes."""
+
+MERGE_SETTINGS = {"spark.databricks.delta.merge.materializeSource": "none"}
+"""Session settings of the mirror's MERGE. Delta copies a source that is not a Delta table
+into the executors' storage before a MERGE (a Spark job of its own), so that its two passes
+over it (the scan for matches, the write) see the same rows. The mirror's source is checkpointed
+locally instead (``localCheckpoint(eager=False)``): the first pass stores its rows as it
+computes them, the second reads them back (a lost block fails the MERGE, which commits
+nothing), so Delta is told not to copy it; both passes see the same rows whatever the
+caller's frame."""
 
 STEP = "_binlogkit_step"
 RANK = "_binlogkit_rank"
@@ -52,14 +64,20 @@ def _latest(changes: Any, key: Sequence[str]) -> Any:
 def merge_mirror(changes: Any, path: str, key: Sequence[str], mark: Mark) -> None:
     """MERGE typed row changes into the mirror at ``path`` (which has their image's columns) as
     the write ``mark``; skipped when the mirror holds it already."""
-    write_once(changes.sparkSession, path, mark, lambda: _merge(changes, path, key).execute())
+    spark = changes.sparkSession
+
+    def merge() -> None:
+        with session_settings(spark, MERGE_SETTINGS):
+            _merge(changes, path, key).execute()
+
+    write_once(spark, path, mark, merge)
 
 
 def _merge(changes: Any, path: str, key: Sequence[str]) -> Any:
     image = changes.schema["after"].dataType
     values: dict[str, str | Column] = {quote(c): f"s.{quote(c)}" for c in image.fieldNames()}
     on = " AND ".join(f"t.{quote(k)} <=> s.{quote(k)}" for k in key)
-    source = _latest(changes, key).alias("s")
+    source = _latest(changes, key).localCheckpoint(eager=False).alias("s")
     merge = DeltaTable.forPath(changes.sparkSession, path).alias("t").merge(source, on)
     merge = merge.whenMatchedDelete(f"s.{STEP}.deleted").whenMatchedUpdate(set=values)
     return merge.whenNotMatchedInsert(condition=f"NOT s.{STEP}.deleted", values=values)
@@ -71,3 +89,14 @@ def append_mirror(changes: Any, path: str, mark: Mark) -> None:
     keys the mirror does not hold. It sets no session setting, so it may run beside another
     write."""
     append_once(changes.select("after.*"), path, mark)
+
+
+def warm_mirror(spark: Any, path: str) -> None:
+    """Reconstruct the newest state of the mirror at ``path`` (its files and their statistics:
+    a Spark job, which a MERGE otherwise starts with): Delta keeps it for the session's next
+    MERGE of the table at that version. Only a head start: a failure is logged, and the MERGE
+    then reconstructs the state itself."""
+    try:
+        DeltaTable.forPath(spark, path).detail()
+    except Exception as err:  # py4j's and Spark's errors alike; the MERGE will say what is wrong
+        log.info("%s: the mirror's state was not reconstructed ahead of its MERGE: %s", path, err)

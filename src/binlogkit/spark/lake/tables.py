@@ -102,6 +102,18 @@ class LakeTables:
         self.spark = spark
         self._existing: set[str] = set()
         self._properties: dict[str, dict[str, str]] = {}
+        self._merged: set[str] = set()
+
+    def wrote(self, path: str, *, merged: bool) -> None:
+        """Note a row write of the mirror at ``path`` by this driver: a MERGE or not."""
+        if merged:
+            self._merged.add(path)
+        else:
+            self._merged.discard(path)
+
+    def merged(self) -> list[str]:
+        """The mirrors whose last row write by this driver was a MERGE."""
+        return sorted(self._merged)
 
     def exists(self, path: str) -> bool:
         if path not in self._existing and exists(self.spark, path):
