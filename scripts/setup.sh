@@ -84,3 +84,10 @@ need_java() {
         apt_install openjdk-17-jre-headless
     fi
 }
+
+# delta_jars: Delta Lake's two jars from Maven Central into .cache/jars (checked against their
+# SHA-1), once; BINLOGKIT_JARS points local Spark sessions there.
+delta_jars() {
+    "$VENV/bin/python" -m binlogkit.spark.jars "$ROOT/.cache/jars"
+    export BINLOGKIT_JARS="$ROOT/.cache/jars"
+}

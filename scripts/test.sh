@@ -8,7 +8,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/setup.sh"
 apt_need mariadb-server:mariadbd mariadb-client:mariadb mariadb-client:mariadb-binlog sysbench:sysbench
 need_java
 ensure_venv dev,spark,search
-"$VENV/bin/python" -m binlogkit.spark.jars "$ROOT/.cache/jars"  # Delta's jars, once
+delta_jars
 
 cd "$ROOT"
 "$VENV/bin/ruff" check src tests benchmarks

@@ -1,4 +1,5 @@
-"""The README's demo: it starts its own server and prints every row change the server logged."""
+"""The README's decode demo (scripts/demo.sh decode): it starts its own server and prints every
+row change the server logged."""
 
 from __future__ import annotations
 

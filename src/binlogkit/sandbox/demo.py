@@ -1,4 +1,5 @@
-"""The demo: start a throwaway MariaDB, run a small workload, print the decoded row changes.
+"""The decode demo (``scripts/demo.sh decode``): start a throwaway MariaDB, run a small workload,
+print the decoded row changes.
 
 Run it as ``python -m binlogkit.sandbox.demo [--keep DIR] [--full]``. The row
 changes go to stdout, one JSON object per line, exactly as ``binlogkit rows

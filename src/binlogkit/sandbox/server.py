@@ -234,6 +234,11 @@ class MariaDBSandbox:
         return self._process.pid if self._process is not None else None
 
     @property
+    def url(self) -> str:
+        """The server's URL for binlogkit (``mariadb://root@localhost/?socket=...``)."""
+        return f"mariadb://root@localhost/?socket={self.socket}"
+
+    @property
     def running(self) -> bool:
         return self._process is not None and self._process.poll() is None
 
