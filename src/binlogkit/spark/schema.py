@@ -208,13 +208,7 @@ def _decimal(col: ColumnInfo) -> tuple[DataType, Convert]:
     precision, scale = col.meta >> 8, col.meta & 0xFF
     if precision <= _MAX_DECIMAL_PRECISION:
         return DecimalType(precision, scale), _same
-    return StringType(), _decimal_text
-
-
-def _decimal_text(value: Decimal) -> str:
-    """A DECIMAL wider than Spark's as the server shows it (``CAST(d AS CHAR)``): fixed-point
-    digits, every fraction digit of the scale kept (``0.000``, never ``str``'s ``0E-3``)."""
-    return f"{value:f}"
+    return StringType(), jsonenc.decimal_text  # as the server shows it: 0.000, not 0E-3
 
 
 @maps(ColumnType.DECIMAL, ColumnType.NULL)
