@@ -389,10 +389,11 @@ def _text_columns(
     reader = spark.read.format("delta")
     if version is not None:
         reader = reader.option("versionAsOf", version)
-    fields = reader.load(mirror_path(lake, table)).schema.fieldNames()
+    schema = reader.load(mirror_path(lake, table)).schema
+    history = _history(lake)
     db, _, name = table.partition(".")
-    definition = _history(lake).catalog_at().table(db, name)
-    return text_columns(table, fields, definition, chosen)
+    definition = history.catalog_at().table(db, name) if history.path.exists() else None
+    return text_columns(table, schema, definition, chosen)
 
 
 def _history(lake: str) -> HistoryStore:
