@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Set up everything the tests need (Debian packages, Java for Spark, .venv, binlogkit[dev,spark]),
+# Set up everything the tests need (Debian packages, Java for Spark, .venv, binlogkit[dev,spark,search]),
 # check lint, formatting and types (ruff, mypy), and run the tests.
 # Extra arguments go to pytest, e.g. scripts/test.sh -m "not mariadb" or tests/unit.
 set -euo pipefail

@@ -40,6 +40,7 @@ from binlogkit.binlog.rows.types.values import (
 __all__ = [
     "MAX_SAFE_INTEGER",
     "ValueCodec",
+    "decimal_text",
     "decode",
     "dumps",
     "encode",
@@ -174,13 +175,27 @@ class NonFiniteCodec(ValueCodec):
             ) from None
 
 
+_MAX_DECIMAL_SCALE = 65
+"""More fraction digits than any DECIMAL has (MySQL: 30, MariaDB: 38)."""
+
+
+def decimal_text(value: Decimal) -> str:
+    """A decimal's exact digits as the server shows a DECIMAL (``CAST(d AS CHAR)``): fixed
+    point, every fraction digit of its scale kept (``0.000``, never ``str``'s ``0E-3``); a
+    value no DECIMAL holds (an exponent above 0 or below -65) as ``str`` writes it."""
+    exponent = value.as_tuple().exponent
+    if isinstance(exponent, int) and -_MAX_DECIMAL_SCALE <= exponent <= 0:
+        return f"{value:f}"
+    return str(value)
+
+
 @value_codec("$decimal", Decimal)
 class DecimalCodec(ValueCodec):
-    """DECIMAL values: the exact digits as ``str(Decimal)`` writes them (scale kept)."""
+    """DECIMAL values: the exact digits (:func:`decimal_text`: scale and sign kept)."""
 
     @staticmethod
     def encode(value: Decimal) -> Json:
-        return str(value)
+        return decimal_text(value)
 
     @staticmethod
     def decode(payload: Json) -> Decimal:

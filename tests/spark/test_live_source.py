@@ -5,14 +5,17 @@
 - ``table=db.t`` typed columns, for every table of the workload (every
   column type MariaDB has, binlog_row_metadata=FULL), hold the plain reader's
   values under the documented mapping (zero dates → NULL, SET → its members,
-  JSON → its JSON text, DECIMAL wider than 38 digits → text, GEOMETRY →
-  (srid, wkb), COMPRESSED → the value, TIME → microseconds).
+  JSON → its JSON text, DECIMAL wider than 38 digits → the text the server's
+  ``CAST(d AS CHAR)`` gives, GEOMETRY → (srid, wkb), COMPRESSED → the value,
+  TIME → microseconds).
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from datetime import UTC, date, datetime, timedelta
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -27,24 +30,46 @@ from binlogkit.binlog.rows.columns import ColumnInfo
 from binlogkit.binlog.rows.types.values import Compressed, Geometry
 from binlogkit.pipeline.changes import row_changes
 from binlogkit.sandbox import MariaDBSandbox
-from binlogkit.sandbox.workload import build_workload, run_workload
+from binlogkit.sandbox.workload import Workload, build_workload, run_workload
+
+WideDecimals = dict[tuple[str, Decimal], str]
+"""The server's text of a value of a DECIMAL column wider than Spark's, by column and value."""
+LiveBinlog = tuple[Path, list[str], WideDecimals]
+
+
+def _wide_decimals(server: MariaDBSandbox, workload: Workload) -> WideDecimals:
+    """What ``CAST(... AS CHAR)`` shows for each value the workload gives its DECIMAL columns
+    of more than 38 digits."""
+    out: WideDecimals = {}
+    for table in workload.tables:
+        for column in table.columns:
+            wide = re.match(r"DECIMAL\((\d+),(\d+)\)", column.sql_type)
+            if wide is None or int(wide[1]) <= 38:
+                continue
+            casts = [f"CAST(CAST({v} AS {wide[0]}) AS CHAR)" for v in column.values]
+            (shown,) = server.query("SELECT " + ", ".join(casts))
+            out.update({(column.name, Decimal(str(text))): str(text) for text in shown})
+    assert len(out) > 10, out
+    return out
 
 
 @pytest.fixture(scope="module")
-def live_binlog(mariadb_factory: Callable[..., MariaDBSandbox]) -> tuple[Path, list[str]]:
-    """The binlog file holding the workload's row changes, and the workload's table names."""
+def live_binlog(mariadb_factory: Callable[..., MariaDBSandbox]) -> LiveBinlog:
+    """The binlog file holding the workload's row changes, the workload's table names, and
+    the server's text of its wide DECIMAL values."""
     server = mariadb_factory("spark-source")
     try:
         workload = run_workload(server, build_workload())
         files = server.flush_binlogs()
+        wide = _wide_decimals(server, workload)
     finally:
         server.stop()
     biggest = max(files, key=lambda p: p.stat().st_size)
-    return biggest, [f"{workload.database}.{t.name}" for t in workload.tables]
+    return biggest, [f"{workload.database}.{t.name}" for t in workload.tables], wide
 
 
-def test_many_splits_equal_the_whole_file(spark: Any, live_binlog: tuple[Path, list[str]]) -> None:
-    path, _ = live_binlog
+def test_many_splits_equal_the_whole_file(spark: Any, live_binlog: LiveBinlog) -> None:
+    path, _, _ = live_binlog
     expected = plain_changes([path])
     assert len(expected) > 1000
     whole = spark.read.format("binlog").option("splitSize", "1g").load(str(path))
@@ -88,7 +113,7 @@ _DATES = frozenset(
 _TIMESTAMPS = (ColumnType.TIMESTAMP, ColumnType.TIMESTAMP2)
 
 
-def _expected(value: Any, col: ColumnInfo) -> Any:
+def _expected(value: Any, col: ColumnInfo, wide: WideDecimals) -> Any:
     """The plain reader's value as the typed column documents it."""
     if value is None:
         return None
@@ -97,7 +122,7 @@ def _expected(value: Any, col: ColumnInfo) -> Any:
     if col.type == ColumnType.JSON:
         return jsonenc.dumps(value)
     if col.type == ColumnType.NEWDECIMAL and col.meta >> 8 > 38:
-        return str(value)  # wider than Spark's DecimalType: the exact digits as text
+        return wide[(col.key, value)]  # wider than Spark's DecimalType: the server's text
     if col.type in _DATES and not isinstance(value, date):
         return None  # zero and invalid dates
     if isinstance(value, frozenset):
@@ -112,11 +137,11 @@ def _expected(value: Any, col: ColumnInfo) -> Any:
 
 
 def _expected_image(
-    image: dict[str, Any] | None, columns: dict[str, ColumnInfo]
+    image: dict[str, Any] | None, columns: dict[str, ColumnInfo], wide: WideDecimals
 ) -> dict[str, Any] | None:
     if image is None:
         return None
-    return {key: _expected(value, columns[key]) for key, value in image.items()}
+    return {key: _expected(value, columns[key], wide) for key, value in image.items()}
 
 
 def _spark_value(value: Any) -> Any:
@@ -145,7 +170,7 @@ def _image(row: Any, timestamps: set[str]) -> dict[str, Any] | None:
 
 
 def test_typed_columns_equal_the_plain_readers_values_and_the_typed_json_images(
-    spark: Any, live_binlog: tuple[Path, list[str]]
+    spark: Any, live_binlog: LiveBinlog
 ) -> None:
     """Option ``table`` gives the plain reader's values; ``typed_images`` of the JSON rows
     (Delta's ``apply_batch``) gives the same rows as option ``table``."""
@@ -153,7 +178,7 @@ def test_typed_columns_equal_the_plain_readers_values_and_the_typed_json_images(
     from binlogkit.spark.lake.images import typed_images
     from binlogkit.spark.schema import typed_columns
 
-    path, tables = live_binlog
+    path, tables, wide = live_binlog
     changes = spark.read.format("binlog").load(str(path))
     checked = 0
     for table in tables:
@@ -166,7 +191,10 @@ def test_typed_columns_equal_the_plain_readers_values_and_the_typed_json_images(
             (r.pos, r.row, r.op, _image(r.before, stamps), _image(r.after, stamps)) for r in rows
         ]
         want = [
-            (pos, row, op, _expected_image(before, columns), _expected_image(after, columns))
+            (
+                *(pos, row, op),
+                *(_expected_image(before, columns, wide), _expected_image(after, columns, wide)),
+            )
             for pos, row, op, before, after in plain
         ]
         assert got == want, table

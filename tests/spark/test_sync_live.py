@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from missing_tool import missing_tool
 
 from binlogkit.errors import BinlogError
 from binlogkit.io.binlog_index import binlog_order
@@ -126,7 +127,7 @@ def test_snapshot_under_load_then_stream_equals_the_source(
     spark: Any, mariadb_factory: Callable[..., MariaDBSandbox], tmp_path: Path
 ) -> None:
     if shutil.which("sysbench") is None:
-        pytest.skip("sysbench is not installed")
+        missing_tool("sysbench is not installed (apt-get install sysbench)")
     server = mariadb_factory("sync-load")
     run_workload(server)
     server.execute("CREATE DATABASE sbtest")

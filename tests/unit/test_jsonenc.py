@@ -149,6 +149,24 @@ def test_decimal_keeps_scale_and_sign() -> None:
     assert jsonenc.loads(jsonenc.dumps(Decimal("9.90"))).as_tuple() == Decimal("9.90").as_tuple()
 
 
+def test_decimal_digits_are_fixed_point_as_the_server_shows_them() -> None:
+    """DECIMAL(65,30) values as ``CAST(d AS CHAR)`` shows them (MariaDB 10.11), not as
+    ``str(Decimal)`` does; exact: they decode to the same digits and exponent."""
+    shown = {
+        "0E-30": "0." + "0" * 30,
+        "1E-30": "0." + "0" * 29 + "1",
+        "-1.00000000000000000000000E-7": "-0.0000001" + "0" * 23,
+        "-0E-2": "-0.00",
+        "12345": "12345",
+        "1E+3": "1E+3",  # no DECIMAL holds it so (a scale below 0): as str writes it
+        "1E-70": "1E-70",
+    }
+    for digits, text in shown.items():
+        value = Decimal(digits)
+        assert json.loads(jsonenc.dumps(value)) == {"$decimal": text}, digits
+        assert jsonenc.loads(jsonenc.dumps(value)).as_tuple() == value.as_tuple(), digits
+
+
 def test_mysql_time_range_as_duration() -> None:
     longest = -timedelta(hours=838, minutes=59, seconds=59)
     assert json.loads(jsonenc.dumps(longest)) == {"$duration": "-838:59:59"}

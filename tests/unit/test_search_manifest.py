@@ -6,12 +6,22 @@ import json
 from dataclasses import replace
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from binlogkit.errors import BinlogError
 from binlogkit.search import tiers
 from binlogkit.search.analysis import Analyzer
-from binlogkit.search.manifest import IndexLayout, Manifest, MirrorRange, Pending, Segment
+from binlogkit.search.manifest import (
+    LAST_BATCH,
+    IndexLayout,
+    Manifest,
+    MirrorRange,
+    Pending,
+    Segment,
+    doc_number,
+    number_bucket,
+)
 
 MANIFEST = Manifest(
     analyzer=Analyzer(stem="english"),
@@ -173,3 +183,17 @@ def test_an_index_without_document_numbers_is_read_only_to_be_rebuilt(tmp_path: 
     replace(MANIFEST, format=1).save(layout)
     with pytest.raises(BinlogError, match="index format 1, this binlogkit reads formats 2, 3"):
         Manifest.load(layout)
+
+
+def test_batch_numbers_stop_at_the_last_one_document_numbers_hold() -> None:
+    """A batch takes the top bits of its documents' signed 64-bit numbers: the last batch's
+    numbers stay positive and give back their partition; the batch after it (an update or a
+    compaction) is refused before anything is written, naming the fix."""
+    last = doc_number(LAST_BATCH, 255, 2**32 - 1)
+    assert LAST_BATCH == 2**23 - 1 and 0 < last < 2**63
+    assert int(np.array([last], dtype=np.int64)[0]) == last
+    assert number_bucket(last) == 255
+    assert Pending(LAST_BATCH, {}).batch == LAST_BATCH
+    with pytest.raises(BinlogError, match=f"batch {LAST_BATCH + 1} would pass") as err:
+        Pending(LAST_BATCH + 1, {}, compact=True)
+    assert "--rebuild" in (err.value.hint or "")

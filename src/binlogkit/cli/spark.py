@@ -306,7 +306,9 @@ def apply_command(source: str, lake: str, tables: tuple[str, ...], **options: An
     "--compact/--no-compact",
     default=None,
     help="Compact the index (rewrite it without replaced and deleted documents) after each "
-    "round / never. Default: when they pass 10% of the documents, or 64 batches were appended.",
+    "round / never. Default: when due (docs/search.md, Compaction): whole when they pass 10% "
+    "of the documents; else the segments the batches appended merged tier by tier (4 of one "
+    "size into one), or all of them at 64 segments.",
 )
 @click.option(
     "--compact-whole",

@@ -65,6 +65,9 @@ def doc_bucket(table: str, key: str, buckets: int) -> int:
 
 BATCH_SHIFT = 40
 BUCKET_SHIFT = 32
+LAST_BATCH = (1 << (63 - BATCH_SHIFT)) - 1
+"""The last batch number a document number holds (positive in a signed 64-bit number, as
+Parquet and Spark keep it): 8,388,607. Compactions take batch numbers too."""
 
 
 def doc_number(batch: int, bucket: int, rank: int) -> int:
@@ -153,6 +156,16 @@ class Pending:
     columns: dict[str, tuple[str, ...]] = field(default_factory=dict)
     tiered: bool = False
     merge: tuple[int, int] = (0, 0)
+
+    def __post_init__(self) -> None:
+        if self.batch > LAST_BATCH:
+            raise BinlogError(
+                f"search index batch {self.batch} would pass the last batch number document "
+                f"numbers hold ({LAST_BATCH}: a batch takes the top {63 - BATCH_SHIFT} bits of "
+                "a signed 64-bit number); nothing was written",
+                hint="renumber the index: binlogkit spark index SOURCE --to INDEX --rebuild "
+                "(the rebuilt index numbers its batches from 0)",
+            )
 
     def to_json(self) -> dict[str, Any]:
         return {

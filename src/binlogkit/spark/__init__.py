@@ -6,7 +6,7 @@
 
 A database into Delta mirrors, kept current from its binlog (imported on first use)::
 
->>> from binlogkit.spark import sync, status
+>>> from binlogkit.spark import index, status, sync
 >>> sync("mariadb://user:pw@host", "/data/lake", once=True)
 >>> index("/data/lake", "/data/index", columns=["shop.items.name"], once=True)  # search
 """

@@ -4,9 +4,10 @@
 (:func:`binlogkit.spark.snapshot.run_snapshot`, which resumes an unfinished
 snapshot and returns at once after a finished one), then runs a Structured
 Streaming query of the server's binlog from the snapshot's start position;
-each micro-batch goes to :func:`binlogkit.spark.delta.apply_batch` with the
-Delta transaction id ``(app_id, batch id)``, so a batch replayed after a
-crash changes nothing. :func:`apply` does the same from a folder of binlogs,
+each micro-batch goes to :func:`binlogkit.spark.delta.apply_batch` with
+``(app_id, batch id)``, which marks each of its writes' commits
+(:mod:`binlogkit.spark.lake.marks`) and skips a write its table holds already, so a
+batch replayed after a crash changes nothing. :func:`apply` does the same from a folder of binlogs,
 without a snapshot. The lake's layout is :class:`~binlogkit.spark.sync_state.LakeLayout`'s.
 """
 

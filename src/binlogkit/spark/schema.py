@@ -208,7 +208,7 @@ def _decimal(col: ColumnInfo) -> tuple[DataType, Convert]:
     precision, scale = col.meta >> 8, col.meta & 0xFF
     if precision <= _MAX_DECIMAL_PRECISION:
         return DecimalType(precision, scale), _same
-    return StringType(), str
+    return StringType(), jsonenc.decimal_text  # as the server shows it: 0.000, not 0E-3
 
 
 @maps(ColumnType.DECIMAL, ColumnType.NULL)

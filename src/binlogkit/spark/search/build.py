@@ -23,7 +23,6 @@ from pathlib import Path
 from typing import Any, Literal
 
 from pyspark.errors import AnalysisException, UnsupportedOperationException
-from pyspark.sql.types import StringType
 
 from binlogkit.binlog.frozen import frozen_dataclass
 from binlogkit.errors import BinlogError
@@ -49,6 +48,7 @@ from binlogkit.spark.search.batch import (
     table_version,
     vacuum,
 )
+from binlogkit.spark.search.columns import text_columns
 
 __all__ = [
     "CDF",
@@ -340,7 +340,7 @@ def _create(
                 f"{table} has no mirror in {lake} ({path})",
                 hint="only tables with a key are mirrored; check the name and the lake",
             )
-        columns[table] = _text_columns(spark, table, path, chosen)
+        columns[table] = _text_columns(spark, lake, table, chosen)
         _feed_on(spark, table, path, report)
         ranges[table] = MirrorRange(-1, *table_state(path), True)
     manifest = Manifest(
@@ -382,34 +382,29 @@ def _feed_on(spark: Any, table: str, path: str, report: Progress) -> None:
 
 
 def _text_columns(
-    spark: Any, table: str, path: str, chosen: list[str], version: int | None = None
+    spark: Any, lake: str, table: str, chosen: list[str], version: int | None = None
 ) -> tuple[str, ...]:
-    """The columns to index: ``chosen``, each checked to be text, or every text column (of
-    the mirror at ``version``, else at its last)."""
+    """The columns to index (:func:`binlogkit.spark.search.columns.text_columns`) of the mirror
+    at ``version``, else at its last, by their types in the lake's schema history."""
     reader = spark.read.format("delta")
     if version is not None:
         reader = reader.option("versionAsOf", version)
-    fields = {f.name: f.dataType for f in reader.load(path).schema}
-    if not chosen:
-        found = tuple(n for n, t in fields.items() if isinstance(t, StringType))
-        if not found:
-            raise BinlogError(f"{table} has no text column to index; its columns: {list(fields)}")
-        return found
-    for name in chosen:
-        if name not in fields:
-            raise BinlogError(f"{table} has no column {name!r}; its columns: {list(fields)}")
-        if not isinstance(fields[name], StringType):
-            raise BinlogError(
-                f"{table}.{name} is {fields[name].simpleString()}, not text",
-                hint="index CHAR, VARCHAR, TEXT, ENUM or JSON columns",
-            )
-    return tuple(chosen)
+    schema = reader.load(mirror_path(lake, table)).schema
+    history = _history(lake)
+    db, _, name = table.partition(".")
+    definition = history.catalog_at().table(db, name) if history.path.exists() else None
+    return text_columns(table, schema, definition, chosen)
+
+
+def _history(lake: str) -> HistoryStore:
+    """The lake's schema history."""
+    return HistoryStore(Path(lake, "_binlogkit", "schema.jsonl"))
 
 
 def _keys(lake: str, tables: list[str]) -> dict[str, tuple[str, ...]]:
     """Each table's mirror key: its primary key in the lake's schema history, else the key
     its snapshot chose."""
-    catalog = HistoryStore(Path(lake, "_binlogkit", "schema.jsonl")).catalog_at()
+    catalog = _history(lake).catalog_at()
     snapshot = Path(lake, "_binlogkit", "snapshot.json")
     chosen = json.loads(snapshot.read_text())["tables"] if snapshot.exists() else {}
     keys = {}
@@ -451,7 +446,7 @@ def _plan(spark: Any, manifest: Manifest, report: Progress) -> Manifest:
                 report(f"{table}: column {old} renamed to {new}: rebuilding its documents")
             indexed = tuple(renamed.get(c, c) for c in indexed)
         if table in manifest.whole:
-            found = _text_columns(spark, table, path, [], span.end)
+            found = _text_columns(spark, manifest.lake, table, [], span.end)
             added = tuple(c for c in found if c not in indexed)
             if added:
                 names = ", ".join(added)
