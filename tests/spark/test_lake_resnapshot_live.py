@@ -5,7 +5,7 @@ A live MariaDB into a lake (``sync --once``), then a narrowing MODIFY of
 aside (the apply stops instead of making it again from the next change, which
 would hold only the rows changed since). ``sync --resnapshot shop.t shop.g``
 while inserts and updates keep coming to ``shop.t`` and ``shop.o`` (after each
-group of 10-row chunks), stopped by a crash after its second group, then run
+group of 20-row chunks), stopped by a crash after its third group, then run
 again without the option (it finishes the resnapshot): every mirror equals the
 server's rows, ``shop.o``'s change log holds each of its changes once, and
 ``shop.t``'s keeps its rows from before the resnapshot. Each snapshot's mirror
@@ -26,6 +26,8 @@ from binlogkit.errors import BinlogError
 from binlogkit.sandbox import MariaDBSandbox
 
 pytest.importorskip("delta")
+
+from delta.tables import DeltaTable
 
 from binlogkit.spark import resnapshot
 from binlogkit.spark.lake.tables import SNAPSHOT_END, properties
@@ -129,7 +131,7 @@ def test_a_table_read_again_while_the_stream_goes_on(
     original = resnapshot.run_resnapshot
 
     def small(*args: Any, **kwargs: Any) -> Any:
-        return original(*args, **{**kwargs, "chunk_rows": 10, "group_chunks": 1})
+        return original(*args, **{**kwargs, "chunk_rows": 20, "group_chunks": 1})
 
     monkeypatch.setattr(resnapshot, "run_resnapshot", small)
     made: list[int] = []
@@ -149,10 +151,12 @@ def test_a_table_read_again_while_the_stream_goes_on(
     sync(url, lake, tables=tables, once=True, spark=spark, progress=_writes(server, made))
     assert len(made) > 2
 
-    server.execute("INSERT INTO shop.t VALUES (500, 'later', 5); INSERT INTO shop.o VALUES (500, 5)")
+    server.execute("INSERT INTO shop.t VALUES (500, 'late', 5); INSERT INTO shop.o VALUES (500, 5)")
     sync(url, lake, tables=tables, once=True, spark=spark)
     for name in ("t", "o", "g"):
         assert _mirror(spark, lake, name) == _server(server, name), name
+    last = DeltaTable.forPath(spark, str(lake / "shop" / "t" / "mirror")).history(1).collect()
+    assert last[0]["operation"] == "WRITE"  # the insert past E' appended, not MERGEd
     assert _recorded_end(spark, lake, "t") == _end(lake / "_binlogkit" / "resnapshot.json") != end
 
     changes = _log(spark, lake, "o")

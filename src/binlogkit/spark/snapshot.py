@@ -17,13 +17,18 @@
    again. The mirror is created first as the apply creates its mirrors (column
    mapping by name, type widening), noting the definition it holds (the one at S).
 3. Once every group is written, the end E of the server's binlog and its GTID
-   position: every chunk was read at a position at or before it (:func:`_reads_end`).
+   position: every chunk was read at a position at or before it (:func:`_reads_end`);
+   then E is recorded on each mirror (its ``binlogkit.snapshotEnd``, ``reading``
+   until then), which the apply's appends go by (:func:`finish`).
 4. The stream then applies the binlog from S; a change between S and a chunk's
    own position is applied again over rows that already hold it, which the
    mirror's MERGE (last change per key wins, full row images) makes harmless.
    From E on no change is in a mirror before the stream applies it, so a batch
    that starts there (by GTID after a failover) may append a table's inserts
    (docs/lakehouse.md, Mirror).
+
+:mod:`binlogkit.spark.resnapshot` reads tables of a streaming lake again with
+the same steps (:func:`chunk_groups`, :func:`write_groups`, :func:`finish`).
 
 The plan, S, the groups done and E are kept in ``LAKE/_binlogkit/snapshot.json``
 (written atomically): a run after a crash goes on at the first group not
