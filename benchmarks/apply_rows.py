@@ -112,7 +112,7 @@ def main() -> None:
     parser.add_argument("--scd2", action="store_true")
     args = parser.parse_args()
 
-    from binlogkit.spark.delta import apply_batch
+    from binlogkit.spark.delta import ApplyOptions, apply_batch
     from binlogkit.spark.lake.evolve import spark_columns
     from binlogkit.spark.lake.images import typed_images
 
@@ -154,11 +154,12 @@ def main() -> None:
         timed("typed (rdd.map of Rows)", args.rows, old_way)
         lake = Path(tmp, "lake")
         warm = spark.createDataFrame(changes(1000, 100, "b.000001"), CHANGE_SCHEMA)
-        apply_batch(warm, lake, history=history, app_id="b", version=0, scd2=args.scd2)
+        options = ApplyOptions(history, "b", scd2=args.scd2)
+        apply_batch(warm, lake, options, version=0)
         timed(
             "apply_batch" + (" (scd2)" if args.scd2 else ""),
             args.rows,
-            lambda: apply_batch(data, lake, history=history, app_id="b", version=1, scd2=args.scd2),
+            lambda: apply_batch(data, lake, options, version=1),
         )
         spark.stop()
 

@@ -27,7 +27,7 @@ from pyspark.sql.types import DecimalType, IntegerType, TimestampNTZType
 
 from binlogkit.schema.history import SchemaHistory
 from binlogkit.sources import open_binlog
-from binlogkit.spark.delta import CRASH_ENV, apply_batch, apply_changes, table_key
+from binlogkit.spark.delta import CRASH_ENV, ApplyOptions, apply_batch, apply_changes, table_key
 from binlogkit.spark.lake.marks import Mark, holds
 
 pytestmark = [pytest.mark.mariadb, pytest.mark.xdist_group("mariadb")]
@@ -199,7 +199,7 @@ def test_a_batch_with_json_images_is_applied_per_table(
     server, batches, history = workload
     for version, files in enumerate(batches):
         changes = spark.read.format("binlog").load(files)
-        apply_batch(changes, tmp_path, history=history, app_id="json", version=version)
+        apply_batch(changes, tmp_path, ApplyOptions(history, "json"), version=version)
     _mirror_equals_server(spark, server, tmp_path)
     every = _batch(spark, [f for files in batches for f in files])
     assert _log(spark, tmp_path) == sorted(

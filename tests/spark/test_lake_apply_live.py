@@ -32,7 +32,7 @@ from delta.tables import DeltaTable
 from binlogkit.schema.history import SchemaHistory
 from binlogkit.schema.store import Position
 from binlogkit.sources import open_binlog
-from binlogkit.spark.delta import CRASH_ENV, apply_batch
+from binlogkit.spark.delta import CRASH_ENV, ApplyOptions, apply_batch
 from binlogkit.spark.lake.tables import DEFINITION, UNKNOWN_COLUMNS, LakeTables, properties
 
 pytestmark = [pytest.mark.mariadb, pytest.mark.xdist_group("mariadb")]
@@ -126,7 +126,7 @@ def _apply(
     for version in versions:
         changes = _read(spark, batches[version], history)
         apply_batch(
-            changes, lake, history=history, app_id="t", version=version, tables=tables, **options
+            changes, lake, ApplyOptions(history, "t", tables=tables, **options), version=version
         )
 
 
@@ -299,5 +299,5 @@ def test_a_type_change_no_table_holds_exactly_stops_the_apply(
     with pytest.raises(
         BinlogError, match=r"column price changed .* DECIMAL\(8, 2\) to `price` VARCHAR\(20\)"
     ) as err:
-        apply_batch(changes, tmp_path / "lake", history=history, app_id="n", version=0)
+        apply_batch(changes, tmp_path / "lake", ApplyOptions(history, "n"), version=0)
     assert "resnapshot shop.items" in str(err.value)

@@ -31,7 +31,7 @@ from delta.tables import DeltaTable
 from binlogkit.schema.store import Position
 from binlogkit.search.engine import SearchIndex
 from binlogkit.search.manifest import IndexLayout, Manifest
-from binlogkit.spark.delta import apply_batch
+from binlogkit.spark.delta import ApplyOptions, apply_batch
 from binlogkit.spark.lake.storage import lake_path
 from binlogkit.spark.lakehouse import sync
 from binlogkit.spark.schema import CHANGE_SCHEMA
@@ -102,13 +102,15 @@ def _replay_last_batch(spark: Any, lake: Path) -> int:
     apply_batch(
         spark.createDataFrame([], CHANGE_SCHEMA),
         lake,
-        history=lake / "_binlogkit" / "schema.jsonl",
-        app_id=state.app_id,
+        ApplyOptions(
+            lake / "_binlogkit" / "schema.jsonl",
+            state.app_id,
+            scd2=True,
+            created=lambda db, table: True,
+        ),
         version=last,
-        scd2=True,
         start=Position(start["file"], start["pos"]),
         end=Position(end["file"], end["pos"]),
-        created=lambda db, table: True,
     )
     return last
 

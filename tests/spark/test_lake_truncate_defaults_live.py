@@ -25,7 +25,7 @@ from delta.tables import DeltaTable
 
 from binlogkit.schema.history import SchemaHistory
 from binlogkit.sources import open_binlog
-from binlogkit.spark.delta import apply_batch
+from binlogkit.spark.delta import ApplyOptions, apply_batch
 
 pytestmark = [pytest.mark.mariadb, pytest.mark.xdist_group("mariadb")]
 
@@ -96,7 +96,7 @@ def _run(workload: Any, sql: str) -> list[str]:
 def _apply(spark: Any, workload: Any, lake: Path, version: int) -> None:
     _, batches, history = workload
     changes = spark.read.format("binlog").option("schema", str(history)).load(batches[version])
-    apply_batch(changes, lake, history=history, app_id="t", version=version, scd2=True)
+    apply_batch(changes, lake, ApplyOptions(history, "t", scd2=True), version=version)
 
 
 def _delta(spark: Any, lake: Path, table: str, kind: str) -> Any:

@@ -2,10 +2,10 @@
 
 :func:`apply_batch` (from :mod:`binlogkit.spark.lake.batch`) takes a batch of
 row changes of any tables with JSON images (the ``binlog`` source's default
-schema, what a streaming query hands to ``foreachBatch``) and the schema
-history file, and keeps per table ``LAKE/db/t/changes`` (change log),
-``mirror`` and optionally ``history`` (SCD type 2), following DDL by the policy
-of docs/lakehouse.md.
+schema, what a streaming query hands to ``foreachBatch``) and the driver's
+:class:`ApplyOptions` (the schema history file among them), and keeps per
+table ``LAKE/db/t/changes`` (change log), ``mirror`` and optionally ``history``
+(SCD type 2), following DDL by the policy of docs/lakehouse.md.
 
 :func:`apply_changes` does it for a batch of one table's typed row changes
 (``spark.read.format("binlog").option("table", "db.t")``) with a key the caller
@@ -39,7 +39,7 @@ from binlogkit.binlog.rows.columns import ColumnInfo
 from binlogkit.errors import BinlogError
 from binlogkit.spark import register
 from binlogkit.spark.jars import fetch_jars
-from binlogkit.spark.lake.batch import CRASH_ENV, apply_batch
+from binlogkit.spark.lake.batch import CRASH_ENV, ApplyOptions, apply_batch
 from binlogkit.spark.lake.changelog import append_log
 from binlogkit.spark.lake.marks import Mark
 from binlogkit.spark.lake.mirror import merge_mirror
@@ -50,6 +50,7 @@ from binlogkit.spark.source import ReadPlan
 __all__ = [
     "CRASH_ENV",
     "DELTA_CONF",
+    "ApplyOptions",
     "apply_batch",
     "apply_changes",
     "delta_session",

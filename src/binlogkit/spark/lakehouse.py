@@ -38,7 +38,7 @@ from binlogkit.pipeline.filters import ReplicationFilter
 from binlogkit.schema.store import Position
 from binlogkit.services.replica_stream import Backoff
 from binlogkit.spark import register
-from binlogkit.spark.delta import apply_batch, with_delta
+from binlogkit.spark.delta import ApplyOptions, apply_batch, with_delta
 from binlogkit.spark.jars import fetch_jars
 from binlogkit.spark.lake import storage
 from binlogkit.spark.lake.storage import LakePath, UriPath, WorkingCopy, lake_path
@@ -151,6 +151,7 @@ def sync(
     replayed = {table: snapshot.end for table in snapshot.keys}
     with _history(layout) as history:
         changes = _selected(reader.option("schemaHistory", str(history.local)), selected).load()
+        options = _options(session, history, state, keys, replayed)
         batches, rows = _stream(
             changes,
             layout,
@@ -160,9 +161,8 @@ def sync(
             trigger,
             progress,
             sizes,
-            keys,
             first,
-            replayed,
+            options,
             failover,
         )
     if moving:  # the stream went on from the checkpoint there: the lake's source from now on
@@ -204,8 +204,9 @@ def apply(
     first = Position(None, 0)  # the folder's start
     with _history(layout) as history:
         changes = _selected(reader.option("schemaHistory", str(history.local)), selected).load()
+        options = _options(session, history, state, {}, {})
         batches, rows = _stream(
-            changes, layout, history, state, once, trigger, progress, sizes, {}, first, {}
+            changes, layout, history, state, once, trigger, progress, sizes, first, options
         )
     return RunReport(None, batches, rows)
 
@@ -329,6 +330,27 @@ def _check_move(layout: LakeLayout, state: SyncState, wanted: SyncState) -> None
     log_.warning("lake %s moves from %s to %s (failover)", layout.root, state.source, wanted.source)
 
 
+def _options(
+    spark: Any,
+    history: WorkingCopy,
+    state: SyncState,
+    keys: Mapping[str, Sequence[str]],
+    replayed: Mapping[str, Position | None],
+) -> ApplyOptions:
+    """How the query's batches are applied (``keys``: the key of each table the snapshot
+    mirrors, for those without a primary key; ``replayed``: per table the snapshot mirrors,
+    where the changes its mirror may hold already end), with the driver's :class:`LakeTables`."""
+    return ApplyOptions(
+        str(history.local),
+        state.app_id,
+        state.scd2,
+        keys,
+        LakeTables(spark),
+        _chosen(state.tables),
+        replayed,
+    )
+
+
 def _stream(
     changes: Any,
     layout: LakeLayout,
@@ -338,30 +360,24 @@ def _stream(
     trigger: str,
     progress: Progress | None,
     sizes: Callable[[], Sizes],
-    keys: Mapping[str, Sequence[str]],
     first: Position,
-    replayed: Mapping[str, Position | None],
+    options: ApplyOptions,
     failover: bool = False,
 ) -> tuple[int, int]:
-    """Run the query that applies ``changes`` to the lake (``keys``: the key of each table
-    the snapshot mirrors, for those without a primary key; ``first``: where the query's first
-    batch starts; ``replayed``: per table the snapshot mirrors, where the changes its mirror
-    may hold already end); the batches and rows it applied. ``failover``: another server
-    behind the URL restarts the query (which goes on there by GTID) instead of ending the run."""
+    """Run the query that applies ``changes`` to the lake as ``options`` say (``first``: where
+    the query's first batch starts); the batches and rows it applied. ``failover``: another
+    server behind the URL restarts the query (which goes on there by GTID) instead of ending
+    the run."""
     log = BatchLog()
     failures: list[BaseException] = []
     applied: list[int] = []
-
-    tables = LakeTables(changes.sparkSession)
 
     def each(df: Any, batch_id: int) -> None:
         began = time.monotonic()
         try:
             span = _span(layout.checkpoint, batch_id, first)
             history.publish()  # the batch's DDL in the lake before any of its writes
-            rows, newest = _apply(
-                df, layout, history, state, batch_id, (keys, replayed), tables, span
-            )
+            rows, newest = _apply(df, layout, options, batch_id, span)
         except BaseException as err:
             failures.append(err)
             raise
@@ -425,29 +441,14 @@ def _run_query(
 def _apply(
     df: Any,
     layout: LakeLayout,
-    history: WorkingCopy,
-    state: SyncState,
+    options: ApplyOptions,
     batch_id: int,
-    snapshot: tuple[Mapping[str, Sequence[str]], Mapping[str, Position | None]],
-    tables: LakeTables,
     span: tuple[Position | None, Position | None],
 ) -> tuple[int, datetime | None]:
-    """Apply one micro-batch (``snapshot``: the keys and ends of the snapshot's mirrors,
-    ``span``: where it starts and ends); its row changes and newest commit time."""
-    applied = apply_batch(
-        df,
-        str(layout.root),
-        history=str(history.local),
-        app_id=state.app_id,
-        version=batch_id,
-        scd2=state.scd2,
-        keys=snapshot[0],
-        tables=tables,
-        start=span[0],
-        end=span[1],
-        created=_chosen(state.tables),
-        replayed=snapshot[1],
-    )
+    """Apply one micro-batch (``span``: where it starts and ends); its row changes and newest
+    commit time."""
+    start, end = span
+    applied = apply_batch(df, str(layout.root), options, version=batch_id, start=start, end=end)
     newest = None if applied.newest is None else datetime.fromtimestamp(applied.newest, UTC)
     return applied.rows, newest
 

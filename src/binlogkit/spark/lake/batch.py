@@ -62,7 +62,7 @@ from binlogkit.spark.lake.truncate import empty_mirror, log_truncate
 from binlogkit.spark.schema import typed_schema
 from binlogkit.spark.sync_state import LakeLayout
 
-__all__ = ["CRASH_ENV", "Applied", "apply_batch"]
+__all__ = ["CRASH_ENV", "Applied", "ApplyOptions", "apply_batch"]
 
 CRASH_ENV = "BINLOGKIT_DELTA_CRASH"
 """Test hook: set to a batch version, the apply fails after that batch's first change log
@@ -121,44 +121,55 @@ class _Segment:
     """The table's changes in the batch are all inserts (op ``c``)."""
 
 
+@frozen_dataclass
+class ApplyOptions:
+    """How a lake's batches are applied: what a driver gives :func:`apply_batch` with each.
+
+    Per table a change log, a mirror (tables with a primary key, or a key given in ``keys``
+    by ``"db.t"``: a NOT NULL unique key the snapshot chose) and, with ``scd2``, an SCD type
+    2 history; the columns of each change come from the schema history file ``history``;
+    every write carries ``app_id`` and the batch's version (exactly once). ``tables``: what
+    the driver's earlier batches learnt of the lake's tables (:class:`LakeTables`), so that
+    each is read once per driver, not once per batch (None: once per batch).
+    ``created(db, table)``: whether a table created (CREATE TABLE) within a batch gets its
+    mirror, empty, at the batch's end without a row change (the driver's selection of
+    tables); by default none does: the mirror is created with the table's first change.
+
+    A table's batch of inserts alone is appended to its mirror, not MERGEd, where the mirror
+    is the source's table as of the batch's start (docs/lakehouse.md, Mirror): a mirror the
+    apply made from the binlog; a snapshot's from the end E of its reads, which the snapshot
+    records on the mirror; or one without it that another writer filled, named in
+    ``replayed`` by ``"db.t"`` with the position before which the batches may hold changes
+    it holds already (the snapshot's :attr:`~binlogkit.spark.snapshot.SnapshotResult.end`,
+    with its GTID position for batches after a failover; None: not known, always MERGEd)."""
+
+    history: str | Path
+    app_id: str
+    scd2: bool = False
+    keys: Mapping[str, Sequence[str]] = field(default_factory=dict)
+    tables: LakeTables | None = None
+    created: Callable[[str, str], bool] | None = None
+    replayed: Mapping[str, Position | None] = field(default_factory=dict)
+
+
 def apply_batch(
     changes: Any,
     lake: str | Path,
+    options: ApplyOptions,
     *,
-    history: str | Path,
-    app_id: str,
     version: int,
-    scd2: bool = False,
-    keys: Mapping[str, Sequence[str]] | None = None,
-    tables: LakeTables | None = None,
     start: Position | None = None,
     end: Position | None = None,
-    created: Callable[[str, str], bool] | None = None,
-    replayed: Mapping[str, Position | None] | None = None,
 ) -> Applied:
     """Apply batch ``version`` of row changes (a DataFrame of ``CHANGE_SCHEMA`` rows, any
-    tables) to the lake: per table a change log, a mirror (tables with a primary key, or a key
-    given in ``keys`` by ``"db.t"``: a NOT NULL unique key the snapshot chose) and, with
-    ``scd2``, an SCD type 2 history; the columns of each change come from the schema history
-    file ``history``. A batch applied before changes nothing. ``tables``: what the caller's
-    earlier batches learnt of the lake's tables (:class:`LakeTables`), so that each is read
-    once per driver, not once per batch.
+    tables) to the lake as ``options`` say. A batch applied before changes nothing.
 
     ``start``, ``end``: where the batch begins and ends in the binlog (a streaming source's
     offsets for it; by default its first and its last change). The DROP, RENAME and TRUNCATE
     TABLE statements the history recorded up to ``end`` are applied with the batch, also when
     no row change follows them in it, or when it has none; so is each table's last definition
-    change after ``start`` (ALTER TABLE: the mirror follows it). ``created(db, table)``: whether
-    a table created (CREATE TABLE) after ``start`` gets its mirror, empty, at the batch's end
-    without a row change (the caller's selection of tables); by default none does: the mirror
-    is created with the table's first change.
-
-    A table's batch of inserts alone is appended to its mirror, not MERGEd, where the mirror
-    is the source's table as of the batch's start (docs/lakehouse.md, Mirror): a mirror the
-    apply made from the binlog, or one another writer filled, named in ``replayed`` by
-    ``"db.t"`` with the position before which the batches may hold changes it holds already
-    (the snapshot's :attr:`~binlogkit.spark.snapshot.SnapshotResult.end`; None: not known,
-    always MERGEd)."""
+    change after ``start`` (ALTER TABLE: the mirror follows it; a CREATE TABLE: an empty
+    mirror where ``options.created`` selects the table)."""
     spark = changes.sparkSession
     changes = changes.persist()
     try:
@@ -171,15 +182,15 @@ def apply_batch(
             return applied
         run = _Run(
             lake_path(lake),
-            app_id,
+            options.app_id,
             version,
-            scd2,
-            Timeline(history),
+            options.scd2,
+            Timeline(options.history),
             start or min(starts or ends, key=Position.key),
-            dict(keys or {}),
-            tables or LakeTables(spark),
-            created or (lambda db, name: False),
-            dict(replayed or {}),
+            options.keys,
+            options.tables or LakeTables(spark),
+            options.created or (lambda db, name: False),
+            options.replayed,
         )
         end = max(ends, key=Position.key)
         work: list[tuple[tuple[str, int, int], int, Any]] = []
