@@ -37,6 +37,7 @@ from delta.tables import DeltaTable
 from pyspark.sql import functions as F
 
 from binlogkit.spark.delta import apply_changes
+from binlogkit.spark.lake.tables import properties, snapshot_end
 from binlogkit.spark.snapshot import (
     CRASH_ENV,
     SnapshotProgress,
@@ -191,6 +192,9 @@ def test_a_writer_during_the_snapshot_is_caught_up_by_the_binlog_from_the_start(
         stop.set()
         writer.join()
     assert done[0] > 0
+    # the end of the reads on the mirror: apply_batch appends inserts from there on, not before
+    recorded = properties(spark, str(mirror_path(tmp_path, "busy.t")))
+    assert snapshot_end(recorded) == result.end and result.end is not None
     files = [str(f) for f in server.flush_binlogs()[:-1]]
     start = result.start
     assert start.file is not None and start.gtid

@@ -310,6 +310,14 @@ def test_cli_errors_are_one_line(tmp_path: Path) -> None:
         "sync": ["sync", "mariadb://u:secret@here:3306", "--to", str(lake), "--once"],
         "tables": ["sync", "mariadb://u@elsewhere:3306", "--to", str(lake), "--tables", "x"],
         "failover": ["sync", "mariadb://u@here:3306", "--to", str(lake), "--failover"],
+        "resnapshot": [
+            "sync",
+            "mariadb://u@elsewhere:3306",
+            "--to",
+            str(lake),
+            "--resnapshot",
+            "a.b",
+        ],
     }
     for name, args in runs.items():
         done = subprocess.run(
@@ -323,6 +331,7 @@ def test_cli_errors_are_one_line(tmp_path: Path) -> None:
     assert "mirrors mariadb://u@elsewhere:3306, not mariadb://u@here:3306" in runs["sync"][0]
     assert "give tables as DB.TABLE" in runs["tables"][0]
     assert "still in its snapshot of mariadb://u@elsewhere:3306" in runs["failover"][0]
+    assert "has not finished its first snapshot: nothing to resnapshot" in runs["resnapshot"][0]
 
 
 def test_a_truncate_or_drop_last_in_a_once_run_reaches_the_mirror(

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from binlogkit.spark.lake.marks import Mark, holds
+from binlogkit.spark.lake.marks import Mark, holds, holds_earlier
 
 APP = "binlogkit-sync-1"
 
@@ -84,3 +84,14 @@ def test_delta_transaction_ids_of_earlier_releases_count_as_marks(tmp_path: Path
     path = _table(tmp_path / "2", txn(f"{APP}:truncate:b.000001:300", 0))
     assert holds(path, Mark(APP, 9, "truncate:b.000001:300"))
     assert not holds(path, Mark(APP, 9, "truncate:b.000001:400"))
+
+
+def test_an_earlier_batch_is_told_by_the_oldest_marked_commit(tmp_path: Path) -> None:
+    # the change log of a table whose mirror an earlier batch made: the apply then refuses to
+    # make the mirror again from a later batch's change
+    path = _table(tmp_path, _commit(), _commit(Mark(APP, 4)), _commit(Mark(APP, 9)))
+    assert holds_earlier(path, Mark(APP, 9))
+    assert holds_earlier(path, Mark(APP, 5))
+    assert not holds_earlier(path, Mark(APP, 4))  # its own write: a batch applied again
+    assert not holds_earlier(path, Mark("binlogkit-sync-2", 9))
+    assert not holds_earlier(str(tmp_path / "none"), Mark(APP, 9))

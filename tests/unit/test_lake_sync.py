@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from binlogkit.errors import BinlogError, ConnectionLost, ServerChanged, ServerError
+from binlogkit.schema.store import Position
 from binlogkit.spark.lake.storage import UriPath, lake_path
 from binlogkit.spark.lake_status import LakeStatus, TableStatus, committed_offset
 from binlogkit.spark.query_errors import query_error, restartable, server_changed
@@ -58,6 +59,17 @@ def test_layout_lists_the_table_folders(tmp_path: Path) -> None:
         (tmp_path / folder).mkdir(parents=True)
     assert layout.tables() == ["shop.a", "shop.b"]
     assert layout.table("shop.a") == tmp_path / "shop" / "a"
+
+
+def test_the_snapshot_mirrors_are_those_a_snapshot_or_resnapshot_keyed(tmp_path: Path) -> None:
+    layout = LakeLayout(tmp_path)
+    assert layout.snapshot_mirrors() == set()
+    layout.meta.mkdir()
+    first = {"a.k": {"key": ["id"]}, "a.nokey": {"key": []}}
+    layout.snapshot.write_text(json.dumps({"tables": first}))
+    assert layout.snapshot_mirrors() == {"a.k"}
+    layout.resnapshot.write_text(json.dumps({"tables": {"b.later": {"key": ["code"]}}}))
+    assert layout.snapshot_mirrors() == {"a.k", "b.later"}
 
 
 def test_lake_paths_are_local_unless_a_uri_of_another_scheme() -> None:
@@ -261,3 +273,17 @@ def test_batch_offset_reads_a_batchs_end_and_names_a_damaged_file(tmp_path: Path
         (tmp_path / "offsets" / "1").write_text(damaged)
         with pytest.raises(BinlogError, match=r"offsets/1: not a binlog source's offset"):
             batch_offset(tmp_path, 1)
+
+
+def test_a_mirrors_snapshot_end_round_trips_with_its_gtid() -> None:
+    from binlogkit.spark.lake.tables import (
+        SNAPSHOT_END,
+        SNAPSHOT_READING,
+        end_property,
+        snapshot_end,
+    )
+
+    end = Position("mysql-bin.000002", 4711, "0-1-9")
+    assert snapshot_end({SNAPSHOT_END: end_property(end)}) == end
+    assert snapshot_end({SNAPSHOT_END: SNAPSHOT_READING}) == SNAPSHOT_READING
+    assert snapshot_end({"binlogkit.definition": "{}"}) is None

@@ -240,16 +240,27 @@ def _run(command: str, source: str, lake: str, tables: tuple[str, ...], **option
     help="URL is another server than the lake's (a replica that took over): go on there "
     "from the checkpoint's GTID position (MariaDB)",
 )
-def sync_command(url: str, lake: str, tables: tuple[str, ...], **options: Any) -> None:
+@click.option(
+    "--resnapshot",
+    multiple=True,
+    metavar="DB.TABLE",
+    help="Read these tables of a streaming lake again from the server (repeatable, or "
+    "comma-separated): what the apply tells to do where it stops for a table; the stream "
+    "goes on from its checkpoint.",
+)
+def sync_command(
+    url: str, lake: str, tables: tuple[str, ...], resnapshot: tuple[str, ...], **options: Any
+) -> None:
     """Mirror the tables of the server at URL (mariadb://user:pw@host) into Delta tables in LAKE.
 
     A consistent snapshot first (resumed if an earlier run stopped in it), then
     the binlog from the snapshot's position, applied exactly once per micro-batch:
     each table gets a mirror equal to the source table and a change log. Run it
     again after a crash or stop: it goes on where it stopped. Progress goes to stderr.
-    After a failover, run it with --failover and the new server's URL.
+    After a failover, run it with --failover and the new server's URL. Where the
+    apply stops for a table, --resnapshot DB.TABLE reads it again.
     """
-    _run("sync", url, lake, tables, **options)
+    _run("sync", url, lake, tables, resnapshot=_table_names(resnapshot), **options)
 
 
 @spark_group.command("apply")

@@ -102,6 +102,7 @@ def sync(
     trigger: str = "1 second",
     progress: Progress | None = None,
     failover: bool = False,
+    resnapshot: Sequence[str] = (),
 ) -> RunReport:
     """Mirror the tables of the server at ``url`` (``mariadb://user:pw@host``) into ``lake``:
     a consistent snapshot, then the binlog, until stopped (Ctrl-C, SIGTERM), or with ``once``
@@ -112,8 +113,12 @@ def sync(
     Delta (``master``: another Spark master). ``trigger``: the micro-batch interval.
     ``failover``: ``url`` may be another server than the lake's (a replica of it that took
     over): a streaming lake goes on there from its checkpoint's GTID position (MariaDB),
-    and the lake's source becomes ``url``.
+    and the lake's source becomes ``url``. ``resnapshot``: ``db.table`` names of a streaming
+    lake's tables to read again from the server before the stream goes on
+    (:mod:`binlogkit.spark.resnapshot`; also what ``apply`` stops with tells to do); a run
+    after a crash in it finishes it first.
     """
+    from binlogkit.spark.resnapshot import run_resnapshot
     from binlogkit.spark.snapshot import run_snapshot
 
     layout = LakeLayout(lake_path(lake))
@@ -125,9 +130,17 @@ def sync(
     moving = source_address(state.source) != where
     if moving:
         _check_move(layout, state, wanted)
+    if resnapshot and not state.streaming:
+        raise BinlogError(
+            f"lake {layout.root} has not finished its first snapshot: nothing to resnapshot",
+            hint="run sync without --resnapshot first",
+        )
     session = session or lake_session(master)
     snapshot = run_snapshot(
         session, url, str(layout.root), tables=list(selected or ()) or None, progress=progress
+    )
+    again = run_resnapshot(
+        session, url, layout.root, resnapshot, selected=_chosen(state.tables), progress=progress
     )
     start = snapshot.start
     reader = session.readStream.format("binlog").option("url", url)
@@ -135,10 +148,11 @@ def sync(
     reader = reader.option("failover", str(failover).lower())
     sizes = file_sizes(url)
     first = Position(start.file, start.pos)
+    keys = {**snapshot.keys, **(again.keys if again is not None else {})}
     replayed = {table: snapshot.end for table in snapshot.keys}
     with _history(layout) as history:
         changes = _selected(reader.option("schemaHistory", str(history.local)), selected).load()
-        options = _options(session, history, state, snapshot.keys, replayed)
+        options = _options(session, history, state, keys, replayed)
         batches, rows = _stream(
             changes,
             layout,

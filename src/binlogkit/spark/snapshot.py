@@ -17,13 +17,18 @@
    again. The mirror is created first as the apply creates its mirrors (column
    mapping by name, type widening), noting the definition it holds (the one at S).
 3. Once every group is written, the end E of the server's binlog and its GTID
-   position: every chunk was read at a position at or before it (:func:`_reads_end`).
+   position: every chunk was read at a position at or before it (:func:`_reads_end`);
+   then E is recorded on each mirror (its ``binlogkit.snapshotEnd``, ``reading``
+   until then), which the apply's appends go by (:func:`finish`).
 4. The stream then applies the binlog from S; a change between S and a chunk's
    own position is applied again over rows that already hold it, which the
    mirror's MERGE (last change per key wins, full row images) makes harmless.
    From E on no change is in a mirror before the stream applies it, so a batch
    that starts there (by GTID after a failover) may append a table's inserts
    (docs/lakehouse.md, Mirror).
+
+:mod:`binlogkit.spark.resnapshot` reads tables of a streaming lake again with
+the same steps (:func:`chunk_groups`, :func:`write_groups`, :func:`finish`).
 
 The plan, S, the groups done and E are kept in ``LAKE/_binlogkit/snapshot.json``
 (written atomically): a run after a crash goes on at the first group not
@@ -56,7 +61,16 @@ from binlogkit.spark.chunks import Chunk, chunk_key, chunk_where, plan_chunks, t
 from binlogkit.spark.failover_checks import gtid_at
 from binlogkit.spark.lake import storage
 from binlogkit.spark.lake.storage import LakePath, WorkingCopy, lake_path, working_copy
-from binlogkit.spark.lake.tables import DEFINITION, create_table, position_property
+from binlogkit.spark.lake.tables import (
+    DEFINITION,
+    SNAPSHOT_END,
+    SNAPSHOT_READING,
+    create_table,
+    end_property,
+    exists,
+    position_property,
+    set_properties,
+)
 from binlogkit.spark.query_errors import query_error
 from binlogkit.spark.snapshot_source import (
     SESSION_SQL,
@@ -64,6 +78,7 @@ from binlogkit.spark.snapshot_source import (
     open_snapshot,
     snapshot_position,
 )
+from binlogkit.spark.sync_state import LakeLayout
 
 __all__ = [
     "APP_ID",
@@ -71,10 +86,14 @@ __all__ = [
     "CRASH_ENV",
     "SnapshotProgress",
     "SnapshotResult",
+    "check_binlog",
+    "chunk_groups",
+    "finish",
     "history_path",
     "mirror_path",
     "run_snapshot",
     "state_path",
+    "write_groups",
 ]
 
 log = logging.getLogger(__name__)
@@ -121,7 +140,7 @@ class SnapshotProgress:
 
 
 def state_path(lake: str | Path) -> LakePath:
-    return lake_path(lake) / "_binlogkit" / "snapshot.json"
+    return LakeLayout(lake_path(lake)).snapshot
 
 
 def history_path(lake: str | Path) -> LakePath:
@@ -164,9 +183,27 @@ def run_snapshot(
         per_group = group_chunks or 4 * (session_parallelism(spark) or 1)
         state = _plan(url, lake, selection, chunk_rows, per_group)
         storage.replace_json(path, state)
-    _write_groups(spark, url, lake, state, progress)
+    write_groups(spark, url, lake, state, path, progress)
+    return finish(spark, url, lake, state, path)
+
+
+def finish(
+    spark: Any, url: str, lake: str | Path, state: dict[str, Any], path: LakePath
+) -> SnapshotResult:
+    """After the last group of the snapshot (or resnapshot) ``state`` kept in ``path``: its E
+    (:func:`_reads_end`), then recorded on each mirror it wrote (the mirror's
+    :data:`~binlogkit.spark.lake.tables.SNAPSHOT_END`, which the apply's appends of inserts
+    go by); its result."""
     if "end" not in state:
         state["end"] = asdict(_reads_end(url))
+        storage.replace_json(path, state)
+    if not state.get("marked"):
+        end = end_property(Position(**state["end"]))
+        for name, table in state["tables"].items():
+            target = str(mirror_path(lake, name))
+            if table["key"] and exists(spark, target):
+                set_properties(spark, target, {SNAPSHOT_END: end})
+        state["marked"] = True
         storage.replace_json(path, state)
     return _result(state)
 
@@ -197,7 +234,7 @@ def _plan(
     url: str, lake: str | Path, selection: list[str] | None, chunk_rows: int, group_chunks: int
 ) -> dict[str, Any]:
     with open_snapshot(url) as conn:
-        _check_binlog(conn)
+        check_binlog(conn)
         start = snapshot_position(conn)
         catalog, _ = seed_from_server(conn, at=start)
         for sql in SESSION_SQL[:3]:  # the seed set its own names
@@ -211,28 +248,7 @@ def _plan(
             copy.publish()
         finally:
             copy.close()
-        described: dict[str, Any] = {}
-        groups = []
-        for table in chosen:
-            name = f"{table.db}.{table.name}"
-            key = chunk_key(conn, table)
-            if not key:
-                log.warning(
-                    "%s has no primary key and no NOT NULL unique key: no mirror (a mirror "
-                    "could not tell its rows apart); its changes can only be logged",
-                    name,
-                )
-                described[name] = {"key": [], "rows": 0}
-                continue
-            chunks = plan_chunks(conn, table, column_infos(table), key, chunk_rows)
-            last = _count(conn, table, key, chunks[-1])
-            rows = [chunk_rows] * (len(chunks) - 1) + [last]
-            described[name] = {"key": list(key), "rows": sum(rows)}
-            for first in range(0, len(chunks), group_chunks):
-                end = first + group_chunks
-                groups.append(
-                    {"table": name, "chunks": chunks[first:end], "rows": sum(rows[first:end])}
-                )
+        described, groups = chunk_groups(conn, chosen, chunk_rows, group_chunks)
         conn.execute("COMMIT")
     log.info("snapshot at %s: %d tables, %d groups", start, len(described), len(groups))
     return {
@@ -246,11 +262,41 @@ def _plan(
     }
 
 
+def chunk_groups(
+    conn: MySQLConnection, chosen: Sequence[TableDef], chunk_rows: int, group_chunks: int
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """In ``conn``'s consistent snapshot: per table of ``chosen``, its key and rows (no key:
+    no mirror, with a warning), and its key chunks in groups of ``group_chunks``."""
+    described: dict[str, Any] = {}
+    groups = []
+    for table in chosen:
+        name = f"{table.db}.{table.name}"
+        key = chunk_key(conn, table)
+        if not key:
+            log.warning(
+                "%s has no primary key and no NOT NULL unique key: no mirror (a mirror "
+                "could not tell its rows apart); its changes can only be logged",
+                name,
+            )
+            described[name] = {"key": [], "rows": 0}
+            continue
+        chunks = plan_chunks(conn, table, column_infos(table), key, chunk_rows)
+        last = _count(conn, table, key, chunks[-1])
+        rows = [chunk_rows] * (len(chunks) - 1) + [last]
+        described[name] = {"key": list(key), "rows": sum(rows)}
+        for first in range(0, len(chunks), group_chunks):
+            end = first + group_chunks
+            groups.append(
+                {"table": name, "chunks": chunks[first:end], "rows": sum(rows[first:end])}
+            )
+    return described, groups
+
+
 def _variables(conn: MySQLConnection, sql: str) -> dict[str, str | None]:
     return {str(name).lower(): value for name, value in conn.query(sql).rows}
 
 
-def _check_binlog(conn: MySQLConnection) -> None:
+def check_binlog(conn: MySQLConnection) -> None:
     """The binlog can carry every change after the snapshot as full row images."""
     found = _variables(
         conn,
@@ -293,13 +339,17 @@ def _count(conn: MySQLConnection, table: TableDef, key: Sequence[str], chunk: Ch
 # -- the groups, as Spark jobs ------------------------------------------------------------
 
 
-def _write_groups(
+def write_groups(
     spark: Any,
     url: str,
     lake: str | Path,
     state: dict[str, Any],
+    path: LakePath,
     progress: Callable[[SnapshotProgress], None] | None,
 ) -> None:
+    """Write the groups of the snapshot (or resnapshot) ``state`` kept in ``path`` from the
+    first one not done, each a Delta append with the transaction id (the state's ``app_id``,
+    else :data:`APP_ID`; group number) and recorded in ``path`` once committed."""
     groups = state["groups"]
     if state["done"] >= len(groups):
         return
@@ -321,10 +371,13 @@ def _write_groups(
         target = str(mirror_path(lake, name))
         if name not in began:  # the table's first group in this run
             began[name] = (time.monotonic(), state["rows"].get(name, 0))
-            create_table(spark, target, frame.schema, extra={DEFINITION: position_property(start)})
+            held = Position(**info.get("definition", state["start"]))
+            properties = {DEFINITION: position_property(held), SNAPSHOT_END: SNAPSHOT_READING}
+            create_table(spark, target, frame.schema, extra=properties)
         writer = frame.write.format("delta").mode("append")
+        txn = state.get("app_id", APP_ID)
         try:
-            writer.option("txnAppId", APP_ID).option("txnVersion", number).save(target)
+            writer.option("txnAppId", txn).option("txnVersion", number).save(target)
         except Exception as err:  # a chunk reader's error arrives inside Spark's
             if "binlogkit.errors." not in str(err):
                 raise
@@ -333,7 +386,7 @@ def _write_groups(
             raise RuntimeError(f"{CRASH_ENV}={number}: stopping after the group's commit")
         rows = state["rows"][name] = state["rows"].get(name, 0) + groups[number]["rows"]
         state["done"] = number + 1
-        storage.replace_json(state_path(lake), state)
+        storage.replace_json(path, state)
         if progress is not None:
             since, before = began[name]
             rate = (rows - before) / max(time.monotonic() - since, 1e-9)

@@ -52,6 +52,7 @@ __all__ = [
     "mirror_schema",
     "open_snapshot",
     "read_chunk",
+    "reads_alike",
     "snapshot_position",
 ]
 
@@ -119,6 +120,19 @@ def _type(column: ColumnDef) -> str:
     text = column.type + (f"({','.join(map(str, size))})" if size else "")
     charset = f" {column.charset}" if column.charset else ""
     return text + (" unsigned" if column.unsigned else "") + charset
+
+
+def reads_alike(table: TableDef, now: TableDef) -> bool:
+    """Whether ``now`` has the columns of ``table``, in its order, each read the same, and its
+    primary key."""
+
+    def reading(t: TableDef) -> list[tuple[str, ColumnInfo]]:
+        return [((i.name or "").lower(), _reading(i)) for i in column_infos(t)]
+
+    def key(t: TableDef) -> list[str]:
+        return [k.lower() for k in t.primary_key]
+
+    return reading(table) == reading(now) and key(table) == key(now)
 
 
 def check_definition(conn: MySQLConnection, table: TableDef, start: Position) -> None:

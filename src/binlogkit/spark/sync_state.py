@@ -72,6 +72,25 @@ class LakeLayout:
     def state(self) -> LakePath:
         return self.meta / "sync.json"
 
+    @property
+    def snapshot(self) -> LakePath:
+        """The first snapshot's state (:mod:`binlogkit.spark.snapshot`)."""
+        return self.meta / "snapshot.json"
+
+    @property
+    def resnapshot(self) -> LakePath:
+        """The last resnapshot's state (:mod:`binlogkit.spark.resnapshot`)."""
+        return self.meta / "resnapshot.json"
+
+    def snapshot_mirrors(self) -> set[str]:
+        """The tables whose mirror the snapshot or a resnapshot wrote (by their states)."""
+        found: set[str] = set()
+        for path in (self.snapshot, self.resnapshot):
+            text = storage.read_text(path)
+            tables = {} if text is None else json.loads(text).get("tables", {})
+            found.update(name for name, table in tables.items() if table.get("key"))
+        return found
+
     def table(self, name: str) -> LakePath:
         """The folder of ``db.table``: its ``mirror``, ``changes`` and ``history``."""
         db, _, table = name.partition(".")

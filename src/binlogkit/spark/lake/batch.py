@@ -41,23 +41,26 @@ from binlogkit.spark.lake.evolve import (
     spark_columns,
 )
 from binlogkit.spark.lake.images import typed_images
-from binlogkit.spark.lake.marks import Mark
+from binlogkit.spark.lake.marks import Mark, holds_earlier
 from binlogkit.spark.lake.mirror import append_mirror, merge_mirror, warm_mirror
 from binlogkit.spark.lake.scd2 import close_all, merge_history
 from binlogkit.spark.lake.snapshot_end import past_end
 from binlogkit.spark.lake.storage import LakePath, lake_path
 from binlogkit.spark.lake.tables import (
     DEFINITION,
+    SNAPSHOT_READING,
     TABLE_PROPERTIES,
     UNKNOWN_COLUMNS,
     LakeTables,
     literal,
     position_property,
     quote,
+    snapshot_end,
 )
 from binlogkit.spark.lake.timeline import Timeline, Version
 from binlogkit.spark.lake.truncate import empty_mirror, log_truncate
 from binlogkit.spark.schema import typed_schema
+from binlogkit.spark.sync_state import LakeLayout
 
 __all__ = ["CRASH_ENV", "Applied", "ApplyOptions", "apply_batch"]
 
@@ -86,8 +89,8 @@ class _Run:
     """Whether a table created within the batch gets its (empty) mirror at the batch's end."""
     replayed: Mapping[str, Position | None]
     warned: set[str] = field(default_factory=set)
-    made: dict[str, bool] = field(default_factory=dict)
-    """Per mirror path, whether the apply made it, as the batch found it (:func:`_exact`)."""
+    made: dict[str, Position | bool] = field(default_factory=dict)
+    """Per mirror path, what filled it, as the batch found it (:func:`_origin`)."""
 
     def paths(self, db: str, name: str) -> tuple[str, str, str]:
         base = self.lake / db / name
@@ -134,10 +137,11 @@ class ApplyOptions:
 
     A table's batch of inserts alone is appended to its mirror, not MERGEd, where the mirror
     is the source's table as of the batch's start (docs/lakehouse.md, Mirror): a mirror the
-    apply made from the binlog, or one another writer filled, named in ``replayed`` by
-    ``"db.t"`` with the position before which the batches may hold changes it holds already
-    (the snapshot's :attr:`~binlogkit.spark.snapshot.SnapshotResult.end`, with its GTID
-    position for batches after a failover; None: not known, always MERGEd)."""
+    apply made from the binlog; a snapshot's from the end E of its reads, which the snapshot
+    records on the mirror; or one without it that another writer filled, named in
+    ``replayed`` by ``"db.t"`` with the position before which the batches may hold changes
+    it holds already (the snapshot's :attr:`~binlogkit.spark.snapshot.SnapshotResult.end`,
+    with its GTID position for batches after a failover; None: not known, always MERGEd)."""
 
     history: str | Path
     app_id: str
@@ -308,6 +312,8 @@ def _apply_segment(run: _Run, segment: _Segment) -> None:
         key = definition.primary_key or tuple(run.keys.get(table, ()))
         versions = run.timeline.of(segment.db, segment.name)
         steps = _mirror_steps(run.tables, table, mirror_path, versions, version) if key else None
+        if steps == "create":
+            _check_not_lost(run, table, log_path, mirror_path)
         create_log(typed, log_path, run.tables)
         if os.environ.get(CRASH_ENV) == str(run.version):
             append_created(typed, log_path, mark)
@@ -342,17 +348,53 @@ def _exact(run: _Run, table: str, mirror: str) -> bool:
     rows it does not hold. A mirror the apply made (it has the definition it holds, and no
     other writer filled it) holds every key of its changes since it was created or emptied,
     with the row of its last change, and no key the server deleted: keys the source has, with
-    their rows. One another writer filled (``replayed``, the snapshot's) is that from the
-    end of the changes it held already (:func:`past_end`: by position, or by GTID after a
-    failover). Called before the segment's DDL steps: whether the apply made the mirror is
-    what the batch found (the table's properties, read once per batch for the steps too),
-    not the definition its own steps record."""
-    if mirror not in run.made:  # a mirror not there yet is created by this segment
-        made = not run.tables.exists(mirror) or DEFINITION in run.tables.properties(mirror)
-        run.made[mirror] = made
-    if not run.made[mirror]:
+    their rows. A snapshot's (the first one's, or a resnapshot's) is that from the end E of
+    the changes its reads held (:func:`past_end`: by position, or by GTID after a failover):
+    the E recorded on the mirror, else (a mirror written before E was recorded there) the
+    one ``replayed`` names. Called before the segment's DDL steps: what filled the mirror is
+    what the batch found (the table's properties, read once per batch for the steps too), not
+    the definition its own steps record."""
+    if mirror not in run.made:
+        run.made[mirror] = _origin(run.tables, mirror)
+    origin = run.made[mirror]
+    if isinstance(origin, Position):
+        return past_end(run.start, origin)
+    if not origin:
         return False  # written by something else
     return table not in run.replayed or past_end(run.start, run.replayed[table])
+
+
+def _origin(tables: LakeTables, mirror: str) -> Position | bool:
+    """What filled the mirror: a snapshot, up to its E (the mirror's :data:`SNAPSHOT_END`);
+    the apply (True; also a snapshot's mirror without E, written before E was recorded on
+    mirrors); or something else (False: no definition recorded, or a snapshot's whose reads
+    have not ended). A mirror not there yet is the apply's: this segment creates it."""
+    if not tables.exists(mirror):
+        return True
+    props = tables.properties(mirror)
+    end = snapshot_end(props)
+    if end == SNAPSHOT_READING or DEFINITION not in props:
+        return False
+    return end if isinstance(end, Position) else True
+
+
+def _check_not_lost(run: _Run, table: str, log_path: str, mirror: str) -> None:
+    """Refuse to make the mirror of ``table`` from its changes where it had one that is gone
+    (moved aside, deleted): one a snapshot wrote (the lake's snapshot states, or ``replayed``,
+    name the table), or one an earlier batch made (its change log holds an earlier batch's
+    write of this lake). Made from the table's next change on, it would hold only the rows
+    changed since."""
+    snapshot = table in run.replayed or table in LakeLayout(run.lake).snapshot_mirrors()
+    if not snapshot:
+        mark = Mark(run.app_id, run.version)
+        if not (run.tables.exists(log_path) and holds_earlier(log_path, mark)):
+            return
+    where = "a snapshot wrote it" if snapshot else "earlier batches wrote it"
+    raise BinlogError(
+        f"{table}: its mirror {mirror} is gone, but {where}; a mirror made again from the "
+        "table's next change would hold only the rows changed since",
+        hint=f"restore {mirror}, or {resnapshot_hint(table)}",
+    )
 
 
 @contextmanager

@@ -28,7 +28,15 @@ from binlogkit.binlog.frozen import frozen_dataclass
 from binlogkit.spark.lake import storage
 from binlogkit.spark.lake.tables import session_settings
 
-__all__ = ["USER_METADATA", "Mark", "append_once", "holds", "marked", "write_once"]
+__all__ = [
+    "USER_METADATA",
+    "Mark",
+    "append_once",
+    "holds",
+    "holds_earlier",
+    "marked",
+    "write_once",
+]
 
 USER_METADATA = "spark.databricks.delta.commitInfo.userMetadata"
 """The session setting that gives a commit its ``userMetadata``."""
@@ -91,6 +99,18 @@ def holds(path: str, mark: Mark) -> bool:
                 return batch > mark.batch
             elif step == mark.step:
                 return True
+    return False
+
+
+def holds_earlier(path: str, mark: Mark) -> bool:
+    """Whether the Delta table at ``path`` holds a write of a batch of ``mark``'s app before
+    ``mark``'s: its oldest commit file with a mark of the app tells (the writes come in batch
+    order)."""
+    log = storage.lake_path(path) / "_delta_log"
+    for name in sorted(n for n in storage.names(log) if _COMMIT.fullmatch(n)):
+        for batch, _ in _marks(log / name, mark.app):
+            if batch is not None:
+                return batch < mark.batch
     return False
 
 

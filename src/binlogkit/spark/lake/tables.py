@@ -23,10 +23,13 @@ from binlogkit.spark.lake import storage
 
 __all__ = [
     "DEFINITION",
+    "SNAPSHOT_END",
+    "SNAPSHOT_READING",
     "TABLE_PROPERTIES",
     "UNKNOWN_COLUMNS",
     "LakeTables",
     "create_table",
+    "end_property",
     "exists",
     "literal",
     "position_property",
@@ -34,11 +37,21 @@ __all__ = [
     "quote",
     "resnapshot_hint",
     "set_properties",
+    "snapshot_end",
     "transaction",
 ]
 
 DEFINITION = "binlogkit.definition"
 """Mirror property: JSON ``{"file": ..., "pos": ...}``, where the definition it holds begins."""
+
+SNAPSHOT_END = "binlogkit.snapshotEnd"
+"""Mirror property of a snapshot's mirror (the first snapshot's, or a resnapshot's): JSON
+``{"file": ..., "pos": ..., "gtid": ...}``, the end E of the reads that filled it (changes
+before it may be in the mirror already, none from it on), or :data:`SNAPSHOT_READING` while
+the snapshot still reads it."""
+
+SNAPSHOT_READING = "reading"
+""":data:`SNAPSHOT_END` of a mirror whose snapshot has not ended: its E is not known yet."""
 
 UNKNOWN_COLUMNS = "binlogkit.unknownColumns"
 """Mirror property: JSON ``{column: "file:pos"}``, columns added by DDL whose values in the rows
@@ -155,13 +168,24 @@ def position_property(at: Position) -> str:
     return json.dumps({"file": at.file, "pos": at.pos})
 
 
+def end_property(at: Position) -> str:
+    """:data:`SNAPSHOT_END`'s value for E ``at``."""
+    return json.dumps({"file": at.file, "pos": at.pos, "gtid": at.gtid})
+
+
+def snapshot_end(props: Mapping[str, str]) -> Position | str | None:
+    """A mirror's :data:`SNAPSHOT_END` (its properties ``props``): E, :data:`SNAPSHOT_READING`,
+    or None (not a snapshot's mirror, or one written before E was recorded on mirrors)."""
+    text = props.get(SNAPSHOT_END)
+    if text is None or text == SNAPSHOT_READING:
+        return text
+    found = json.loads(text)
+    return Position(found["file"], int(found["pos"]), found.get("gtid"))
+
+
 def resnapshot_hint(table: str) -> str:
-    """How to start ``db.t``'s lake tables again from a snapshot."""
-    db, name = table.split(".", 1)
-    return (
-        f"resnapshot {table}: move LAKE/{db}/{name} aside, then snapshot the table again "
-        f"(binlogkit spark sync ... --tables {table})"
-    )
+    """How to read ``db.t``'s mirror again from the server (docs/lakehouse.md, Resnapshot)."""
+    return f"resnapshot {table}: binlogkit spark sync URL --to LAKE --resnapshot {table}"
 
 
 def quote(name: str) -> str:
