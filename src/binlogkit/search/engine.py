@@ -43,9 +43,16 @@ from binlogkit.search import pruning
 from binlogkit.search.analysis import Analyzer
 from binlogkit.search.arrow import flags, integers, numbers
 from binlogkit.search.bm25 import Stats
-from binlogkit.search.files import PLACE, DeltaFiles, Wanted, concat
+from binlogkit.search.files import PLACE, DeltaFiles, Wanted, concat, place
 from binlogkit.search.manifest import IndexLayout, Manifest, number_bucket, term_bucket
-from binlogkit.search.matching import TIE, Postings, conjunction, required, within
+from binlogkit.search.matching import (
+    TIE,
+    Postings,
+    conjunction,
+    postings_columns,
+    required,
+    within,
+)
 from binlogkit.search.pruning import disjunction, top_blocks
 from binlogkit.search.query import (
     AllOf,
@@ -190,7 +197,8 @@ class SearchIndex:
                 postings_files, self.live, self.stats, either, df, buckets, filters, limit
             )
         else:
-            rows = self._postings(expr, expanded, wanted, df, located=phrases is not None)
+            names = postings_columns(*filters)
+            rows = self._postings(expr, expanded, wanted, df, names, located=phrases is not None)
         postings = Postings(
             rows,
             *filters,
@@ -237,17 +245,17 @@ class SearchIndex:
         expanded: dict[str, tuple[str, ...]],
         wanted: list[str],
         df: dict[str, int] | None,
+        names: list[str],
         *,
         located: bool,
     ) -> Any:
-        """The postings rows of the terms ``wanted`` (all ``expr`` needs): ``positions`` for
-        phrases, or (``located``) where each row is, to read the positions of some of them
-        later. With ``df`` (not exhaustive), when every match holds a term
+        """The ``names`` columns of the postings rows of the terms ``wanted`` (all ``expr``
+        needs), with ``positions`` for phrases, or (``located``) where each row is, to read the
+        positions of some of them later. With ``df`` (not exhaustive), when every match holds a term
         :data:`~binlogkit.search.pruning.RARE` times rarer than another, that term's rows are
         read first, and of the others' only the rows (and row groups) of its documents."""
-        names = ["term", "table", "column", "doc", "tf", "length"]
         if not located and any(isinstance(node, Phrase) for node in _walk(expr)):
-            names.append("positions")
+            names = [*names, "positions"]
         need = sorted(required(expr, expanded)) if df is not None else []
         rare = min(need, key=lambda t: (df.get(t, 0), t)) if df is not None and need else None
         if (
@@ -329,7 +337,7 @@ class _Positions:
 
     def __call__(self, rows: Any, picked: Any) -> Any:
         """The positions lists of the rows ``picked`` (numpy row numbers) of ``rows``."""
-        file, group, row = (numbers(rows.column(name))[picked] for name in PLACE)
+        file, group, row = place(numbers(rows.column(PLACE))[picked])
         order = np.lexsort((group, file))
         ends = np.flatnonzero(np.diff(file[order]) | np.diff(group[order])) + 1
         parts = []

@@ -22,10 +22,12 @@ from binlogkit.binlog.frozen import frozen_dataclass
 from binlogkit.search import kernels as pc
 from binlogkit.search.arrow import flags, integers, numbers, string, strings, truths
 
-__all__ = ["PLACE", "Block", "DeltaFiles", "Wanted", "concat"]
+__all__ = ["PLACE", "Block", "DeltaFiles", "Wanted", "concat", "place"]
 
-PLACE = ["_file", "_group", "_row"]
-"""Where a row is: its file's number in the table's file list, its row group, its row there."""
+PLACE = "_place"
+"""Where a row is, as one number: ``file << 44 | group << 24 | row``, its file's number in the
+table's file list, its row group and its row there (:func:`place`)."""
+_GROUP_SHIFT, _FILE_SHIFT = 24, 44
 
 
 DOC = "doc"
@@ -131,7 +133,7 @@ class DeltaFiles:
         """The ``columns`` of the rows ``wanted``, from the files in ``partitions`` (partition
         column: its values) whose statistics can hold them; the ``coded`` columns (few distinct
         texts: term, table, column) as dictionary arrays, as Parquet stores them, instead of a
-        text per row. ``located``: with :data:`PLACE` columns, where each row is, for
+        text per row. ``located``: with the :data:`PLACE` column, where each row is, for
         :meth:`read_group`."""
         parts = []
         for number in self._files_for(wanted, partitions):
@@ -244,17 +246,52 @@ def _read_groups(
         return []
     extra = [c for c in (wanted.column, DOC if wanted.docs is not None else None) if c]
     rows = parquet.read_row_groups(groups, columns=list(dict.fromkeys([*columns, *extra])))
+    meta = parquet.metadata
+    sizes = [meta.row_group(g).num_rows for g in groups]
     kept = None
     if wanted.filters:
-        mask = wanted.mask(rows)
-        rows = pc.filter(rows, mask)
-        kept = np.flatnonzero(truths(mask)) if located else None
+        pure = _pure(meta, groups, wanted)
+        if not all(pure):
+            rows, kept = _filtered(rows, sizes, pure, wanted)
+            kept = kept if located else None
     rows = rows.select(columns)
     if located:
-        meta = parquet.metadata
-        sizes = [meta.row_group(g).num_rows for g in groups]
         rows = _place(rows, number, groups, sizes, kept)
     return [rows]
+
+
+def _pure(meta: Any, groups: list[int], wanted: Wanted) -> list[bool]:
+    """Which of row groups ``groups`` hold only rows ``wanted`` (their statistics say so: one
+    wanted value in the whole group), which need no mask."""
+    if wanted.docs is not None or wanted.column is None or wanted.values is None:
+        return [False] * len(groups)
+    first = meta.row_group(0)
+    at = [first.column(i).path_in_schema for i in range(first.num_columns)].index(wanted.column)
+    pure = []
+    for g in groups:
+        low, high = _bounds(meta.row_group(g), at)
+        pure.append(low is not None and low == high and wanted.may_hold(low, high))
+    return pure
+
+
+def _filtered(rows: Any, sizes: list[int], pure: list[bool], wanted: Wanted) -> tuple[Any, Any]:
+    """``rows`` (row groups of ``sizes`` rows read in order) with the rows wanted only, the
+    groups that are ``pure`` kept whole and the others masked; and the numbers of the rows
+    kept."""
+    parts, kept, start = [], [], 0
+    for size, whole in zip(sizes, pure, strict=True):
+        part = rows.slice(start, size)
+        if whole:
+            kept.append(np.arange(start, start + size, dtype=np.int64))
+        else:
+            mask = wanted.mask(part)
+            part = pc.filter(part, mask)
+            kept.append(start + np.flatnonzero(truths(mask)))
+        if part.num_rows:
+            parts.append(part)
+        start += size
+    out = pa.concat_tables(parts) if parts else pc.filter(rows, flags(np.zeros(len(rows), bool)))
+    return out, np.concatenate(kept) if kept else np.empty(0, dtype=np.int64)
 
 
 def concat(parts: Sequence[Any]) -> Any:
@@ -266,18 +303,28 @@ def concat(parts: Sequence[Any]) -> Any:
 
 def _place(rows: Any, file: int, groups: list[int], sizes: list[int], kept: Any) -> Any:
     """``rows``, the rows numbered ``kept`` (all when None) of row groups ``groups`` of
-    ``sizes`` rows of file number ``file`` read in order, with their :data:`PLACE` columns."""
+    ``sizes`` rows of file number ``file`` read in order, with their :data:`PLACE` column."""
+    if max(sizes, default=0) >= 1 << _GROUP_SHIFT or max(groups, default=0) >= 1 << 20:
+        raise ValueError(f"file {file}: a row group of {max(sizes):,} rows or number too large")
     starts = np.cumsum([0, *sizes])
-    at = np.arange(starts[-1], dtype=np.int64) if kept is None else kept
-    index = np.repeat(np.arange(len(sizes)), np.diff(np.searchsorted(at, starts)))
-    place = {
-        "_file": np.full(len(at), file, dtype=np.int64),
-        "_group": np.asarray(groups, dtype=np.int64)[index],
-        "_row": at - starts[index],
-    }
-    for name in PLACE:
-        rows = rows.append_column(name, integers(place[name]))
-    return rows
+    firsts = (file << _FILE_SHIFT) + (np.asarray(groups, dtype=np.int64) << _GROUP_SHIFT)
+    if kept is None:  # each row's group's first place plus its row in it
+        at = np.arange(starts[-1], dtype=np.int64)
+        index = np.repeat(np.arange(len(sizes)), sizes)
+    else:
+        at = kept
+        index = np.searchsorted(starts, at, side="right") - 1
+    return rows.append_column(PLACE, integers(at + (firsts - starts[:-1])[index]))
+
+
+def place(places: Any) -> tuple[Any, Any, Any]:
+    """The file numbers, row groups and rows of :data:`PLACE` numbers (a numpy array)."""
+    group_mask = (1 << (_FILE_SHIFT - _GROUP_SHIFT)) - 1
+    return (
+        places >> _FILE_SHIFT,
+        (places >> _GROUP_SHIFT) & group_mask,
+        places & ((1 << _GROUP_SHIFT) - 1),
+    )
 
 
 def _bounds(group: Any, index: int) -> tuple[Any, Any]:
