@@ -68,8 +68,9 @@ def top_blocks(
 ) -> Any:
     """The postings rows (:func:`~binlogkit.search.matching.postings_columns`) of ``terms``
     that the ``limit`` best documents of their OR need (``filters``: tables and columns, as
-    :class:`Postings` takes them): every posting of each document that can score within :data:`~binlogkit.search.matching.TIE` of
-    the ``limit``-th best; of other documents some postings or none. ``live`` drops the rows
+    :class:`Postings` takes them): every posting of each document that can score within
+    :data:`~binlogkit.search.matching.TIE` of the ``limit``-th best; of other documents some
+    postings or none. ``live`` drops the rows
     of dead versions; ``buckets``: the partitions of terms."""
     held = [t for t in terms if df.get(t)]
     names = postings_columns(*filters)
