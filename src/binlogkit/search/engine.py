@@ -329,7 +329,8 @@ class SearchIndex:
 
 
 class _Positions:
-    """Reads the positions lists of postings rows read with their places, a row group once."""
+    """Reads the positions lists of postings rows read with their places, a row group once
+    (the row groups a call needs of a file in one read)."""
 
     def __init__(self, table: DeltaFiles) -> None:
         self._table = table
@@ -340,23 +341,29 @@ class _Positions:
         file, group, row = place(numbers(rows.column(PLACE))[picked])
         order = np.lexsort((group, file))
         ends = np.flatnonzero(np.diff(file[order]) | np.diff(group[order])) + 1
-        parts = []
-        for run in np.split(order, ends):
-            if len(run):
-                lists = self._group(int(file[run[0]]), int(group[run[0]]))
-                parts.append(pc.take(lists, integers(row[run])))
+        runs = [run for run in np.split(order, ends) if len(run)]
+        self._read({(int(file[run[0]]), int(group[run[0]])) for run in runs})
+        parts = [
+            pc.take(self._groups[int(file[run[0]]), int(group[run[0]])], integers(row[run]))
+            for run in runs
+        ]
         inverse = np.empty(len(order), dtype=np.int64)
         inverse[order] = np.arange(len(order))
         if not parts:
             return self._table.schema.empty_table().column("positions").combine_chunks()
         return pc.take(pa.concat_arrays(parts), integers(inverse))
 
-    def _group(self, file: int, group: int) -> Any:
-        lists = self._groups.get((file, group))
-        if lists is None:
-            lists = self._table.read_group(["positions"], file, group).column(0).combine_chunks()
-            self._groups[(file, group)] = lists
-        return lists
+    def _read(self, places: set[tuple[int, int]]) -> None:
+        """Reads the positions of the row groups (file, group) ``places`` not read yet."""
+        by_file: dict[int, list[int]] = {}
+        for file, group in sorted(places - self._groups.keys()):
+            by_file.setdefault(file, []).append(group)
+        for file, groups in by_file.items():
+            lists = self._table.read_groups(["positions"], file, groups).column(0)
+            start = 0
+            for group, size in zip(groups, self._table.group_sizes(file, groups), strict=True):
+                self._groups[file, group] = lists.slice(start, size).combine_chunks()
+                start += size
 
 
 def _summed(rows: Any) -> dict[str, int]:

@@ -134,7 +134,7 @@ class DeltaFiles:
         column: its values) whose statistics can hold them; the ``coded`` columns (few distinct
         texts: term, table, column) as dictionary arrays, as Parquet stores them, instead of a
         text per row. ``located``: with the :data:`PLACE` column, where each row is, for
-        :meth:`read_group`."""
+        :meth:`read_groups`."""
         parts = []
         for number in self._files_for(wanted, partitions):
             parquet = self._open(number, coded)
@@ -193,10 +193,15 @@ class DeltaFiles:
         empty = pa.Table.from_batches([pa.RecordBatch.from_arrays(arrays, schema=schema)])
         return _place(empty, 0, [], [], None) if located else empty
 
-    def read_group(self, columns: list[str], file: int, group: int) -> Any:
-        """The ``columns`` of row group ``group`` of file number ``file`` (a place that
-        :meth:`read` gave)."""
-        return self._open(file).read_row_group(group, columns=columns)
+    def read_groups(self, columns: list[str], file: int, groups: list[int]) -> Any:
+        """The ``columns`` of row groups ``groups`` of file number ``file`` (places that
+        :meth:`read` gave), in that order."""
+        return self._open(file).read_row_groups(groups, columns=columns)
+
+    def group_sizes(self, file: int, groups: list[int]) -> list[int]:
+        """The rows of each of row groups ``groups`` of file number ``file``."""
+        meta = self._footers.get(file) or self._open(file).metadata
+        return [meta.row_group(g).num_rows for g in groups]
 
     def _open(self, number: int, coded: Sequence[str] = ()) -> Any:
         """File number ``number``, its footer parsed once per opened table."""

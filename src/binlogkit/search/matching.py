@@ -27,9 +27,10 @@ __all__ = ["TIE", "Postings", "conjunction", "postings_columns", "required", "wi
 _PAIR = 1 << 32
 """(document, position) pairs as one int64: document * _PAIR + position - offset + _BIAS."""
 _BIAS = 1 << 31
-FIRST_CHECK = 64
-"""Documents whose phrases :meth:`Postings.best` checks first (at least 4 per hit asked for);
-each further round checks twice as many as the last."""
+FIRST_CHECK = 16
+"""Documents whose phrases :meth:`Postings.best` checks first (at least 2 per hit asked for);
+each further round checks twice the documents the share of matches so far says the missing
+hits need, and at least as many as were checked before (:func:`_next_step`)."""
 TIE = 1e-8
 """Scores this close to the last hit's may rank above it once rounded to 9 decimals."""
 
@@ -229,7 +230,7 @@ class Postings:
         candidates = self._holding(terms)
         scores = self.scores(candidates, terms, stats)
         found: list[Any] = []
-        checked, step = 0, max(FIRST_CHECK, 4 * limit)
+        checked, step = 0, max(FIRST_CHECK, 2 * limit)
         while checked < len(candidates):
             order = _best_first(scores, checked + step + 1)
             docs = np.sort(candidates[order[checked : checked + step]])
@@ -243,7 +244,7 @@ class Postings:
                 kth = np.partition(held_scores, len(held) - limit)[len(held) - limit]
                 if scores[order[checked]] < kth - TIE:
                     break
-            step *= 2
+            step = _next_step(checked, len(held), limit)
         matched = np.sort(np.concatenate(found)) if found else candidates[:0]
         return matched, scores[np.searchsorted(candidates, matched)]
 
@@ -310,6 +311,16 @@ def _codes(column: Any) -> tuple[Any, list[str]]:
     if not pa.types.is_dictionary(array.type):
         array = pc.dictionary_encode(array)
     return numbers(array.indices), array.dictionary.to_pylist()
+
+
+def _next_step(checked: int, found: int, limit: int) -> int:
+    """Documents to check in the next round after ``found`` of ``checked`` matched: twice what
+    that share of matches needs for the ``limit``-th (four times as many when none matched),
+    and no fewer than ``checked`` (so rounds at least double)."""
+    if found == 0:
+        return 4 * checked
+    needed = -(-max(limit - found, 1) * checked // found)  # ceiling
+    return max(2 * needed, checked)
 
 
 def _best_first(scores: Any, count: int) -> Any:
