@@ -364,15 +364,12 @@ def _place(rows: Any, file: int, groups: list[int], sizes: list[int], kept: Any)
     ``sizes`` rows of file number ``file`` read in order, with their :data:`PLACE` column."""
     if max(sizes, default=0) >= 1 << _GROUP_SHIFT or max(groups, default=0) >= 1 << 20:
         raise ValueError(f"file {file}: a row group of {max(sizes):,} rows or number too large")
-    starts = np.cumsum([0, *sizes])
+    starts = np.cumsum([0, *sizes])[:-1]
     firsts = (file << _FILE_SHIFT) + (np.asarray(groups, dtype=np.int64) << _GROUP_SHIFT)
-    if kept is None:  # each row's group's first place plus its row in it
-        at = np.arange(starts[-1], dtype=np.int64)
-        index = np.repeat(np.arange(len(sizes)), sizes)
-    else:
-        at = kept
-        index = np.searchsorted(starts, at, side="right") - 1
-    return rows.append_column(PLACE, integers(at + (firsts - starts[:-1])[index]))
+    # each row's place: its group's first place, plus its number in the file read, less the
+    # number of its group's first row
+    places = np.repeat(firsts - starts, sizes) + np.arange(sum(sizes), dtype=np.int64)
+    return rows.append_column(PLACE, integers(places if kept is None else places[kept]))
 
 
 def place(places: Any) -> tuple[Any, Any, Any]:
