@@ -25,7 +25,7 @@ from hypothesis import strategies as st
 from search_brute import Corpus, Doc
 
 from binlogkit.errors import BinlogError
-from binlogkit.search import matching, pruning
+from binlogkit.search import files, matching, pruning
 from binlogkit.search.analysis import ENGLISH_STOP_WORDS, Analyzer
 from binlogkit.search.arrow import flags, integers, numbers
 from binlogkit.search.engine import SearchIndex, snippet
@@ -434,6 +434,21 @@ def test_rows_read_with_their_places(opened: tuple[SearchIndex, Corpus]) -> None
             assert found.column("doc").to_pylist() == kept.column("doc").to_pylist()
             pure += len(set(kept.column("term").to_pylist())) == 1 and found.num_rows == ROW_GROUP
     assert pure  # some row groups were read whole
+
+
+def test_files_closed_past_the_limit_answer_the_same(
+    changed: tuple[Path, dict[Doc, str]], opened: tuple[SearchIndex, Corpus]
+) -> None:
+    """With one Parquet file open at a time (each read closes the last one used), queries
+    give the hits of the index that keeps its files open."""
+    engine, _ = opened
+    queries = _queries(random.Random(3), changed[1])[:20]
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(files, "OPEN_FILES", 1)
+        closing = SearchIndex(changed[0])
+        for query in queries:
+            assert closing.search(query) == engine.search(query), query
+        assert all(len(t._opened) == 1 for t in closing._tables.values())
 
 
 @settings(max_examples=200, deadline=None)

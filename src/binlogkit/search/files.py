@@ -256,7 +256,7 @@ class DeltaFiles:
         ]
 
 
-OPEN_FILES = 256
+OPEN_FILES = 128
 """Parquet files a :class:`DeltaFiles` keeps open (footers parsed) between reads."""
 
 
