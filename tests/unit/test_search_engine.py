@@ -17,6 +17,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 import pytest
 from hypothesis import given, settings
@@ -24,9 +25,11 @@ from hypothesis import strategies as st
 from search_brute import Corpus, Doc
 
 from binlogkit.errors import BinlogError
-from binlogkit.search import matching, pruning
+from binlogkit.search import files, matching, pruning
 from binlogkit.search.analysis import ENGLISH_STOP_WORDS, Analyzer
+from binlogkit.search.arrow import flags, integers, numbers
 from binlogkit.search.engine import SearchIndex, snippet
+from binlogkit.search.files import PLACE, Wanted, place
 from binlogkit.search.manifest import (
     IndexLayout,
     Manifest,
@@ -406,6 +409,58 @@ def test_an_or_of_terms_completes_the_documents_that_can_rank(
             assert engine.search(query, limit=limit) == engine.search(
                 query, limit=limit, exhaustive=True
             ), query
+
+
+def test_rows_read_with_their_places(opened: tuple[SearchIndex, Corpus]) -> None:
+    """Rows read with their places (row groups of one wanted term read whole, the others
+    masked) are the wanted terms' rows, found again at those places: each place's row holds
+    the same term and document."""
+    engine, corpus = opened
+    table = engine._table("postings")
+    common = sorted(corpus.df, key=lambda t: (-corpus.df[t], t))  # the most common first
+    pure = 0
+    for terms in (common[:1], common[:3], [common[0], common[-1]]):
+        terms = sorted(terms)
+        buckets = {term_bucket(t, BUCKETS) for t in terms}
+        rows = table.read(["term", "doc"], Wanted("term", terms), {"bucket": buckets}, located=True)
+        assert rows.num_rows > ROW_GROUP
+        assert set(rows.column("term").to_pylist()) == set(terms)
+        file, group, row = place(numbers(rows.column(PLACE)))
+        for f, g in set(zip(file.tolist(), group.tolist(), strict=True)):
+            at = (file == f) & (group == g)
+            found = table.read_groups(["term", "doc"], f, [g]).take(integers(row[at]))
+            kept = rows.filter(flags(at))
+            assert found.column("term").to_pylist() == kept.column("term").to_pylist()
+            assert found.column("doc").to_pylist() == kept.column("doc").to_pylist()
+            pure += len(set(kept.column("term").to_pylist())) == 1 and found.num_rows == ROW_GROUP
+    assert pure  # some row groups were read whole
+
+
+def test_files_closed_past_the_limit_answer_the_same(
+    changed: tuple[Path, dict[Doc, str]], opened: tuple[SearchIndex, Corpus]
+) -> None:
+    """With one Parquet file open at a time (each read closes the last one used), queries
+    give the hits of the index that keeps its files open."""
+    engine, _ = opened
+    queries = _queries(random.Random(3), changed[1])[:20]
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(files, "OPEN_FILES", 1)
+        closing = SearchIndex(changed[0])
+        for query in queries:
+            assert closing.search(query) == engine.search(query), query
+        assert all(len(t._opened) == 1 for t in closing._tables.values())
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    scores=st.lists(st.sampled_from([0.0, 0.5, 1.0, 1.5, 2.0]), min_size=1, max_size=40),
+    count=st.integers(1, 45),
+)
+def test_best_first_is_the_start_of_the_stable_sort(scores: list[float], count: int) -> None:
+    """The best places by score (ties in order of place) without a sort of every score."""
+    values = np.asarray(scores)
+    expected = np.argsort(-values, kind="stable")[:count]
+    assert matching._best_first(values, count).tolist() == expected.tolist()
 
 
 def test_errors() -> None:

@@ -43,9 +43,16 @@ from binlogkit.search import pruning
 from binlogkit.search.analysis import Analyzer
 from binlogkit.search.arrow import flags, integers, numbers
 from binlogkit.search.bm25 import Stats
-from binlogkit.search.files import PLACE, DeltaFiles, Wanted, concat
+from binlogkit.search.files import PLACE, DeltaFiles, Wanted, concat, place
 from binlogkit.search.manifest import IndexLayout, Manifest, number_bucket, term_bucket
-from binlogkit.search.matching import TIE, Postings, conjunction, required, within
+from binlogkit.search.matching import (
+    TIE,
+    Postings,
+    conjunction,
+    postings_columns,
+    required,
+    within,
+)
 from binlogkit.search.pruning import disjunction, top_blocks
 from binlogkit.search.query import (
     AllOf,
@@ -190,7 +197,8 @@ class SearchIndex:
                 postings_files, self.live, self.stats, either, df, buckets, filters, limit
             )
         else:
-            rows = self._postings(expr, expanded, wanted, df, located=phrases is not None)
+            names = postings_columns(*filters)
+            rows = self._postings(expr, expanded, wanted, df, names, located=phrases is not None)
         postings = Postings(
             rows,
             *filters,
@@ -237,17 +245,17 @@ class SearchIndex:
         expanded: dict[str, tuple[str, ...]],
         wanted: list[str],
         df: dict[str, int] | None,
+        names: list[str],
         *,
         located: bool,
     ) -> Any:
-        """The postings rows of the terms ``wanted`` (all ``expr`` needs): ``positions`` for
-        phrases, or (``located``) where each row is, to read the positions of some of them
-        later. With ``df`` (not exhaustive), when every match holds a term
+        """The ``names`` columns of the postings rows of the terms ``wanted`` (all ``expr``
+        needs), with ``positions`` for phrases, or (``located``) where each row is, to read the
+        positions of some of them later. With ``df`` (not exhaustive), when every match holds a term
         :data:`~binlogkit.search.pruning.RARE` times rarer than another, that term's rows are
         read first, and of the others' only the rows (and row groups) of its documents."""
-        names = ["term", "table", "column", "doc", "tf", "length"]
         if not located and any(isinstance(node, Phrase) for node in _walk(expr)):
-            names.append("positions")
+            names = [*names, "positions"]
         need = sorted(required(expr, expanded)) if df is not None else []
         rare = min(need, key=lambda t: (df.get(t, 0), t)) if df is not None and need else None
         if (
@@ -321,7 +329,8 @@ class SearchIndex:
 
 
 class _Positions:
-    """Reads the positions lists of postings rows read with their places, a row group once."""
+    """Reads the positions lists of postings rows read with their places, a row group once
+    (the row groups a call needs of a file in one read)."""
 
     def __init__(self, table: DeltaFiles) -> None:
         self._table = table
@@ -329,26 +338,32 @@ class _Positions:
 
     def __call__(self, rows: Any, picked: Any) -> Any:
         """The positions lists of the rows ``picked`` (numpy row numbers) of ``rows``."""
-        file, group, row = (numbers(rows.column(name))[picked] for name in PLACE)
+        file, group, row = place(numbers(rows.column(PLACE))[picked])
         order = np.lexsort((group, file))
         ends = np.flatnonzero(np.diff(file[order]) | np.diff(group[order])) + 1
-        parts = []
-        for run in np.split(order, ends):
-            if len(run):
-                lists = self._group(int(file[run[0]]), int(group[run[0]]))
-                parts.append(pc.take(lists, integers(row[run])))
+        runs = [run for run in np.split(order, ends) if len(run)]
+        self._read({(int(file[run[0]]), int(group[run[0]])) for run in runs})
+        parts = [
+            pc.take(self._groups[int(file[run[0]]), int(group[run[0]])], integers(row[run]))
+            for run in runs
+        ]
         inverse = np.empty(len(order), dtype=np.int64)
         inverse[order] = np.arange(len(order))
         if not parts:
             return self._table.schema.empty_table().column("positions").combine_chunks()
         return pc.take(pa.concat_arrays(parts), integers(inverse))
 
-    def _group(self, file: int, group: int) -> Any:
-        lists = self._groups.get((file, group))
-        if lists is None:
-            lists = self._table.read_group(["positions"], file, group).column(0).combine_chunks()
-            self._groups[(file, group)] = lists
-        return lists
+    def _read(self, places: set[tuple[int, int]]) -> None:
+        """Reads the positions of the row groups (file, group) ``places`` not read yet."""
+        by_file: dict[int, list[int]] = {}
+        for file, group in sorted(places - self._groups.keys()):
+            by_file.setdefault(file, []).append(group)
+        for file, groups in by_file.items():
+            lists = self._table.read_groups(["positions"], file, groups).column(0)
+            start = 0
+            for group, size in zip(groups, self._table.group_sizes(file, groups), strict=True):
+                self._groups[file, group] = lists.slice(start, size).combine_chunks()
+                start += size
 
 
 def _summed(rows: Any) -> dict[str, int]:

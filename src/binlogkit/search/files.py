@@ -22,10 +22,12 @@ from binlogkit.binlog.frozen import frozen_dataclass
 from binlogkit.search import kernels as pc
 from binlogkit.search.arrow import flags, integers, numbers, string, strings, truths
 
-__all__ = ["PLACE", "Block", "DeltaFiles", "Wanted", "concat"]
+__all__ = ["PLACE", "Block", "DeltaFiles", "Wanted", "concat", "place"]
 
-PLACE = ["_file", "_group", "_row"]
-"""Where a row is: its file's number in the table's file list, its row group, its row there."""
+PLACE = "_place"
+"""Where a row is, as one number: ``file << 44 | group << 24 | row``, its file's number in the
+table's file list, its row group and its row there (:func:`place`)."""
+_GROUP_SHIFT, _FILE_SHIFT = 24, 44
 
 
 DOC = "doc"
@@ -117,7 +119,9 @@ class DeltaFiles:
         self.schema = pa.schema(table.schema().to_arrow())
         stream = table.get_add_actions(flatten=True)
         self._files = pa.RecordBatchReader.from_stream(stream).read_all()
-        self._footers: dict[int, Any] = {}
+        self._opened: dict[tuple[int, tuple[str, ...]], Any] = {}
+        self._listed: dict[tuple[str, ...], list[dict[str, Any]]] = {}
+        self._groups: dict[tuple[int, str | None], list[_Group]] = {}
 
     def read(
         self,
@@ -131,13 +135,14 @@ class DeltaFiles:
         """The ``columns`` of the rows ``wanted``, from the files in ``partitions`` (partition
         column: its values) whose statistics can hold them; the ``coded`` columns (few distinct
         texts: term, table, column) as dictionary arrays, as Parquet stores them, instead of a
-        text per row. ``located``: with :data:`PLACE` columns, where each row is, for
-        :meth:`read_group`."""
+        text per row. ``located``: with the :data:`PLACE` column, where each row is, for
+        :meth:`read_groups`."""
         parts = []
         for number in self._files_for(wanted, partitions):
+            groups = [b.group for b in self._blocks(number, wanted)]
             parquet = self._open(number, coded)
-            groups = [b.group for b in _blocks(parquet.metadata, number, wanted)]
-            parts.extend(_read_groups(parquet, number, groups, columns, wanted, located))
+            pure = self._pure(number, groups, wanted)
+            parts.extend(_read_groups(parquet, number, groups, columns, wanted, located, pure))
         return concat(parts) if parts else self._empty(columns, located)
 
     def blocks(self, wanted: Wanted, partitions: dict[str, set[int]]) -> list[Block]:
@@ -145,7 +150,7 @@ class DeltaFiles:
         bounds (for tables with ``doc``, ``tf`` and ``length``: ``postings``)."""
         found = []
         for number in self._files_for(wanted, partitions):
-            found.extend(_blocks(self._open(number).metadata, number, wanted))
+            found.extend(self._blocks(number, wanted))
         return found
 
     def read_blocks(
@@ -157,8 +162,9 @@ class DeltaFiles:
             by_file.setdefault(block.file, []).append(block.group)
         parts = []
         for number, groups in sorted(by_file.items()):
-            parquet = self._open(number, coded)
-            parts.extend(_read_groups(parquet, number, sorted(groups), columns, wanted, False))
+            parquet, ordered = self._open(number, coded), sorted(groups)
+            pure = self._pure(number, ordered, wanted)
+            parts.extend(_read_groups(parquet, number, ordered, columns, wanted, False, pure))
         return concat(parts) if parts else self._empty(columns, False)
 
     def _path(self, number: int) -> Path:
@@ -172,10 +178,12 @@ class DeltaFiles:
         names = self._files.column_names
         stats = (f"min.{wanted.column}", f"max.{wanted.column}", f"min.{DOC}", f"max.{DOC}")
         keys = [f"partition.{name}" for name in partitions or {}]
+        selected = ("path", *keys, *(s for s in stats if s in names))
+        listed = self._listed.get(selected)
+        if listed is None:  # the file list as Python values once per set of columns
+            listed = self._listed[selected] = self._files.select(list(selected)).to_pylist()
         found = []
-        for number, file in enumerate(
-            self._files.select(["path", *keys, *(s for s in stats if s in names)]).to_pylist()
-        ):
+        for number, file in enumerate(listed):
             if any(file[f"partition.{n}"] not in v for n, v in (partitions or {}).items()):
                 continue
             if wanted.may_hold(file.get(stats[0]), file.get(stats[1])) and wanted.may_hold_docs(
@@ -191,21 +199,83 @@ class DeltaFiles:
         empty = pa.Table.from_batches([pa.RecordBatch.from_arrays(arrays, schema=schema)])
         return _place(empty, 0, [], [], None) if located else empty
 
-    def read_group(self, columns: list[str], file: int, group: int) -> Any:
-        """The ``columns`` of row group ``group`` of file number ``file`` (a place that
-        :meth:`read` gave)."""
-        return self._open(file).read_row_group(group, columns=columns)
+    def read_groups(self, columns: list[str], file: int, groups: list[int]) -> Any:
+        """The ``columns`` of row groups ``groups`` of file number ``file`` (places that
+        :meth:`read` gave), in that order."""
+        return self._open(file).read_row_groups(groups, columns=columns)
+
+    def group_sizes(self, file: int, groups: list[int]) -> list[int]:
+        """The rows of each of row groups ``groups`` of file number ``file``."""
+        return [self._stats(file, None)[g].rows for g in groups]
 
     def _open(self, number: int, coded: Sequence[str] = ()) -> Any:
-        """File number ``number``, its footer parsed once per opened table."""
-        meta = self._footers.get(number)
-        parquet = pq.ParquetFile(self._path(number), metadata=meta, read_dictionary=coded)
-        self._footers[number] = parquet.metadata
+        """File number ``number`` opened (footer parsed) once per opened table and
+        ``coded`` columns; the least recently used closed past :data:`OPEN_FILES`."""
+        key = (number, tuple(coded))
+        parquet = self._opened.pop(key, None)
+        if parquet is None:
+            meta = next((f.metadata for (n, _), f in self._opened.items() if n == number), None)
+            parquet = pq.ParquetFile(self._path(number), metadata=meta, read_dictionary=coded)
+        self._opened[key] = parquet  # the last used at the end
+        if len(self._opened) > OPEN_FILES:
+            self._opened.pop(next(iter(self._opened))).close()
         return parquet
 
+    def _stats(self, number: int, column: str | None) -> list[_Group]:
+        """Each row group's statistics of file number ``number`` (``column``: its range
+        too), read from its footer once."""
+        found = self._groups.get((number, column))
+        if found is None:
+            found = _group_stats(self._open(number).metadata, column)
+            self._groups[number, column] = found
+        return found
 
-def _blocks(meta: Any, number: int, wanted: Wanted) -> list[Block]:
-    """The row groups of a file (its metadata) whose statistics can hold rows ``wanted``."""
+    def _blocks(self, number: int, wanted: Wanted) -> list[Block]:
+        """The row groups of file number ``number`` whose statistics can hold rows
+        ``wanted``."""
+        found = []
+        for g, group in enumerate(self._stats(number, wanted.column)):
+            if wanted.may_hold(group.least, group.greatest) and wanted.may_hold_docs(
+                group.low, group.high
+            ):
+                bounds = _or(group.low, group.high, group.tf, group.length)
+                found.append(Block(number, g, *bounds, group.least, group.greatest))
+        return found
+
+    def _pure(self, number: int, groups: list[int], wanted: Wanted) -> list[bool]:
+        """Which of row groups ``groups`` of file number ``number`` hold only rows ``wanted``
+        (their statistics say so: one wanted value in the whole group), which need no mask."""
+        if wanted.docs is not None or wanted.column is None or wanted.values is None:
+            return [False] * len(groups)
+        stats = self._stats(number, wanted.column)
+        return [
+            stats[g].least is not None
+            and stats[g].least == stats[g].greatest
+            and wanted.may_hold(stats[g].least, stats[g].greatest)
+            for g in groups
+        ]
+
+
+OPEN_FILES = 128
+"""Parquet files a :class:`DeltaFiles` keeps open (footers parsed) between reads."""
+
+
+@frozen_dataclass
+class _Group:
+    """A row group's statistics: its rows, document numbers' range, greatest ``tf``, least
+    ``length``, and one column's range (None: unknown)."""
+
+    rows: int
+    low: Any
+    high: Any
+    tf: Any
+    length: Any
+    least: Any
+    greatest: Any
+
+
+def _group_stats(meta: Any, column: str | None) -> list[_Group]:
+    """The statistics of each row group of a file (its metadata), with ``column``'s range."""
     if meta.num_row_groups == 0:
         return []
     first = meta.row_group(0)
@@ -213,15 +283,11 @@ def _blocks(meta: Any, number: int, wanted: Wanted) -> list[Block]:
     found = []
     for g in range(meta.num_row_groups):
         group = meta.row_group(g)
-        span = _bounds(group, at[wanted.column]) if wanted.column is not None else (None, None)
-        if not wanted.may_hold(*span):
-            continue
+        span = _bounds(group, at[column]) if column is not None else (None, None)
         low, high = _bounds(group, at[DOC]) if DOC in at else (None, None)
-        if not wanted.may_hold_docs(low, high):
-            continue
         tf = _bounds(group, at["tf"])[1] if "tf" in at else None
         length = _bounds(group, at["length"])[0] if "length" in at else None
-        found.append(Block(number, g, *_or(low, high, tf, length), *span))
+        found.append(_Group(group.num_rows, low, high, tf, length, *span))
     return found
 
 
@@ -237,24 +303,53 @@ def _or(low: Any, high: Any, tf: Any, length: Any) -> tuple[int, int, int, int]:
 
 
 def _read_groups(
-    parquet: Any, number: int, groups: list[int], columns: list[str], wanted: Wanted, located: bool
+    parquet: Any,
+    number: int,
+    groups: list[int],
+    columns: list[str],
+    wanted: Wanted,
+    located: bool,
+    pure: list[bool],
 ) -> list[Any]:
-    """The ``columns`` of the rows ``wanted`` of row groups ``groups`` of a file."""
+    """The ``columns`` of the rows ``wanted`` of row groups ``groups`` of a file (those
+    ``pure`` hold only rows wanted)."""
     if not groups:
         return []
     extra = [c for c in (wanted.column, DOC if wanted.docs is not None else None) if c]
     rows = parquet.read_row_groups(groups, columns=list(dict.fromkeys([*columns, *extra])))
+    meta = parquet.metadata
+    sizes = [meta.row_group(g).num_rows for g in groups]
     kept = None
-    if wanted.filters:
-        mask = wanted.mask(rows)
-        rows = pc.filter(rows, mask)
-        kept = np.flatnonzero(truths(mask)) if located else None
+    if wanted.filters and not all(pure):
+        rows, kept = _filtered(rows, sizes, pure, wanted)
+        kept = kept if located else None
     rows = rows.select(columns)
     if located:
-        meta = parquet.metadata
-        sizes = [meta.row_group(g).num_rows for g in groups]
         rows = _place(rows, number, groups, sizes, kept)
     return [rows]
+
+
+def _filtered(rows: Any, sizes: list[int], pure: list[bool], wanted: Wanted) -> tuple[Any, Any]:
+    """``rows`` (row groups of ``sizes`` rows read in order) with the rows wanted only, the
+    groups that are ``pure`` kept whole and the others masked; and the numbers of the rows
+    kept."""
+    if not any(pure):  # one mask for all
+        mask = wanted.mask(rows)
+        return pc.filter(rows, mask), np.flatnonzero(truths(mask))
+    parts, kept, start = [], [], 0
+    for size, whole in zip(sizes, pure, strict=True):
+        part = rows.slice(start, size)
+        if whole:
+            kept.append(np.arange(start, start + size, dtype=np.int64))
+        else:
+            mask = wanted.mask(part)
+            part = pc.filter(part, mask)
+            kept.append(start + np.flatnonzero(truths(mask)))
+        if part.num_rows:
+            parts.append(part)
+        start += size
+    out = pa.concat_tables(parts) if parts else pc.filter(rows, flags(np.zeros(len(rows), bool)))
+    return out, np.concatenate(kept) if kept else np.empty(0, dtype=np.int64)
 
 
 def concat(parts: Sequence[Any]) -> Any:
@@ -266,18 +361,25 @@ def concat(parts: Sequence[Any]) -> Any:
 
 def _place(rows: Any, file: int, groups: list[int], sizes: list[int], kept: Any) -> Any:
     """``rows``, the rows numbered ``kept`` (all when None) of row groups ``groups`` of
-    ``sizes`` rows of file number ``file`` read in order, with their :data:`PLACE` columns."""
-    starts = np.cumsum([0, *sizes])
-    at = np.arange(starts[-1], dtype=np.int64) if kept is None else kept
-    index = np.repeat(np.arange(len(sizes)), np.diff(np.searchsorted(at, starts)))
-    place = {
-        "_file": np.full(len(at), file, dtype=np.int64),
-        "_group": np.asarray(groups, dtype=np.int64)[index],
-        "_row": at - starts[index],
-    }
-    for name in PLACE:
-        rows = rows.append_column(name, integers(place[name]))
-    return rows
+    ``sizes`` rows of file number ``file`` read in order, with their :data:`PLACE` column."""
+    if max(sizes, default=0) >= 1 << _GROUP_SHIFT or max(groups, default=0) >= 1 << 20:
+        raise ValueError(f"file {file}: a row group of {max(sizes):,} rows or number too large")
+    starts = np.cumsum([0, *sizes])[:-1]
+    firsts = (file << _FILE_SHIFT) + (np.asarray(groups, dtype=np.int64) << _GROUP_SHIFT)
+    # each row's place: its group's first place, plus its number in the file read, less the
+    # number of its group's first row
+    places = np.repeat(firsts - starts, sizes) + np.arange(sum(sizes), dtype=np.int64)
+    return rows.append_column(PLACE, integers(places if kept is None else places[kept]))
+
+
+def place(places: Any) -> tuple[Any, Any, Any]:
+    """The file numbers, row groups and rows of :data:`PLACE` numbers (a numpy array)."""
+    group_mask = (1 << (_FILE_SHIFT - _GROUP_SHIFT)) - 1
+    return (
+        places >> _FILE_SHIFT,
+        (places >> _GROUP_SHIFT) & group_mask,
+        places & ((1 << _GROUP_SHIFT) - 1),
+    )
 
 
 def _bounds(group: Any, index: int) -> tuple[Any, Any]:

@@ -22,21 +22,23 @@ from binlogkit.search.arrow import flags, integers, numbers
 from binlogkit.search.bm25 import K1, B, Stats, idf
 from binlogkit.search.query import AllOf, AnyOf, Phrase, Prefix, Resolved, Term, Without
 
-__all__ = ["TIE", "Postings", "conjunction", "required", "within"]
+__all__ = ["TIE", "Postings", "conjunction", "postings_columns", "required", "within"]
 
 _PAIR = 1 << 32
 """(document, position) pairs as one int64: document * _PAIR + position - offset + _BIAS."""
 _BIAS = 1 << 31
-FIRST_CHECK = 64
-"""Documents whose phrases :meth:`Postings.best` checks first (at least 4 per hit asked for);
-each further round checks twice as many as the last."""
+FIRST_CHECK = 16
+"""Documents whose phrases :meth:`Postings.best` checks first (at least 2 per hit asked for);
+each further round checks twice the documents the share of matches so far says the missing
+hits need, and at least as many as were checked before (:func:`_next_step`)."""
 TIE = 1e-8
 """Scores this close to the last hit's may rank above it once rounded to 9 decimals."""
 
 
 class Postings:
-    """The postings ``rows`` (a pyarrow Table; ``term``, ``table`` and ``column`` plain or
-    dictionary-coded, ``doc`` the document number) read for one query. ``required``: terms
+    """The postings ``rows`` (a pyarrow Table; ``term`` plain or dictionary-coded, ``doc`` the
+    document number; ``table`` and ``column`` too when ``tables`` or ``columns`` filter them:
+    :func:`postings_columns`) read for one query. ``required``: terms
     every match holds (see :func:`required`); the rows of documents without the rarest of them
     are dropped first, so that the work after the first pass over the rows grows with that
     term's documents. ``fetch(rows, numbers)``: the positions lists of the rows ``numbers`` of
@@ -60,13 +62,13 @@ class Postings:
         counted = {t: int(n) for t, n in zip(term_names, counts, strict=True) if n}
         self.df: dict[str, int] = counted if df is None else {t: n for t, n in df.items() if n}
         """Documents per term in the whole index (before the filters)."""
-        table_codes, table_names = _codes(rows.column("table"))
-        column_codes, column_names = _codes(rows.column("column"))
         docs = numbers(rows.column("doc"))
         keep = np.ones(len(term_codes), dtype=bool)
         if tables:
+            table_codes, table_names = _codes(rows.column("table"))
             keep &= np.isin(table_codes, [i for i, t in enumerate(table_names) if t in tables])
         if columns:
+            column_codes, column_names = _codes(rows.column("column"))
             keep &= np.isin(column_codes, [i for i, c in enumerate(column_names) if c in columns])
         held = [t for t in required if t in counted]
         if len(held) < len(required):  # a required term no document holds: no match
@@ -227,38 +229,51 @@ class Postings:
         exactly as all the matches)."""
         candidates = self._holding(terms)
         scores = self.scores(candidates, terms, stats)
-        order = np.argsort(-scores, kind="stable")
         found: list[Any] = []
-        checked, step = 0, max(FIRST_CHECK, 4 * limit)
-        while checked < len(order):
+        checked, step = 0, max(FIRST_CHECK, 2 * limit)
+        while checked < len(candidates):
+            order = _best_first(scores, checked + step + 1)
             docs = np.sort(candidates[order[checked : checked + step]])
             checked += step
             for phrase in phrases:
                 docs = self._phrase(phrase, docs)
             found.append(docs)
             held = np.concatenate(found)
-            if len(held) >= limit and checked < len(order):
+            if len(held) >= limit and checked < len(candidates):
                 held_scores = scores[np.searchsorted(candidates, held)]
                 kth = np.partition(held_scores, len(held) - limit)[len(held) - limit]
                 if scores[order[checked]] < kth - TIE:
                     break
-            step *= 2
+            step = _next_step(checked, len(held), limit)
         matched = np.sort(np.concatenate(found)) if found else candidates[:0]
         return matched, scores[np.searchsorted(candidates, matched)]
 
     def scores(self, matched: Any, terms: Sequence[str], stats: Stats) -> Any:
         """BM25 of each document of ``matched`` (sorted numbers) for the scoring ``terms``."""
-        scores = np.zeros(self._size, dtype=np.float64)
-        tf_all = numbers(self._rows.column("tf")).astype(np.float64)
-        length_all = numbers(self._rows.column("length")).astype(np.float64)
+        scores = np.zeros(len(matched), dtype=np.float64)
+        tf_all = numbers(self._rows.column("tf"))
+        length_all = numbers(self._rows.column("length"))
         avg = stats.avg_length
         for term in sorted(terms):
-            rows = self._rows_in(term, matched)
+            rows = self._rows_at(term, matched)
+            held = rows >= 0
+            rows = rows[held]
             weight = idf(stats.docs, self.df.get(term, 0))
-            tf, length = tf_all[rows], length_all[rows]
+            tf, length = tf_all[rows].astype(np.float64), length_all[rows].astype(np.float64)
             norm = 1.0 - B + B * (length / avg if avg else 0.0 * length)
-            scores[self._ids[rows]] += weight * tf * (K1 + 1.0) / (tf + K1 * norm)
-        return scores[matched]
+            contribution = weight * tf * (K1 + 1.0) / (tf + K1 * norm)
+            if len(rows) == len(matched):
+                scores += contribution
+            else:
+                scores[held] += contribution
+        return scores
+
+
+def postings_columns(tables: set[str], columns: set[str]) -> list[str]:
+    """The ``postings`` columns :class:`Postings` needs to match and score, with the filters
+    ``tables`` and ``columns`` (``table`` and ``column`` are read only to filter by them)."""
+    names = ["term", "doc", "tf", "length"]
+    return [*(["table"] if tables else []), *(["column"] if columns else []), *names]
 
 
 def required(node: Resolved, expanded: dict[str, tuple[str, ...]]) -> set[str]:
@@ -296,6 +311,26 @@ def _codes(column: Any) -> tuple[Any, list[str]]:
     if not pa.types.is_dictionary(array.type):
         array = pc.dictionary_encode(array)
     return numbers(array.indices), array.dictionary.to_pylist()
+
+
+def _next_step(checked: int, found: int, limit: int) -> int:
+    """Documents to check in the next round after ``found`` of ``checked`` matched: twice what
+    that share of matches needs for the ``limit``-th (four times as many when none matched),
+    and no fewer than ``checked`` (so rounds at least double)."""
+    if found == 0:
+        return 4 * checked
+    needed = -(-max(limit - found, 1) * checked // found)  # ceiling
+    return max(2 * needed, checked)
+
+
+def _best_first(scores: Any, count: int) -> Any:
+    """The first ``count`` places of ``np.argsort(-scores, kind="stable")`` (by score, highest
+    first, equal scores in order of place), without sorting all of ``scores``."""
+    if count >= len(scores):
+        return np.argsort(-scores, kind="stable")
+    least = np.partition(scores, len(scores) - count)[len(scores) - count]
+    places = np.flatnonzero(scores >= least)  # the ``count`` best and any equal to the last
+    return places[np.argsort(-scores[places], kind="stable")][:count]
 
 
 def _union(parts: list[Any], empty: Any) -> Any:

@@ -28,7 +28,7 @@ import numpy as np
 
 from binlogkit.search.bm25 import Stats, idf, term_score
 from binlogkit.search.files import Block, DeltaFiles, Wanted, concat
-from binlogkit.search.matching import TIE, Postings
+from binlogkit.search.matching import TIE, Postings, postings_columns
 from binlogkit.search.query import AnyOf, Prefix, Resolved, Term
 
 __all__ = ["FIRST_BLOCKS", "RARE", "disjunction", "top_blocks"]
@@ -38,7 +38,6 @@ RARE = 4
 its document frequency."""
 FIRST_BLOCKS = 4
 """Row groups :func:`top_blocks` reads first; each further round reads twice as many."""
-NAMES = ["term", "table", "column", "doc", "tf", "length"]
 CODED = ["term", "table", "column"]
 
 
@@ -67,12 +66,14 @@ def top_blocks(
     filters: tuple[set[str], set[str]],
     limit: int,
 ) -> Any:
-    """The postings rows (:data:`NAMES`) of ``terms`` that the ``limit`` best documents of
-    their OR need (``filters``: tables and columns, as :class:`Postings` takes them): every
-    posting of each document that can score within :data:`~binlogkit.search.matching.TIE` of
-    the ``limit``-th best; of other documents some postings or none. ``live`` drops the rows
+    """The postings rows (:func:`~binlogkit.search.matching.postings_columns`) of ``terms``
+    that the ``limit`` best documents of their OR need (``filters``: tables and columns, as
+    :class:`Postings` takes them): every posting of each document that can score within
+    :data:`~binlogkit.search.matching.TIE` of the ``limit``-th best; of other documents some
+    postings or none. ``live`` drops the rows
     of dead versions; ``buckets``: the partitions of terms."""
     held = [t for t in terms if df.get(t)]
+    names = postings_columns(*filters)
     blocks: dict[tuple[int, int], Block] = {}
     bounds: dict[tuple[int, int], dict[str, float]] = {}
     for bucket in sorted(buckets(held)):
@@ -93,7 +94,7 @@ def top_blocks(
     while at < len(order):
         chunk = [blocks[k] for k in order[at : at + step]]
         at, step = at + step, 2 * step
-        parts.append(live(table.read_blocks(chunk, NAMES, wanted, CODED)))
+        parts.append(live(table.read_blocks(chunk, names, wanted, CODED)))
         rest = dict.fromkeys(held, 0.0)  # the most each term's unread row groups can add
         for key in order[at:]:
             for term, most in bounds[key].items():
@@ -113,10 +114,10 @@ def top_blocks(
         if len(need):
             later = [blocks[k] for k in order[at:] if _holds_one(blocks[k], need)]
             within = Wanted("term", held, docs=need)
-            parts.append(live(table.read_blocks(later, NAMES, within, CODED)))
+            parts.append(live(table.read_blocks(later, names, within, CODED)))
         break
     if not parts:
-        return table.read(NAMES, Wanted("term", held), {"bucket": set()}, CODED)
+        return table.read(names, Wanted("term", held), {"bucket": set()}, CODED)
     return concat(parts)
 
 

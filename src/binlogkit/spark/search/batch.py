@@ -143,6 +143,10 @@ default of 10 pushes a range from the least to the greatest instead)."""
 ROW_GROUP_BYTES = 1 << 20
 """Parquet row groups of the index's files: small, so that a query reads the row groups of its
 terms (files are sorted by term) and keys, not whole files."""
+DOCS_ROW_GROUP_BYTES = 128 << 10
+"""Parquet row groups of ``docs``, smaller still: a query reads the text of each of its top
+hits (and the keys of those tied at the cut) from the row group that holds it, a few hundred
+texts instead of a few thousand."""
 
 
 @contextmanager
@@ -213,7 +217,11 @@ class _Writer:
             out = out.option("replaceWhere", where)
         if partition:
             out = out.partitionBy(partition)
-        out.save(str(self.layout.table(name)))
+        if name == "docs":
+            with _row_groups(self.spark, DOCS_ROW_GROUP_BYTES):
+                out.save(str(self.layout.table(name)))
+        else:
+            out.save(str(self.layout.table(name)))
         self.report(f"batch {self.batch}: {name} written")
         if os.environ.get(CRASH_ENV) == f"{self.batch}:{name}":
             raise RuntimeError(f"{CRASH_ENV}={self.batch}:{name}: stopping after the {name} write")
