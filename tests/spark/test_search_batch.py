@@ -149,6 +149,22 @@ def test_batch_queries_equal_the_engine(spark: Any, built: Path) -> None:
     )
 
 
+def test_batch_queries_of_many_terms(
+    spark: Any, built: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Queries of more terms than are read by ``term IN (...)``: their postings joined with
+    the terms instead, the same hits."""
+    monkeypatch.setattr(search_queries, "PUSHED_TERMS", 3)
+    asked = ["apple ban*", '"quick brown" NOT dog', "данные OR 東京"]
+    frame = spark.createDataFrame([(q,) for q in asked], "query string")
+    hits = batch_search(spark, built, frame, limit=1000).collect()
+    for number, query in enumerate(asked):
+        mine = [tuple(h)[1:] for h in hits if h["id"] == number]
+        expected = _expected(built, query, 1000)
+        assert [h[:3] + h[4:] for h in mine] == [h[:3] + h[4:] for h in expected], query
+        assert [h[3] for h in mine] == pytest.approx([h[3] for h in expected], rel=1e-12)
+
+
 def test_batch_query_errors_name_the_query(
     spark: Any, built: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -133,11 +133,12 @@ def table_version(path: str | Path) -> int:
     return table_state(path)[0]
 
 
-PUSHED_KEYS = 10_000
+PUSHED_KEYS = 512
 """A batch that touches at most this many keys of a table reads the old documents of those keys
 only: from their ``docs`` partitions, and in them (files sorted by key) the files and row
 groups whose key statistics can hold them (:data:`IN_FILTER`); more are joined with all of
-``docs``."""
+``docs``. Spark gives Parquet an IN filter as a chain of ORs, which its row-group filters walk
+recursively: 5,000 values (terms, in ``batch_search``) overflowed an executor's stack."""
 IN_FILTER = "spark.sql.parquet.pushdown.inFilterThreshold"
 """Up to how many values an IN filter goes to Parquet's row group statistics as such (Spark's
 default of 10 pushes a range from the least to the greatest instead)."""

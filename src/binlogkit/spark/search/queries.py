@@ -67,7 +67,7 @@ from binlogkit.search.query import (
     resolve,
 )
 from binlogkit.spark.lake.tables import quote, session_settings
-from binlogkit.spark.search.batch import IN_FILTER, SCHEMAS, live
+from binlogkit.spark.search.batch import IN_FILTER, PUSHED_KEYS, SCHEMAS, live
 
 __all__ = ["HITS", "batch_search"]
 
@@ -154,10 +154,11 @@ def batch_search(spark: Any, index: str | Path, queries: Any, *, limit: int = 10
             postings.unpersist()
 
 
-PUSHED_TERMS = 10_000
+PUSHED_TERMS = PUSHED_KEYS
 """Up to how many terms a call's postings are read with ``term IN (...)``: only the row groups
 whose term statistics can hold them (files are sorted by term) of their partitions; more are
-joined with all the postings."""
+joined with all the postings of their partitions (as many values as :data:`PUSHED_KEYS`, for
+the same reason)."""
 CALL_SETTINGS = {
     "spark.sql.adaptive.enabled": "false",
     "spark.sql.autoBroadcastJoinThreshold": "-1",
@@ -191,7 +192,7 @@ def pinned_table(spark: Any, layout: IndexLayout, manifest: Manifest, name: str)
     snapshot with several). The index's tables have no deletion vectors."""
     import deltalake
 
-    root = layout.table(name)
+    root = layout.table(name).resolve()  # delta-rs lists the files by their real paths
     files = deltalake.DeltaTable(str(root), version=manifest.versions[name]).file_uris()
     schema = SCHEMAS[name]
     if not files:
