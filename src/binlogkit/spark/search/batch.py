@@ -403,15 +403,17 @@ def _new_docs(
 
 def _last_images(feed: Any, key: Sequence[str]) -> Any:
     """The rows a change data feed leaves in its table: per key, the last change (by commit
-    version; an insert after a delete of the same commit, as an overwrite writes them) unless
-    it is a delete. Pre-update images are never the last."""
+    version; an insert or post-update image after a delete or pre-update image of the same
+    commit, as an overwrite or an update writes them) unless it is a delete or a pre-update
+    image (an update that moved the row to another key, after an earlier update of it)."""
     kind = F.col("_change_type")
-    rank = F.when(kind == "delete", 0).otherwise(1)
+    gone = kind.isin("delete", "update_preimage")
+    rank = F.when(gone, 0).otherwise(1)
     order = Window.partitionBy(*(F.col(quote(k)) for k in key)).orderBy(
         F.col("_commit_version").desc(), rank.desc()
     )
-    changes = feed.where(kind != "update_preimage").withColumn(LAST, F.row_number().over(order))
-    return changes.where((F.col(LAST) == 1) & (kind != "delete"))
+    changes = feed.withColumn(LAST, F.row_number().over(order))
+    return changes.where((F.col(LAST) == 1) & ~gone)
 
 
 def _columns_after(manifest: Manifest, table: str) -> tuple[str, ...]:

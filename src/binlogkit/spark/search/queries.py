@@ -163,10 +163,12 @@ CALL_SETTINGS = {
     "spark.sql.adaptive.enabled": "false",
     "spark.sql.autoBroadcastJoinThreshold": "-1",
     IN_FILTER: str(PUSHED_TERMS),
+    "spark.sql.broadcastTimeout": "3600",
 }
 """The session's settings during a call: no adaptive execution, which runs each shuffle stage
 and broadcast of a plan as a Spark job of its own (60 of a call's 76 jobs), no broadcasts but
-those asked for (each is a job), and the terms' IN filter on Parquet's statistics."""
+those asked for (each is a job), the terms' IN filter on Parquet's statistics, and an hour for
+a broadcast (the hits' numbers are computed inside theirs: 300 s ran out on a 1M index)."""
 
 
 def _postings_of(postings: Any, leaves: Any) -> Any:
