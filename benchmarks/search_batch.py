@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from search import corpus, queries, session, work_folder, work_options, write_mirror
+from spark_ingest import cpu_between, process_tree
 
 
 def prepared(spark: Any, work: Path, docs: int, changes: int) -> Path:
@@ -52,18 +53,28 @@ def prepared(spark: Any, work: Path, docs: int, changes: int) -> Path:
     return folder
 
 
-def timed_call(spark: Any, folder: Path, texts: list[str], group: str) -> tuple[float, int, int]:
-    """Seconds, Spark jobs and hits of one ``batch_search`` of ``texts``."""
+def timed_call(
+    spark: Any, folder: Path, texts: list[str], group: str
+) -> tuple[float, float, dict[str, int], int]:
+    """Wall and CPU seconds (this process and its children: the Spark JVM and Python workers),
+    Spark jobs by the name of their last stage, and hits of one ``batch_search`` of ``texts``."""
     from binlogkit.spark.search.queries import batch_search
 
     frame = spark.createDataFrame([(text,) for text in texts], "query string")
     context = spark.sparkContext
     context.setJobGroup(group, group)
-    started = time.monotonic()
+    started, cpu = time.monotonic(), process_tree(os.getpid())
     hits = len(batch_search(spark, folder, frame, limit=10).collect())
-    seconds = time.monotonic() - started
+    seconds, cpu = time.monotonic() - started, cpu_between(cpu, process_tree(os.getpid()))
     context.setLocalProperty("spark.jobGroup.id", None)
-    return seconds, len(context.statusTracker().getJobIdsForGroup(group)), hits
+    tracker = context.statusTracker()
+    jobs: dict[str, int] = {}
+    for job in tracker.getJobIdsForGroup(group):
+        info = tracker.getJobInfo(job)
+        stage = info and max(info.stageIds, default=None)
+        name = getattr(stage is not None and tracker.getStageInfo(stage), "name", "?")
+        jobs[name] = jobs.get(name, 0) + 1
+    return seconds, cpu, jobs, hits
 
 
 def main() -> None:
@@ -72,6 +83,7 @@ def main() -> None:
     parser.add_argument("--changes", type=int, default=100)
     parser.add_argument("--sizes", default="1,20,1000")
     parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--jobs", action="store_true", help="print the jobs by stage name too")
     work_options(parser)
     args = parser.parse_args()
     work = work_folder(args, "search-batch-")
@@ -93,11 +105,14 @@ def main() -> None:
                 "queries": size,
                 "seconds_median": round(statistics.median(r[0] for r in runs), 2),
                 "seconds": [round(r[0], 2) for r in runs],
-                "jobs": sorted({r[1] for r in runs}),
-                "hits": runs[0][2],
+                "cpu_seconds_median": round(statistics.median(r[1] for r in runs), 2),
+                "jobs": sorted({sum(r[2].values()) for r in runs}),
+                "hits": runs[0][3],
                 "load": [round(x, 1) for x in os.getloadavg()],
             }
             print(json.dumps(line), flush=True)
+            if args.jobs:
+                print(json.dumps({"queries": size, "jobs_by_stage": runs[0][2]}), flush=True)
     finally:
         spark.stop()
         if args.work is None:

@@ -24,7 +24,14 @@ from search_brute import Corpus
 from binlogkit.errors import BinlogError
 from binlogkit.search.analysis import Analyzer
 from binlogkit.search.engine import SearchIndex
-from binlogkit.search.manifest import IndexLayout, Manifest, Pending, Segment
+from binlogkit.search.manifest import (
+    BATCH_SHIFT,
+    IndexLayout,
+    Manifest,
+    Pending,
+    Segment,
+    number_bucket,
+)
 
 pytest.importorskip("delta")
 
@@ -140,6 +147,22 @@ def test_batch_queries_equal_the_engine(spark: Any, built: Path) -> None:
     assert [h["id"] for h in hits] == sorted(
         (h["id"] for h in hits), key=[q["id"] for q in asked].index
     )
+
+
+def test_batch_queries_of_many_terms(
+    spark: Any, built: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Queries of more terms than are read by ``term IN (...)``: their postings joined with
+    the terms instead, the same hits."""
+    monkeypatch.setattr(search_queries, "PUSHED_TERMS", 3)
+    asked = ["apple ban*", '"quick brown" NOT dog', "данные OR 東京"]
+    frame = spark.createDataFrame([(q,) for q in asked], "query string")
+    hits = batch_search(spark, built, frame, limit=1000).collect()
+    for number, query in enumerate(asked):
+        mine = [tuple(h)[1:] for h in hits if h["id"] == number]
+        expected = _expected(built, query, 1000)
+        assert [h[:3] + h[4:] for h in mine] == [h[:3] + h[4:] for h in expected], query
+        assert [h[3] for h in mine] == pytest.approx([h[3] for h in expected], rel=1e-12)
 
 
 def test_batch_query_errors_name_the_query(
@@ -283,6 +306,85 @@ def test_tiered_compaction_merges_the_segments_only(
     assert set(pc.unique(held).to_pylist()) <= set(numbers.to_pylist())
 
 
+def _numbers_in_order(folder: Path, manifest: Manifest) -> None:
+    """Each ``docs`` file in order of number (its partition's), each ``postings`` file in order
+    of term and number; one number a version, each posting's a ``docs`` row's."""
+    import deltalake
+    import pyarrow.parquet as pq
+
+    numbers: list[int] = []
+    for name, sort in (("docs", ["doc"]), ("postings", ["term", "doc"])):
+        table = deltalake.DeltaTable(str(folder / name), version=manifest.versions[name])
+        for uri in table.file_uris():
+            rows = pq.read_table(uri.removeprefix("file://"), columns=[*sort, "bucket"])
+            assert rows.num_rows > 0
+            if name == "docs":
+                docs = rows["doc"].to_pylist()
+                assert docs == sorted(set(docs)), uri
+                assert {number_bucket(d) for d in docs} == set(rows["bucket"].to_pylist()), uri
+                assert {d >> BATCH_SHIFT for d in docs} == {manifest.base}, uri
+                numbers += docs
+            else:
+                pairs = list(zip(rows["term"].to_pylist(), rows["doc"].to_pylist(), strict=True))
+                assert pairs == sorted(set(pairs)), uri
+                assert {d for _, d in pairs} <= set(numbers), uri
+    assert len(numbers) == len(set(numbers)) == manifest.docs
+
+
+def test_whole_compaction_renumbers_in_order(
+    spark: Any, built: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A whole compaction (stopped after its ``postings`` write and run again) numbers the
+    documents anew, so that each file is in order of number as after a build; the answers are
+    unchanged, and after a later batch that replaces some of the renumbered versions they are
+    the brute force's."""
+    from delta.tables import DeltaTable
+
+    lake, folder = tmp_path / "lake", tmp_path / "index"
+    shutil.copytree(built.parent / "lake", lake)  # changed below: the other tests' stays
+    shutil.copytree(built, folder)
+    layout = IndexLayout(folder)
+    before = Manifest.load(layout)
+    assert before is not None and before.segments == 2 and before.dead > 0
+    replace(before, lake=str(lake.resolve())).save(layout)
+    answers = _answers(folder)
+    kept = {"once": True, "spark": spark, "compact": "whole"}
+    monkeypatch.setenv(CRASH_ENV, f"{before.batch + 1}:postings")
+    with pytest.raises(RuntimeError, match=CRASH_ENV):
+        index(lake, folder, **kept)
+    monkeypatch.delenv(CRASH_ENV)
+    assert index(lake, folder, **kept).compactions == 1
+    whole = Manifest.load(layout)
+    assert whole is not None and (whole.base, whole.segments, whole.dead) == (
+        before.batch + 1,
+        0,
+        0,
+    )
+    _numbers_in_order(folder, whole)
+    assert _answers(folder) == answers
+    mirror = DeltaTable.forPath(spark, str(lake / "shop" / "items" / "mirror"))
+    mirror.update("id % 3 = 0", {"body": "'green apple pie'"})
+    assert index(lake, folder, once=True, spark=spark, compact=False).batches == 1
+    after = SearchIndex(folder)
+    assert after.manifest.dead > 0
+    _equal_the_brute_force(after, mirror.toDF().collect())
+
+
+def _equal_the_brute_force(engine: SearchIndex, rows: list[Any]) -> None:
+    """Each query's hits from ``engine`` are those of the brute force over the mirror's
+    ``rows``."""
+    docs = {
+        (TABLE, json.dumps({"id": row["id"]}, separators=(",", ":")), column): row[column]
+        for row in rows
+        for column in ("name", "body")
+        if row[column] is not None
+    }
+    corpus = Corpus(docs, engine.analyzer)
+    for query in QUERIES:
+        hits = [((h.table, h.key, h.column), h.score) for h in engine.search(query, limit=1000)]
+        assert hits == corpus.hits(query)[:1000], query
+
+
 def test_rebuild_in_place_with_new_analysis(
     spark: Any, built: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -309,16 +411,7 @@ def test_rebuild_in_place_with_new_analysis(
     new = SearchIndex(folder)
     assert new.analyzer == Analyzer() and new.manifest.columns == old.manifest.columns
     rows = spark.read.format("delta").load(str(lake / "shop" / "items" / "mirror")).collect()
-    docs = {
-        (TABLE, json.dumps({"id": row["id"]}, separators=(",", ":")), column): row[column]
-        for row in rows
-        for column in ("name", "body")
-        if row[column] is not None
-    }
-    corpus = Corpus(docs, Analyzer())
-    for query in QUERIES:
-        hits = [((h.table, h.key, h.column), h.score) for h in new.search(query, limit=1000)]
-        assert hits == corpus.hits(query)[:1000], query
+    _equal_the_brute_force(new, rows)
     assert [_expected_of(old, query) for query in QUERIES] == answers  # opened before
     assert index(lake, folder, once=True, spark=spark).batches == 0  # kept current from here
     layout = IndexLayout(folder)

@@ -17,7 +17,8 @@ appended, never merged, so a batch costs what it changes:
   holds it, -1 per old one).
 
 A compaction rewrites ``postings`` and ``docs`` without the versions in
-``deletes`` (one file per partition, sorted as a build writes them), ``terms``
+``deletes`` (one file per partition, sorted as a build writes them, the
+documents numbered anew), ``terms``
 summed per term, and ``deletes`` empty; a tiered one (a merge) rewrites the
 rows of a range of batches after the base (some segments) into one segment,
 without their dead versions, which leave ``deletes``
@@ -87,6 +88,7 @@ SCHEMAS = {
 }
 DOC_ID = ("table", "key", "column")
 LAST = "_binlogkit_last"
+OLD_DOC, NEW_DOC = "_binlogkit_old_doc", "_binlogkit_new_doc"
 VERSION = [*DOC_ID, "batch"]
 SORTS = {"postings": ("bucket", "term", "doc"), "docs": ("bucket", *DOC_ID), "terms": ("term",)}
 """How each table's files are sorted (``deletes``: not at all): a query reads the row groups of
@@ -131,11 +133,12 @@ def table_version(path: str | Path) -> int:
     return table_state(path)[0]
 
 
-PUSHED_KEYS = 10_000
+PUSHED_KEYS = 512
 """A batch that touches at most this many keys of a table reads the old documents of those keys
 only: from their ``docs`` partitions, and in them (files sorted by key) the files and row
 groups whose key statistics can hold them (:data:`IN_FILTER`); more are joined with all of
-``docs``."""
+``docs``. Spark gives Parquet an IN filter as a chain of ORs, which its row-group filters walk
+recursively: 5,000 values (terms, in ``batch_search``) overflowed an executor's stack."""
 IN_FILTER = "spark.sql.parquet.pushdown.inFilterThreshold"
 """Up to how many values an IN filter goes to Parquet's row group statistics as such (Spark's
 default of 10 pushes a range from the least to the greatest instead)."""
@@ -301,11 +304,13 @@ def _compact(w: _Writer) -> Manifest:
     first, last = manifest.pending.merge
     dead = w.read("deletes")
     inside = (F.col("batch") >= first) & (F.col("batch") <= last)
-    where = f"batch >= {first} AND batch <= {last}" if tiered else None
-    for name in ("postings", "docs"):
-        rows = w.read(name).where(inside) if tiered else w.read(name)
-        rows = live(rows, dead.where(inside) if tiered else dead)
-        w.write(rows.select(*SCHEMAS[name].fieldNames()), name, "overwrite", where)
+    if tiered:
+        where = f"batch >= {first} AND batch <= {last}"
+        for name in ("postings", "docs"):
+            rows = live(w.read(name).where(inside), dead.where(inside))
+            w.write(rows.select(*SCHEMAS[name].fieldNames()), name, "overwrite", where)
+    else:
+        _renumbered(w, dead)
     terms = w.read("terms").groupBy("term").agg(F.sum("df").cast("long").alias("df"))
     w.write(terms.where(F.col("df") > 0), "terms", "overwrite")
     w.write(dead.where(~inside) if tiered else dead.limit(0), "deletes", "overwrite")
@@ -332,6 +337,27 @@ def _compact(w: _Writer) -> Manifest:
         tiers=tiers,
         base_dead=manifest.base_dead,
     )
+
+
+def _renumbered(w: _Writer, dead: Any) -> None:
+    """``postings`` and ``docs`` rewritten whole without the versions in ``dead``, each live
+    document numbered anew as written by this batch (:func:`numbered`: its partition and
+    rank by table, key and column), so that each ``docs`` file and each term's postings are
+    in order of number, as a build writes them (the kept numbers of later batches would
+    interleave with the base's). The numbers come from ``docs`` read at the manifest's
+    version, so a rerun gives the same ones; ``batch`` stays the version's."""
+    docs = live(w.read("docs"), dead)
+    keys = docs.select("bucket", *DOC_ID, F.col("doc").alias(OLD_DOC))
+    numbers = numbered(keys, w.batch).select(
+        F.col(OLD_DOC).alias("doc"), F.col("doc").alias(NEW_DOC)
+    )
+    numbers = numbers.persist()
+    try:
+        for name, rows in (("postings", live(w.read("postings"), dead)), ("docs", docs)):
+            rows = rows.join(numbers, "doc").drop("doc").withColumnRenamed(NEW_DOC, "doc")
+            w.write(rows.select(*SCHEMAS[name].fieldNames()), name, "overwrite")
+    finally:
+        numbers.unpersist()
 
 
 def vacuum(spark: Any, layout: IndexLayout, hours: float) -> None:
@@ -385,15 +411,17 @@ def _new_docs(
 
 def _last_images(feed: Any, key: Sequence[str]) -> Any:
     """The rows a change data feed leaves in its table: per key, the last change (by commit
-    version; an insert after a delete of the same commit, as an overwrite writes them) unless
-    it is a delete. Pre-update images are never the last."""
+    version; an insert or post-update image after a delete or pre-update image of the same
+    commit, as an overwrite or an update writes them) unless it is a delete or a pre-update
+    image (an update that moved the row to another key, after an earlier update of it)."""
     kind = F.col("_change_type")
-    rank = F.when(kind == "delete", 0).otherwise(1)
+    gone = kind.isin("delete", "update_preimage")
+    rank = F.when(gone, 0).otherwise(1)
     order = Window.partitionBy(*(F.col(quote(k)) for k in key)).orderBy(
         F.col("_commit_version").desc(), rank.desc()
     )
-    changes = feed.where(kind != "update_preimage").withColumn(LAST, F.row_number().over(order))
-    return changes.where((F.col(LAST) == 1) & (kind != "delete"))
+    changes = feed.withColumn(LAST, F.row_number().over(order))
+    return changes.where((F.col(LAST) == 1) & ~gone)
 
 
 def _columns_after(manifest: Manifest, table: str) -> tuple[str, ...]:

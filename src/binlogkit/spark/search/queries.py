@@ -53,7 +53,7 @@ from binlogkit.errors import BinlogError
 from binlogkit.search.analysis import Analyzer
 from binlogkit.search.bm25 import Stats, idf, term_score
 from binlogkit.search.engine import MAX_EXPANSIONS, SearchIndex, snippet
-from binlogkit.search.manifest import TABLES, IndexLayout, Manifest
+from binlogkit.search.manifest import BATCH_SHIFT, BUCKET_SHIFT, TABLES, IndexLayout, Manifest
 from binlogkit.search.query import (
     AllOf,
     AnyOf,
@@ -67,11 +67,13 @@ from binlogkit.search.query import (
     resolve,
 )
 from binlogkit.spark.lake.tables import quote, session_settings
-from binlogkit.spark.search.batch import SCHEMAS, live
+from binlogkit.spark.search.batch import IN_FILTER, PUSHED_KEYS, SCHEMAS, live
 
 __all__ = ["HITS", "batch_search"]
 
 DOC = ["table", "key", "column"]
+NUMBERED = [*DOC, "doc"]
+"""A document and the number of its live version (one a document)."""
 QID = "_qid"
 CHECK = "_check"
 _NAMES = ArrayType(StringType())
@@ -98,13 +100,14 @@ _CANDIDATE_OUT = StructType(
     [
         StructField(QID, LongType(), False),
         *(StructField(n, StringType(), False) for n in DOC),
+        StructField("doc", LongType(), False),
         StructField("score", DoubleType(), False),
     ]
 )
 _SNIPPET_OUT = StructType(
     [
         StructField(QID, LongType(), False),
-        *(StructField(n, StringType(), False) for n in DOC),
+        StructField("doc", LongType(), False),
         StructField("snippet", StringType(), False),
     ]
 )
@@ -126,32 +129,59 @@ def batch_search(spark: Any, index: str | Path, queries: Any, *, limit: int = 10
     layout = IndexLayout(Path(index))  # one generation (the index may be rebuilt meanwhile)
     manifest = SearchIndex(layout.home).manifest  # checks that it has a finished batch
     tables = {name: pinned_table(spark, layout, manifest, name) for name in TABLES}
-    with _query_errors():
+    with _query_errors(), session_settings(spark, CALL_SETTINGS):
         plans = _plans(queries, manifest.analyzer, limit)
         deletes = tables["deletes"]
         leaves = _expanded(plans, tables["terms"], manifest.buckets)
-        wanted = leaves.select("bucket", "term").distinct()
-        postings = live(
-            tables["postings"].join(F.broadcast(wanted), ["bucket", "term"], "left_semi"),
-            deletes,
-        )
-        postings = postings.drop("batch", "bucket").persist()
+        postings = live(_postings_of(tables["postings"], leaves), deletes)
+        df = F.count(F.lit(1)).over(Window.partitionBy("term"))
+        postings = postings.drop("batch", "bucket").withColumn("df", df).persist()
         try:
-            df = postings.groupBy("term").agg(F.count(F.lit(1)).alias("df"))
             scored = _scores(
-                _candidates(postings, df, leaves, plans), manifest.analyzer, manifest.stats
+                _candidates(postings, leaves, plans), manifest.analyzer, manifest.stats
             )
             order = Window.partitionBy(QID).orderBy(F.col("score").desc(), *DOC)
             top = scored.withColumn("rank", F.row_number().over(order))
             limits = plans.select(QID, "limit")
             top = top.join(limits, QID).where(F.col("rank") <= F.col("limit")).drop("limit")
             marks = leaves.where("scoring").groupBy(QID).agg(F.collect_set("term").alias("marks"))
-            texts = _snippets(top, marks, live(tables["docs"], deletes), manifest)
+            texts = _snippets(top, marks, tables["docs"], manifest.analyzer)
             ids = plans.select(QID, "id")
-            hits = top.join(texts, [QID, *DOC]).join(ids, QID).orderBy(QID, "rank")
+            hits = top.join(texts, [QID, "doc"]).join(ids, QID)
+            hits = hits.repartition(1).sortWithinPartitions(QID, "rank")  # no sampling job
             return hits.select("id", *DOC, "score", "rank", "snippet").localCheckpoint()
         finally:
             postings.unpersist()
+
+
+PUSHED_TERMS = PUSHED_KEYS
+"""Up to how many terms a call's postings are read with ``term IN (...)``: only the row groups
+whose term statistics can hold them (files are sorted by term) of their partitions; more are
+joined with all the postings of their partitions (as many values as :data:`PUSHED_KEYS`, for
+the same reason)."""
+CALL_SETTINGS = {
+    "spark.sql.adaptive.enabled": "false",
+    "spark.sql.autoBroadcastJoinThreshold": "-1",
+    IN_FILTER: str(PUSHED_TERMS),
+    "spark.sql.broadcastTimeout": "3600",
+}
+"""The session's settings during a call: no adaptive execution, which runs each shuffle stage
+and broadcast of a plan as a Spark job of its own (60 of a call's 76 jobs), no broadcasts but
+those asked for (each is a job), the terms' IN filter on Parquet's statistics, and an hour for
+a broadcast (the hits' numbers are computed inside theirs: 300 s ran out on a 1M index)."""
+
+
+def _postings_of(postings: Any, leaves: Any) -> Any:
+    """The rows of ``postings`` of the leaves' terms: read from their ``bucket`` partitions and
+    (up to :data:`PUSHED_TERMS` terms) row groups only. The terms are collected (one job, which
+    the broadcast of a join would take too)."""
+    wanted = leaves.select("bucket", "term").distinct().collect()
+    buckets = sorted({row["bucket"] for row in wanted})
+    postings = postings.where(F.col("bucket").isin(buckets))
+    if len(wanted) <= PUSHED_TERMS:
+        return postings.where(F.col("term").isin(sorted({row["term"] for row in wanted})))
+    terms = postings.sparkSession.createDataFrame(wanted, "bucket int, term string")
+    return postings.join(F.broadcast(terms), ["bucket", "term"], "left_semi")
 
 
 LISTING = "spark.sql.sources.parallelPartitionDiscovery.threshold"
@@ -164,7 +194,7 @@ def pinned_table(spark: Any, layout: IndexLayout, manifest: Manifest, name: str)
     snapshot with several). The index's tables have no deletion vectors."""
     import deltalake
 
-    root = layout.table(name)
+    root = layout.table(name).resolve()  # delta-rs lists the files by their real paths
     files = deltalake.DeltaTable(str(root), version=manifest.versions[name]).file_uris()
     schema = SCHEMAS[name]
     if not files:
@@ -315,9 +345,10 @@ def _expanded(plans: Any, terms: Any, buckets: int) -> Any:
     rows = rows.select(QID, "tables", "columns", "l.*")
     held = terms.groupBy("term").agg(F.sum("df").alias("n")).where("n > 0")
     prefixes = rows.where(F.col("kind") == "prefix")
-    matches = prefixes.join(
-        held.select(F.col("term").alias("held")), F.col("held").startswith(F.col("term"))
-    )
+    first = F.substring("term", 1, 1)  # an equi-join (no broadcast of a nested loop join)
+    held = held.select(F.col("term").alias("held"), first.alias("_first"))
+    matches = prefixes.withColumn("_first", first).join(held, "_first").drop("_first")
+    matches = matches.where(F.col("held").startswith(F.col("term")))
     count = F.count(F.lit(1)).over(Window.partitionBy(QID, "leaf"))
     message = F.concat(
         F.lit("prefix "),
@@ -335,7 +366,7 @@ def _expanded(plans: Any, terms: Any, buckets: int) -> Any:
     return out.withColumn("bucket", bucket).localCheckpoint()
 
 
-def _candidates(postings: Any, df: Any, leaves: Any, plans: Any) -> Any:
+def _candidates(postings: Any, leaves: Any, plans: Any) -> Any:
     """Per query, each document (within its filters) that holds some leaf: the leaves it
     matched, its scoring terms with their ``tf`` and ``df``, its length, the query's text."""
     names = F.col("tables")
@@ -344,25 +375,27 @@ def _candidates(postings: Any, df: Any, leaves: Any, plans: Any) -> Any:
         (F.size(columns) == 0) | F.array_contains(columns, F.col("column"))
     )
     joined = leaves.join(postings, "term").where(within)
-    plain = joined.where(F.col("kind") != "phrase").select(QID, *DOC, "leaf")
+    plain = joined.where(F.col("kind") != "phrase").select(QID, *NUMBERED, "leaf")
     at = joined.where(F.col("kind") == "phrase").select(
-        QID, *DOC, "leaf", "idx", "size", "offset", F.explode("positions").alias("at")
+        QID, *NUMBERED, "leaf", "idx", "size", "offset", F.explode("positions").alias("at")
     )
     starts = at.withColumn("start", F.col("at") - F.col("offset"))
     phrases = (
-        starts.groupBy(QID, *DOC, "leaf", "start")
+        starts.groupBy(QID, *NUMBERED, "leaf", "start")
         .agg(F.countDistinct("idx").alias("found"), F.first("size").alias("size"))
         .where(F.col("found") == F.col("size"))
-        .select(QID, *DOC, "leaf")
+        .select(QID, *NUMBERED, "leaf")
     )
-    matched = plain.unionByName(phrases).groupBy(QID, *DOC).agg(F.collect_set("leaf").alias("hit"))
-    scoring = joined.where("scoring").select(QID, *DOC, "term", "tf", "length")
-    scoring = scoring.dropDuplicates([QID, *DOC, "term"]).join(F.broadcast(df), "term")
-    terms = scoring.groupBy(QID, *DOC).agg(
+    matched = (
+        plain.unionByName(phrases).groupBy(QID, *NUMBERED).agg(F.collect_set("leaf").alias("hit"))
+    )
+    scoring = joined.where("scoring").select(QID, *NUMBERED, "term", "tf", "df", "length")
+    scoring = scoring.dropDuplicates([QID, *NUMBERED, "term"])
+    terms = scoring.groupBy(QID, *NUMBERED).agg(
         F.collect_list(F.struct("term", "tf", "df")).alias("terms"),
         F.first("length").alias("length"),
     )
-    found = matched.join(terms, [QID, *DOC], "left")
+    found = matched.join(terms, [QID, *NUMBERED], "left")
     return found.join(plans.select(QID, "query"), QID)
 
 
@@ -377,7 +410,7 @@ def _scores(candidates: Any, analyzer: Analyzer, stats: Stats) -> Any:
         for term in sorted(row["terms"] or (), key=lambda t: t["term"]):
             weight = idf(stats.docs, term["df"])
             total += term_score(term["tf"], row["length"], avg, weight)
-        return {**{n: row[n] for n in (QID, *DOC)}, "score": round(total, 9)}
+        return {**{n: row[n] for n in (QID, *NUMBERED)}, "score": round(total, 9)}
 
     return _map_rows(candidates, score, _CANDIDATE_OUT)
 
@@ -397,14 +430,13 @@ def _map_rows(
     return df.mapInArrow(apply, schema)
 
 
-def _snippets(top: Any, marks: Any, docs: Any, manifest: Manifest) -> Any:
-    """Each top hit's snippet, from its ``docs`` text with its query's scoring terms marked."""
-    text_key = F.concat(F.col("table"), F.lit("\0"), F.col("key")).cast("binary")
-    bucket = F.pmod(F.crc32(text_key), F.lit(manifest.doc_buckets)).cast("int")
-    wanted = top.select(*DOC).distinct().withColumn("bucket", bucket)
-    texts = docs.join(wanted, ["bucket", *DOC], "left_semi").select(*DOC, "text")
-    rows = top.select(QID, *DOC).join(texts, DOC).join(marks, QID)
-    analyzer = manifest.analyzer
+def _snippets(top: Any, marks: Any, docs: Any, analyzer: Analyzer) -> Any:
+    """Each top hit's snippet, from its ``docs`` text (the row of its live version's number,
+    in the partition the number names) with its query's scoring terms marked."""
+    bucket = F.shiftright("doc", BUCKET_SHIFT).bitwiseAND((1 << BATCH_SHIFT - BUCKET_SHIFT) - 1)
+    wanted = top.select("doc").distinct().withColumn("bucket", bucket.cast("int"))
+    texts = docs.join(F.broadcast(wanted), ["bucket", "doc"], "left_semi")
+    rows = top.select(QID, "doc").join(texts.select("doc", "text"), "doc").join(marks, QID)
 
     def cut(row: dict[str, Any]) -> dict[str, Any]:
         text = snippet(analyzer, row.pop("text"), set(row.pop("marks")))
