@@ -26,7 +26,6 @@ errant), each change once.
 
 from __future__ import annotations
 
-import json
 import signal
 import sys
 import threading
@@ -51,6 +50,14 @@ pytest.importorskip("delta")
 sys.path.insert(0, str(Path(__file__).parents[1] / "integration" / "faults"))
 from fault_proxy import FaultProxy
 
+from binlogkit.schema.store import Position
+from binlogkit.spark.lake.tables import (
+    SNAPSHOT_END,
+    end_property,
+    properties,
+    set_properties,
+    snapshot_end,
+)
 from binlogkit.spark.lakehouse import KILL_ENV, sync
 
 pytestmark = [pytest.mark.mariadb, pytest.mark.xdist_group("mariadb")]
@@ -180,21 +187,20 @@ def test_a_lake_moves_to_the_replica_that_took_over_by_gtid(
 def _inserts_after_the_move(spark: Any, lake: Path, b: MariaDBSandbox) -> None:
     """On B a batch of inserts alone is appended to the snapshot's mirror when its start holds
     the GTIDs of the snapshot's end E (A's binlog position, which names nothing on B), and
-    MERGEd when it does not: E made to lie past B's start in its domain, as when the lake
-    moves before its stream reached E."""
-    state_file = lake / "_binlogkit" / "snapshot.json"
-    state = json.loads(state_file.read_text())
-    recorded = state["end"]["gtid"]
-    assert recorded and "~" not in state["end"]["file"], state  # E on A, generation 0
-    domain, server, seq = recorded.split(",")[0].split("-")
-    state["end"]["gtid"] = f"{domain}-{server}-{int(seq) + 1_000_000}"
-    state_file.write_text(json.dumps(state))
+    MERGEd when it does not: the mirror's E made to lie past B's start in its domain, as when
+    the lake moves before its stream reached E."""
+    mirror = str(lake / "shop" / "orders" / "mirror")
+    recorded = snapshot_end(properties(spark, mirror))
+    assert isinstance(recorded, Position) and recorded.gtid, recorded
+    assert "~" not in (recorded.file or ""), recorded  # E on A, generation 0
+    domain, server, seq = recorded.gtid.split(",")[0].split("-")
+    ahead = Position(recorded.file, recorded.pos, f"{domain}-{server}-{int(seq) + 1_000_000}")
+    set_properties(spark, mirror, {SNAPSHOT_END: end_property(ahead)})
     b.execute("INSERT INTO shop.orders (id, note, qty) VALUES (4001, 'before E', 1)")
     sync(_url(b), lake, tables=["shop.orders"], once=True, spark=spark)
     assert _operations(lake, "orders", "mirror")[-1] == ("MERGE", True)
 
-    state["end"]["gtid"] = recorded
-    state_file.write_text(json.dumps(state))
+    set_properties(spark, mirror, {SNAPSHOT_END: end_property(recorded)})
     b.execute("INSERT INTO shop.orders (id, note, qty) VALUES (4002, 'past E', 2), (4003, 'x', 3)")
     sync(_url(b), lake, tables=["shop.orders"], once=True, spark=spark)
     assert _operations(lake, "orders", "mirror")[-1] == ("WRITE", True)
