@@ -70,3 +70,20 @@ def test_a_table_indexed_whole_gives_its_text_columns_and_binary_ones_are_refuse
         index(lake, tmp_path / "binary", columns=["shop.kinds.raw"], once=True, spark=spark)
     with pytest.raises(BinlogError, match=r"shop\.kinds\.price is decimal, not text"):
         index(lake, tmp_path / "number", columns=["shop.kinds.price"], once=True, spark=spark)
+
+
+def test_a_folder_of_binlogs_is_a_source(
+    spark: Any, mariadb_factory: Callable[..., MariaDBSandbox], tmp_path: Path
+) -> None:
+    """``spark index FOLDER``: the server's binlogs alone (no server to ask) are applied into
+    the index's own lake, DDL included, then indexed; updates and deletes are followed."""
+    server = mariadb_factory("search-files")
+    server.execute(SCHEMA)
+    server.execute("UPDATE shop.kinds SET body = 'changed words' WHERE id = 1")
+    server.execute("DELETE FROM shop.kinds WHERE id = 2")
+    server.execute("FLUSH BINARY LOGS")
+    folder = tmp_path / "index"
+    index(server.binlog_dir, folder, tables=["shop.kinds"], once=True, spark=spark)
+    assert _hits(folder, "changed") == [('{"id":1}', "body")]
+    assert _hits(folder, "plain") == [] and _hits(folder, "検索") == []
+    assert [c for _, c in _hits(folder, "köln")] == ["title"]
