@@ -21,14 +21,15 @@ from pyspark.sql.types import BinaryType, DataType, StringType, StructType
 
 from binlogkit.errors import BinlogError
 from binlogkit.schema.model import ColumnDef, TableDef
+from binlogkit.schema.types import BINARY_FORM
 
 __all__ = ["NAMED_TYPES", "TEXT_TYPES", "text_columns"]
 
-TEXT_TYPES = frozenset({"char", "varchar", "tinytext", "text", "mediumtext", "longtext"})
+TEXT_TYPES = frozenset(BINARY_FORM)
 """The types of the columns a table indexed whole gives (in a text charset)."""
 NAMED_TYPES = frozenset({"enum", "json"})
 """The other types a column named to be indexed may have."""
-_BINARY_TYPES = frozenset({"binary", "varbinary", "tinyblob", "blob", "mediumblob", "longblob"})
+_BINARY_TYPES = frozenset(BINARY_FORM.values())
 _HINT = "index CHAR, VARCHAR, TEXT, ENUM or JSON columns"
 
 
