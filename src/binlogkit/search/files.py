@@ -137,15 +137,10 @@ class DeltaFiles:
         texts: term, table, column) as dictionary arrays, as Parquet stores them, instead of a
         text per row. ``located``: with the :data:`PLACE` column, where each row is, for
         :meth:`read_groups`."""
-        parts = []
-        for number in self._files_for(wanted, partitions):
-            groups = [b.group for b in self._blocks(number, wanted)]
-            parquet = self._open(number, coded)
-            pure = self._pure(number, groups, wanted)
-            parts.extend(_read_groups(parquet, number, groups, columns, wanted, located, pure))
-        return concat(parts) if parts else self._empty(columns, located)
+        blocks = self.blocks(wanted, partitions)
+        return self.read_blocks(blocks, columns, wanted, coded, located=located)
 
-    def blocks(self, wanted: Wanted, partitions: dict[str, set[int]]) -> list[Block]:
+    def blocks(self, wanted: Wanted, partitions: dict[str, set[int]] | None) -> list[Block]:
         """The row groups that may hold the rows ``wanted`` in ``partitions``, with their
         bounds (for tables with ``doc``, ``tf`` and ``length``: ``postings``)."""
         found = []
@@ -154,9 +149,16 @@ class DeltaFiles:
         return found
 
     def read_blocks(
-        self, blocks: Sequence[Block], columns: list[str], wanted: Wanted, coded: Sequence[str]
+        self,
+        blocks: Sequence[Block],
+        columns: list[str],
+        wanted: Wanted,
+        coded: Sequence[str],
+        *,
+        located: bool = False,
     ) -> Any:
-        """The ``columns`` of the rows ``wanted`` of ``blocks`` (from :meth:`blocks`)."""
+        """The ``columns`` of the rows ``wanted`` of ``blocks`` (from :meth:`blocks`; only
+        their files are opened), as :meth:`read` gives them."""
         by_file: dict[int, list[int]] = {}
         for block in blocks:
             by_file.setdefault(block.file, []).append(block.group)
@@ -164,8 +166,8 @@ class DeltaFiles:
         for number, groups in sorted(by_file.items()):
             parquet, ordered = self._open(number, coded), sorted(groups)
             pure = self._pure(number, ordered, wanted)
-            parts.extend(_read_groups(parquet, number, ordered, columns, wanted, False, pure))
-        return concat(parts) if parts else self._empty(columns, False)
+            parts.extend(_read_groups(parquet, number, ordered, columns, wanted, located, pure))
+        return concat(parts) if parts else self._empty(columns, located)
 
     def _path(self, number: int) -> Path:
         return self._root / str(self._files.column("path")[number].as_py())
