@@ -105,13 +105,12 @@ def writer(
     url: str, rate: float, per_tx: int, updates: int, stop: threading.Event, done: list[int]
 ) -> None:
     """Write ``rate`` row changes a second in transactions of ``per_tx`` until ``stop``:
-    ``updates`` of them updates of random rows the load inserted (their ``written`` set to
-    the commit's time too), the rest inserts."""
+    ``updates`` of them updates of random rows of the table (their ``written`` set to the
+    commit's time too), the rest inserts."""
     every = per_tx / rate
     chooser = random.Random(17)
     with MySQLConnection.connect(ConnectionSpec.from_url(url)) as conn:
-        first = int(conn.query("SELECT COALESCE(MAX(id), 0) + 1 FROM bench.lag").rows[0][0])
-        inserted = 0
+        inserted = int(conn.query("SELECT COALESCE(MAX(id), 0) FROM bench.lag").rows[0][0])
         due = time.monotonic()
         while not stop.is_set():
             now = time.time()
@@ -119,7 +118,7 @@ def writer(
             rows = ", ".join(f"({now!r}, {i}, REPEAT('x', 40))" for i in range(fresh))
             insert = f"INSERT INTO bench.lag (written, n, pad) VALUES {rows}"
             if fresh < per_tx:
-                ids = {first + chooser.randrange(inserted) for _ in range(updates)}
+                ids = {1 + chooser.randrange(inserted) for _ in range(updates)}
                 where = ", ".join(map(str, sorted(ids)))
                 update = f"UPDATE bench.lag SET written = {now!r}, n = n + 1 WHERE id IN ({where})"
                 for sql in ("BEGIN", insert, update, "COMMIT"):
@@ -190,6 +189,9 @@ def main() -> None:
         "--trigger", default="1 second", type=interval, help='Spark interval ("1 second", "1 s")'
     )
     parser.add_argument("--catchup", type=int, default=100_000, help="rows for throughput")
+    parser.add_argument(
+        "--initial", type=int, default=0, help="rows in the table before the sync's snapshot"
+    )
     parser.add_argument("--master", default="local[2]")
     parser.add_argument(
         "--profile", action="store_true", help="break a median measured micro-batch down"
@@ -211,6 +213,7 @@ def main() -> None:
 def run(args: argparse.Namespace, server: MariaDBSandbox, base: Path) -> None:
     url = f"mariadb://root@localhost/?socket={server.socket}"
     server.execute(SCHEMA)
+    fill(server, args.initial)
     lake = base / "lake"
     spark = lake_session(args.master)
     for setting in args.set:
@@ -299,6 +302,17 @@ def run(args: argparse.Namespace, server: MariaDBSandbox, base: Path) -> None:
 
     if args.catchup:
         catchup(args, server, url, lake, spark)
+
+
+def fill(server: MariaDBSandbox, rows: int) -> None:
+    """``rows`` rows in ``bench.lag`` (``written`` 0: not measured), 100,000 a statement."""
+    step = 100_000
+    for first in range(0, rows, step):
+        server.execute(
+            "INSERT INTO bench.lag (written, n, pad) SELECT 0, seq, REPEAT('x', 40) "
+            f"FROM seq_1_to_{min(step, rows - first)}",
+            database="bench",
+        )
 
 
 def catchup(

@@ -27,7 +27,15 @@ from pyspark.sql.types import DecimalType, IntegerType, TimestampNTZType
 
 from binlogkit.schema.history import SchemaHistory
 from binlogkit.sources import open_binlog
-from binlogkit.spark.delta import CRASH_ENV, ApplyOptions, apply_batch, apply_changes, table_key
+from binlogkit.spark.delta import (
+    CODEGEN_CACHE,
+    CRASH_ENV,
+    ApplyOptions,
+    apply_batch,
+    apply_changes,
+    check_codegen_cache,
+    table_key,
+)
 from binlogkit.spark.lake.marks import Mark, holds
 
 pytestmark = [pytest.mark.mariadb, pytest.mark.xdist_group("mariadb")]
@@ -208,3 +216,30 @@ def test_a_batch_with_json_images_is_applied_per_table(
     notes = spark.read.format("delta").load(str(tmp_path / "shop" / "notes" / "changes"))
     assert [r.after.asDict() for r in notes.collect()] == [{"a": 1, "b": "x"}] * 2
     assert not (tmp_path / "shop" / "notes" / "mirror").exists()
+
+
+def test_sessions_cache_the_generated_classes_of_a_batch(
+    spark: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A Delta session keeps Spark's generated classes of its micro-batches (set at its start,
+    by ``with_delta``); a session started elsewhere with fewer is warned about."""
+    key, wanted = CODEGEN_CACHE
+    assert int(spark.conf.get(key)) >= wanted
+
+    class Conf:
+        def __init__(self, value: str | None) -> None:
+            self.value = value
+
+        def get(self, name: str, default: str) -> str:
+            assert name == key
+            return self.value or default
+
+    class Session:
+        def __init__(self, value: str | None) -> None:
+            self.conf = Conf(value)
+
+    check_codegen_cache(Session(str(wanted)))
+    assert not caplog.records
+    check_codegen_cache(Session(None))
+    assert [r.levelname for r in caplog.records] == ["WARNING"]
+    assert f"--conf {key}={wanted}" in caplog.records[0].getMessage()

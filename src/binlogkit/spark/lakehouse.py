@@ -39,7 +39,7 @@ from binlogkit.pipeline.filters import ReplicationFilter
 from binlogkit.schema.store import Position
 from binlogkit.services.replica_stream import Backoff
 from binlogkit.spark import register
-from binlogkit.spark.delta import ApplyOptions, apply_batch, with_delta
+from binlogkit.spark.delta import ApplyOptions, apply_batch, check_codegen_cache, with_delta
 from binlogkit.spark.jars import fetch_jars
 from binlogkit.spark.lake import storage
 from binlogkit.spark.lake.storage import LakePath, UriPath, WorkingCopy, lake_path
@@ -217,6 +217,7 @@ def lake_session(master: str | None = None) -> Any:
     new one on ``master`` (default ``local[*]``) with Delta's jars and format ``binlog``."""
     if "PYSPARK_GATEWAY_PORT" in os.environ:
         session = SparkSession.builder.appName("binlogkit sync").getOrCreate()
+        check_codegen_cache(session)
     else:
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
         jars = fetch_jars(Path(os.environ.get(JARS_ENV) or _cache() / "jars"))
