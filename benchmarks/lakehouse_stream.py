@@ -10,8 +10,12 @@ the time from its commit on the server to the Delta commit of the mirror that
 made it visible: the mirror's ``_delta_log`` gives each commit's time, and
 pyarrow reads the rows of the files it added (a row is visible from the first
 commit that holds it; a MERGE that rewrites a file adds its rows again). The
-first ``--warmup`` seconds are left out (the snapshot, and the session's first
-batches, which compile and create the tables). The same machine's clock is on
+first ``--warmup`` seconds are left out (the snapshot, the session's first
+batches, which compile and create the tables, and the JVM's warm-up: its JIT
+compiles Spark's and Delta's code for the first two to three minutes of a
+stream, at first with most of a core; a sync runs for hours). ``--initial``
+fills the table before the sync's snapshot (the updates then go to random rows
+of all of it). The same machine's clock is on
 both sides. The median phases of the measured batches (``durationMs`` of the
 query's progress) follow; ``--profile`` breaks a median one down into the
 apply's calls, its Spark jobs and its Delta commits (``batch_profile.py``).
@@ -22,39 +26,15 @@ of the micro-batches' apply time and of the whole run are printed
 (``--catchup 0``: none).
 
     .venv/bin/python benchmarks/lakehouse_stream.py [--rate 1000] [--seconds 60] [--trigger "1 s"]
+        [--updates 2] [--initial ROWS] [--warmup 120] [--catchup 0] [--profile]
 
 The lag stays bounded only while batches are applied faster than their rows
 arrive: otherwise the next batch holds more rows, takes longer still, and the
-lag grows for as long as the load runs. On this
-2-core machine shared with four other sessions (load average 5 to 14), neither
-before nor after the cuts of docs/lakehouse.md ("Cost of a micro-batch")
-reached that steady state: the stream's first batch, after the snapshot, already
-held 25,000 to 50,000 rows. Measured, ``--rate 1000 --seconds 60 --trigger "1 s"``
-(lag p50 / p99; catch-up rows/s applying / for the whole run):
-
-- before (19 Spark jobs a steady batch), load average 5.5 rising to 14:
-  66.5 s / 102.7 s, 2 batches of 40,000 rows; 3,007 / 2,582 rows/s;
-- after (9 jobs), load average 6.3 to 8.5: 32.4 s / 53.1 s, 3 batches of
-  35,650 rows; 4,793 / 3,788 rows/s; again, load average 4.5 rising to 9.9:
-  27.4 s / 47.2 s, 3 batches of 31,520 rows; 5,185 / 4,176 rows/s;
-- after, on a quiet moment (load average 0.8 rising to 2.7, the benchmark's own):
-  p50 4.08 s, p99 7.08 s, 22 batches of median 2,910 rows and 2.77 s
-  (``addBatch``; the source's phases 10 to 33 ms each); 22,080 / 16,537 rows/s.
-  The target (p99 under 5 s) is not met: nearly all of a batch's 2.8 s is its
-  fixed cost (2,900 rows take 0.13 s at 22,000 rows/s).
-
-At R rows/s applied and 1,000 arriving, a steady batch lasts F / (1 - 1000 / R)
-for a fixed cost F per batch, and the p99 lag is about twice that: with R near
-5,000, the target (p99 under 5 s) needs F under 2 s.
-
-(The last quiet measurement before these cuts gave p50 4.65 s, p99 8.2 s.)
-
-With batch writes marked instead of Delta transaction ids (docs/lakehouse.md,
-"Cost of a micro-batch"), run after a run of the code before them (load average
-4.3 and 3.0): p50 3.60 s, p99 6.58 s, 25 batches of median 2,445 rows and 2.29 s,
-against p50 4.32 s, p99 7.74 s, 21 batches of 2,820 rows and 2.80 s; again,
-load 4.5: p50 3.46 s, p99 6.16 s, batches of 2,395 rows and 2.26 s. The target
-is still not met.
+lag grows for as long as the load runs. At R rows/s applied and 1,000 arriving,
+a steady batch lasts F / (1 - 1000 / R) for a fixed cost F per batch, and the
+p99 lag is about twice that. Measurements, before and after each change, are in
+docs/lakehouse.md ("Cost of a micro-batch"); on a loaded machine (a load average
+above about 6 on 2 cores) the stream reaches no steady state whichever the code.
 """
 
 from __future__ import annotations
@@ -184,7 +164,12 @@ def main() -> None:
         "--updates", type=int, default=0, help="of each transaction's rows, updates (rest inserts)"
     )
     parser.add_argument("--seconds", type=float, default=60.0, help="measured streaming time")
-    parser.add_argument("--warmup", type=float, default=20.0)
+    parser.add_argument(
+        "--warmup",
+        type=float,
+        default=120.0,
+        help="seconds left out: the snapshot and the JVM's warm-up (its JIT)",
+    )
     parser.add_argument(
         "--trigger", default="1 second", type=interval, help='Spark interval ("1 second", "1 s")'
     )
