@@ -1,9 +1,10 @@
 """Streaming lag and apply throughput of ``binlogkit spark sync`` (issue 17, section 6).
 
 A throwaway MariaDB server gets a steady load: a writer thread inserts rows
-into ``bench.lag`` at ``--rate`` row changes per second (transactions of
-``--rows-per-tx`` rows, ``--updates`` of them updates of random earlier rows),
-each row version carrying the wall time just before its commit.
+into ``bench.lag`` (with ``--tables N``, into N tables in turn, a transaction
+each) at ``--rate`` row changes per second (transactions of ``--rows-per-tx``
+rows, ``--updates`` of them updates of random earlier rows), each row version
+carrying the wall time just before its commit.
 :func:`binlogkit.spark.sync` mirrors the table with a ``--trigger`` micro-batch
 interval on a local session, in the same process. A row's lag is
 the time from its commit on the server to the Delta commit of the mirror that
@@ -26,7 +27,7 @@ of the micro-batches' apply time and of the whole run are printed
 (``--catchup 0``: none).
 
     .venv/bin/python benchmarks/lakehouse_stream.py [--rate 1000] [--seconds 60] [--trigger "1 s"]
-        [--updates 2] [--initial ROWS] [--warmup 120] [--catchup 0] [--profile]
+        [--updates 2] [--tables N] [--initial ROWS] [--warmup 120] [--catchup 0] [--profile]
 
 The lag stays bounded only while batches are applied faster than their rows
 arrive: otherwise the next batch holds more rows, takes longer still, and the
@@ -74,38 +75,53 @@ PHASES = (
     "triggerExecution",
 )
 """A micro-batch's phases in its progress report (``durationMs``)."""
-TABLE = "bench.lag"
-SCHEMA = (
-    "CREATE DATABASE bench; CREATE TABLE bench.lag (id BIGINT PRIMARY KEY AUTO_INCREMENT, "
+CREATE = (
+    "CREATE TABLE {} (id BIGINT PRIMARY KEY AUTO_INCREMENT, "
     "written DOUBLE NOT NULL, n INT NOT NULL, pad VARCHAR(64) NOT NULL)"
 )
 
 
+def table_names(count: int) -> list[str]:
+    """The benchmark's tables: ``bench.lag``, then ``bench.lag2`` ... ``bench.lagN``."""
+    return ["bench.lag"] + [f"bench.lag{i}" for i in range(2, count + 1)]
+
+
 def writer(
-    url: str, rate: float, per_tx: int, updates: int, stop: threading.Event, done: list[int]
+    url: str,
+    tables: list[str],
+    rate: float,
+    per_tx: int,
+    updates: int,
+    stop: threading.Event,
+    done: list[int],
 ) -> None:
-    """Write ``rate`` row changes a second in transactions of ``per_tx`` until ``stop``:
-    ``updates`` of them updates of random rows of the table (their ``written`` set to the
-    commit's time too), the rest inserts."""
+    """Write ``rate`` row changes a second in transactions of ``per_tx`` until ``stop``, each
+    to the next of ``tables`` in turn: ``updates`` of them updates of random rows of the table
+    (their ``written`` set to the commit's time too), the rest inserts."""
     every = per_tx / rate
     chooser = random.Random(17)
     with MySQLConnection.connect(ConnectionSpec.from_url(url)) as conn:
-        inserted = int(conn.query("SELECT COALESCE(MAX(id), 0) FROM bench.lag").rows[0][0])
+        inserted = {
+            t: int(conn.query(f"SELECT COALESCE(MAX(id), 0) FROM {t}").rows[0][0]) for t in tables
+        }
         due = time.monotonic()
+        turn = 0
         while not stop.is_set():
+            table = tables[turn % len(tables)]
+            turn += 1
             now = time.time()
-            fresh = per_tx - updates if inserted else per_tx
+            fresh = per_tx - updates if inserted[table] else per_tx
             rows = ", ".join(f"({now!r}, {i}, REPEAT('x', 40))" for i in range(fresh))
-            insert = f"INSERT INTO bench.lag (written, n, pad) VALUES {rows}"
+            insert = f"INSERT INTO {table} (written, n, pad) VALUES {rows}"
             if fresh < per_tx:
-                ids = {1 + chooser.randrange(inserted) for _ in range(updates)}
+                ids = {1 + chooser.randrange(inserted[table]) for _ in range(updates)}
                 where = ", ".join(map(str, sorted(ids)))
-                update = f"UPDATE bench.lag SET written = {now!r}, n = n + 1 WHERE id IN ({where})"
+                update = f"UPDATE {table} SET written = {now!r}, n = n + 1 WHERE id IN ({where})"
                 for sql in ("BEGIN", insert, update, "COMMIT"):
                     conn.execute(sql)
             else:
                 conn.execute(insert)
-            inserted += fresh
+            inserted[table] += fresh
             done.append(per_tx)
             due += every
             pause = due - time.monotonic()
@@ -175,8 +191,9 @@ def main() -> None:
     )
     parser.add_argument("--catchup", type=int, default=100_000, help="rows for throughput")
     parser.add_argument(
-        "--initial", type=int, default=0, help="rows in the table before the sync's snapshot"
+        "--initial", type=int, default=0, help="rows in each table before the sync's snapshot"
     )
+    parser.add_argument("--tables", type=int, default=1, help="tables the load goes to in turn")
     parser.add_argument("--master", default="local[2]")
     parser.add_argument(
         "--profile", action="store_true", help="break a median measured micro-batch down"
@@ -197,8 +214,10 @@ def main() -> None:
 
 def run(args: argparse.Namespace, server: MariaDBSandbox, base: Path) -> None:
     url = f"mariadb://root@localhost/?socket={server.socket}"
-    server.execute(SCHEMA)
-    fill(server, args.initial)
+    tables = table_names(args.tables)
+    server.execute("CREATE DATABASE bench; " + "; ".join(CREATE.format(t) for t in tables))
+    for table in tables:
+        fill(server, table, args.initial)
     lake = base / "lake"
     spark = lake_session(args.master)
     for setting in args.set:
@@ -214,19 +233,19 @@ def run(args: argparse.Namespace, server: MariaDBSandbox, base: Path) -> None:
 
     print(
         f"load: {args.rate:.0f} row changes/s ({args.rows_per_tx} rows a transaction, "
-        f"{args.updates} of them updates), "
+        f"{args.updates} of them updates) over {len(tables)} table(s), "
         f"trigger {args.trigger}, {args.master}, load average {os.getloadavg()[0]:.1f}"
     )
     stop, written = threading.Event(), []
     load = threading.Thread(
         target=writer,
-        args=(url, args.rate, args.rows_per_tx, args.updates, stop, written),
+        args=(url, tables, args.rate, args.rows_per_tx, args.updates, stop, written),
         daemon=True,
     )
     sync_run = threading.Thread(
         target=sync,
         args=(url, lake),
-        kwargs={"tables": [TABLE], "spark": spark, "trigger": args.trigger, "progress": note},
+        kwargs={"tables": tables, "spark": spark, "trigger": args.trigger, "progress": note},
         daemon=True,
     )
     began = time.time()
@@ -251,7 +270,11 @@ def run(args: argparse.Namespace, server: MariaDBSandbox, base: Path) -> None:
     sync_run.join(60)
     measured = began + args.warmup
     reports = [r for r in reports if r["numInputRows"] and instant(r["timestamp"]) >= measured]
-    lags = visible_lags(lake / "bench" / "lag" / "mirror", measured)
+    lags = [
+        lag
+        for table in tables
+        for lag in visible_lags(lake.joinpath(*table.split("."), "mirror"), measured)
+    ]
     rate = sum(written) / (ended - began)
     print(f"written: {sum(written):,} rows ({rate:,.0f}/s while the load ran)")
     if lags:
@@ -286,24 +309,30 @@ def run(args: argparse.Namespace, server: MariaDBSandbox, base: Path) -> None:
             profile.report(spark, lake, middle[len(middle) // 2])
 
     if args.catchup:
-        catchup(args, server, url, lake, spark)
+        catchup(args, server, url, lake, spark, tables)
 
 
-def fill(server: MariaDBSandbox, rows: int) -> None:
-    """``rows`` rows in ``bench.lag`` (``written`` 0: not measured), 100,000 a statement."""
+def fill(server: MariaDBSandbox, table: str, rows: int) -> None:
+    """``rows`` rows in ``table`` (``written`` 0: not measured), 100,000 a statement."""
     step = 100_000
     for first in range(0, rows, step):
         server.execute(
-            "INSERT INTO bench.lag (written, n, pad) SELECT 0, seq, REPEAT('x', 40) "
+            f"INSERT INTO {table} (written, n, pad) SELECT 0, seq, REPEAT('x', 40) "
             f"FROM seq_1_to_{min(step, rows - first)}",
             database="bench",
         )
 
 
 def catchup(
-    args: argparse.Namespace, server: MariaDBSandbox, url: str, lake: Path, spark: Any
+    args: argparse.Namespace,
+    server: MariaDBSandbox,
+    url: str,
+    lake: Path,
+    spark: Any,
+    tables: list[str],
 ) -> None:
-    """Apply throughput: ``--catchup`` inserts and half as many updates, one ``once`` run."""
+    """Apply throughput: ``--catchup`` inserts into the first table and half as many updates,
+    one ``once`` run."""
     step = 10_000
     for first in range(0, args.catchup, step):
         count = min(step, args.catchup - first)
@@ -318,7 +347,7 @@ def catchup(
     report = sync(
         url,
         lake,
-        tables=[TABLE],
+        tables=tables,
         spark=spark,
         once=True,
         progress=lambda p: batches.append(p) if isinstance(p, StreamProgress) else None,
