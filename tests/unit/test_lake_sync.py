@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from dataclasses import asdict
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -14,7 +15,12 @@ import pytest
 from binlogkit.errors import BinlogError, ConnectionLost, ServerChanged, ServerError
 from binlogkit.schema.store import Position
 from binlogkit.spark.lake.storage import UriPath, lake_path
-from binlogkit.spark.lake_status import LakeStatus, TableStatus, committed_offset
+from binlogkit.spark.lake_status import (
+    LakeStatus,
+    TableStatus,
+    committed_offset,
+    resnapshot_status,
+)
 from binlogkit.spark.query_errors import query_error, restartable, server_changed
 from binlogkit.spark.sync_progress import AppliedBatch, BatchLog, bytes_behind, describe
 from binlogkit.spark.sync_state import (
@@ -261,6 +267,48 @@ def test_status_text_says_how_far_the_snapshot_and_the_stream_got() -> None:
         "  shop.n: no mirror, 2 changes, last commit -",
     ]
     assert found.to_json()["tables"][0]["last_commit"] == "2026-01-02T03:04:05+00:00"
+
+
+def test_status_shows_a_resnapshot_reading_then_done_from_its_state_file(tmp_path: Path) -> None:
+    layout = LakeLayout(tmp_path)
+    assert resnapshot_status(layout.resnapshot) == {}
+    layout.meta.mkdir()
+    chunk = [None, ["20"]]
+    state = {
+        "tables": {"shop.t": {"key": ["id"]}, "shop.g": {"key": ["code"]}},
+        "groups": [
+            {"table": "shop.t", "chunks": [chunk, chunk]},
+            {"table": "shop.g", "chunks": [chunk]},
+            {"table": "shop.t", "chunks": [chunk]},
+        ],
+        "done": 2,
+    }
+    layout.resnapshot.write_text(json.dumps(state))
+
+    def lines() -> list[str]:
+        again = resnapshot_status(layout.resnapshot)
+        tables = tuple(
+            TableStatus(n, 1, 0, None, again.get(n)) for n in ("shop.g", "shop.t", "shop.x")
+        )
+        found = LakeStatus("/lake", "mariadb://h", "server", None, False, None, 0, tables)
+        assert found.to_json()["tables"][1]["resnapshot"] == asdict(again["shop.t"])
+        return found.text().splitlines()[2:]
+
+    assert lines() == [
+        "  shop.g: 1 rows, 0 changes, last commit -",
+        "    resnapshot: reading (1 of 1 chunks)",
+        "  shop.t: 1 rows, 0 changes, last commit -",
+        "    resnapshot: reading (2 of 3 chunks)",
+        "  shop.x: 1 rows, 0 changes, last commit -",
+    ]
+    end = {"file": "bin.000003", "pos": 812, "gtid": "0-1-40"}
+    layout.resnapshot.write_text(json.dumps({**state, "done": 3, "end": end}))
+    assert lines()[3] == "    resnapshot: reading (3 of 3 chunks)"  # E' not on the mirrors yet
+    layout.resnapshot.write_text(json.dumps({**state, "done": 3, "end": end, "marked": True}))
+    assert lines()[1] == "    resnapshot: done, E' bin.000003:812 (GTID 0-1-40)"
+    layout.resnapshot.write_text('{"groups": []}')
+    with pytest.raises(BinlogError, match=r"resnapshot.json: not a resnapshot's state"):
+        resnapshot_status(layout.resnapshot)
 
 
 def test_batch_offset_reads_a_batchs_end_and_names_a_damaged_file(tmp_path: Path) -> None:

@@ -20,6 +20,7 @@ from binlogkit.binlog.events.table_map import ENUM_SET_TYPES, TableMapEvent
 from binlogkit.binlog.rows.charsets import BINARY_COLLATION, collation_id, text_codec
 from binlogkit.binlog.rows.columns import ColumnInfo
 from binlogkit.schema.model import ColumnDef, TableDef
+from binlogkit.schema.types import BINARY_FORM
 
 __all__ = ["GEOMETRY_TYPES", "DefinedTable", "collation_of", "known_fields", "mismatch"]
 
@@ -79,8 +80,9 @@ _ROW_TYPES: dict[str, frozenset[int]] = {
 }
 """information_schema's DATA_TYPE → the real types (the rows' layout) a table map may give."""
 
-_BYTES_TYPES = ("binary", "varbinary", "tinyblob", "blob", "mediumblob", "longblob")
-_BINARY_TYPES = frozenset({*_BYTES_TYPES, "uuid", "inet4", "inet6", "vector", *GEOMETRY_TYPES})
+_BINARY_TYPES = frozenset(
+    {*BINARY_FORM.values(), "uuid", "inet4", "inet6", "vector", *GEOMETRY_TYPES}
+)
 """Types whose values are bytes: the ``binary`` collation, whatever the definition's charset
 (MariaDB logs one for its spatial types, stored as BLOBs)."""
 

@@ -13,10 +13,11 @@ from __future__ import annotations
 
 from binlogkit.pipeline.sql import quote_name
 from binlogkit.schema.model import ColumnDef, DatabaseDef, TableDef
+from binlogkit.schema.types import BINARY_FORM
 
 __all__ = ["column_sql", "create_database_sql", "create_table_sql"]
 
-_TEXT_FREE = frozenset({"binary", "varbinary", "tinyblob", "blob", "mediumblob", "longblob"})
+_TEXT_FREE = frozenset(BINARY_FORM.values())
 """Types that take no CHARACTER SET clause (their bytes are not text)."""
 
 

@@ -3,7 +3,8 @@
 The stream's position is the end offset of the last micro-batch the
 checkpoint's commit log holds (read from the checkpoint's files, no query
 started); per table, the mirror's row count and the change log's rows and
-newest commit time come from the Delta tables.
+newest commit time come from the Delta tables; a table's resnapshot, how far it
+got, from ``LAKE/_binlogkit/resnapshot.json`` (:mod:`binlogkit.spark.resnapshot`).
 """
 
 from __future__ import annotations
@@ -20,7 +21,29 @@ from binlogkit.spark.lake import storage
 from binlogkit.spark.lake.storage import LakePath, UriPath, lake_path
 from binlogkit.spark.sync_state import LakeLayout, SyncState, batch_offset
 
-__all__ = ["LakeStatus", "TableStatus", "committed_offset", "status"]
+__all__ = [
+    "LakeStatus",
+    "ResnapshotStatus",
+    "TableStatus",
+    "committed_offset",
+    "resnapshot_status",
+    "status",
+]
+
+
+@frozen_dataclass
+class ResnapshotStatus:
+    """How far a table's last resnapshot got."""
+
+    chunks_done: int
+    chunks: int
+    end: dict[str, Any] | None
+    """E' once the resnapshot is done (recorded on the mirror), else None: still reading."""
+
+    def text(self) -> str:
+        if self.end is None:
+            return f"resnapshot: reading ({self.chunks_done} of {self.chunks} chunks)"
+        return f"resnapshot: done, E' {_where(self.end)}"
 
 
 @frozen_dataclass
@@ -33,6 +56,8 @@ class TableStatus:
     change_rows: int
     last_commit: datetime | None
     """The newest commit time in the change log."""
+    resnapshot: ResnapshotStatus | None = None
+    """None: the lake's last resnapshot (if any) did not read the table."""
 
 
 @frozen_dataclass
@@ -70,6 +95,8 @@ class LakeStatus:
             mirror = "no mirror" if t.mirror_rows is None else f"{t.mirror_rows:,} rows"
             commit = "-" if t.last_commit is None else t.last_commit.isoformat(sep=" ")
             lines.append(f"  {t.table}: {mirror}, {t.change_rows:,} changes, last commit {commit}")
+            if t.resnapshot is not None:
+                lines.append(f"    {t.resnapshot.text()}")
         return "\n".join(lines)
 
 
@@ -103,7 +130,8 @@ def status(lake: str | Path, *, spark: Any = None) -> LakeStatus:
     names = layout.tables()
     if names and spark is None:
         spark = _session()
-    tables = tuple(_table(spark, layout, name) for name in names)
+    again = resnapshot_status(layout.resnapshot)
+    tables = tuple(_table(spark, layout, name, again.get(name)) for name in names)
     return LakeStatus(
         str(layout.root),
         state.source,
@@ -132,7 +160,32 @@ def _snapshot(path: LakePath) -> tuple[int, int] | None:
         return None
 
 
-def _table(spark: Any, layout: LakeLayout, name: str) -> TableStatus:
+def resnapshot_status(path: LakePath) -> dict[str, ResnapshotStatus]:
+    """Per table (``db.t``) the lake's last resnapshot read, how far it got, as its state
+    file ``path`` says (empty: no resnapshot)."""
+    text = storage.read_text(path)
+    if text is None:
+        return {}
+    try:
+        state = json.loads(text)
+        groups, done = state["groups"], int(state["done"])
+        end = state["end"] if state.get("marked") else None
+        found = {}
+        for name, info in state["tables"].items():
+            if info["key"]:  # else no mirror, nothing read
+                mine = [
+                    (n < done, len(g["chunks"])) for n, g in enumerate(groups) if g["table"] == name
+                ]
+                written = sum(chunks for finished, chunks in mine if finished)
+                found[name] = ResnapshotStatus(written, sum(c for _, c in mine), end)
+        return found
+    except (ValueError, KeyError, TypeError) as err:
+        raise BinlogError(f"{path}: not a resnapshot's state ({err!r})") from None
+
+
+def _table(
+    spark: Any, layout: LakeLayout, name: str, again: ResnapshotStatus | None
+) -> TableStatus:
     from pyspark.sql import functions as F
 
     folder = layout.table(name)
@@ -146,4 +199,4 @@ def _table(spark: Any, layout: LakeLayout, name: str) -> TableStatus:
             F.count("*"), F.max(F.coalesce("commit_ts", "ts").cast("double"))
         ).first()
         newest = None if seconds is None else datetime.fromtimestamp(seconds, UTC)
-    return TableStatus(name, mirror, int(rows), newest)
+    return TableStatus(name, mirror, int(rows), newest, again)

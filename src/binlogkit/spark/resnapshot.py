@@ -22,7 +22,8 @@ read again, while the stream for the other tables goes on from its checkpoint C.
    appended only from E' on (the mirror's own E).
 
 The change log keeps its rows, and the stream appends each change from C on
-once, as for every table. The SCD type 2 history keeps its versions, and the
+once, as for every table. The SCD type 2 history keeps its versions (reading a
+table again changes no row of the source: it opens and closes none), and the
 stream goes on writing it from C: a version current across the resnapshot is
 closed by the key's next change, as before.
 

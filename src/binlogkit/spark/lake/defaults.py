@@ -26,14 +26,17 @@ from binlogkit.schema.defaults import CURRENT_TIMESTAMP, unquote
 from binlogkit.schema.model import ColumnDef
 from binlogkit.schema.render import column_sql
 from binlogkit.schema.store import Position
+from binlogkit.schema.types import BINARY_FORM
 from binlogkit.spark.lake.tables import resnapshot_hint
 from binlogkit.spark.schema import TypedColumn
 
 __all__ = ["added_value"]
 
 _NUMBERS = {"tinyint", "smallint", "mediumint", "int", "bigint", "year", "bit"}
-_TEXT = {"char", "varchar", "tinytext", "text", "mediumtext", "longtext", "enum"}
-_BINARY = {"binary", "varbinary", "tinyblob", "blob", "mediumblob", "longblob"}
+_TEXT = frozenset({*BINARY_FORM, "enum"})
+"""Types whose default literal is the value's text."""
+_BINARY = frozenset(BINARY_FORM.values())
+"""Types whose default literal is the value's bytes."""
 _FLOAT = struct.Struct("<f")
 
 
