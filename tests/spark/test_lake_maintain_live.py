@@ -123,7 +123,6 @@ def test_upkeep_compacts_and_vacuums_and_batches_stay_exactly_once(
     ]
 
     # Delta's log cleanup leaves the commits from the newest checkpoint on, here an OPTIMIZE's
-    logged = read(changes, "file pos row")
     tables.set_properties(str(changes), {"delta.checkpointInterval": "1"})
     assert upkeep.upkeep(spark, str(changes), 0).compacted
     log = changes / "_delta_log"
@@ -132,7 +131,8 @@ def test_upkeep_compacts_and_vacuums_and_batches_stay_exactly_once(
     for old in log.glob("*.json"):
         if int(old.stem) < newest:
             old.unlink()
-    assert read(changes, "file pos row") == logged
+    assert len(list(log.glob("*.json"))) == 1  # the OPTIMIZE's alone: no mark of the lake left
+    assert read(changes, "file pos row")[: len(change_rows)] == change_rows  # still readable
     assert holds_earlier(str(changes), Mark("m", FILLS + 1))
     shutil.rmtree(mirror)
     tables.forget(str(mirror))
