@@ -86,8 +86,10 @@ def main() -> None:
             began = time.monotonic()
             done = maintain(lake, retain_hours=args.retain, spark=spark)
             seconds = time.monotonic() - began
-            print(f"{round_}: {summary(done, seconds)}; data files on disk {on_disk:,} -> "
-                  f"{disk_files(lake):,}")
+            print(
+                f"{round_}: {summary(done, seconds)}; data files on disk {on_disk:,} -> "
+                f"{disk_files(lake):,}"
+            )
     finally:
         shutil.rmtree(lake, ignore_errors=True)
 

@@ -131,7 +131,7 @@ def test_upkeep_compacts_and_vacuums_and_batches_stay_exactly_once(
     for old in log.glob("*.json"):
         if int(old.stem) < newest:
             old.unlink()
-    assert len(list(log.glob("*.json"))) == 1  # the OPTIMIZE's alone: no mark of the lake left
+    assert len(list(log.glob("*.json"))) == 1  # VACUUM END alone: no mark of the lake left
     assert read(changes, "file pos row")[: len(change_rows)] == change_rows  # still readable
     assert holds_earlier(str(changes), Mark("m", FILLS + 1))
     shutil.rmtree(mirror)
