@@ -243,6 +243,9 @@ def lake_session(master: str | None = None) -> Any:
         session.conf.set("spark.sql.shuffle.partitions", cores)
         session.conf.set("spark.databricks.delta.snapshotPartitions", cores)
         session.conf.set("spark.sql.adaptive.enabled", "false")
+        # VACUUM lists a table's folder in this many tasks (Spark's default 10,000: a
+        # round of the lake's upkeep spent minutes on tiny tables).
+        session.conf.set("spark.sql.sources.parallelPartitionDiscovery.parallelism", cores)
         session.sparkContext.setLogLevel("ERROR")
     register(session)
     return session
