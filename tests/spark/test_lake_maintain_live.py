@@ -6,8 +6,8 @@ files no current version needs: the same mirror rows and change log rows, fewer 
 no unreferenced data file left, the lake's own state untouched. After it a batch
 applied again adds no commit (its marks are found past the OPTIMIZE commits), the
 next batch (a MERGE) leaves the mirror as the server had it, and once Delta's log
-cleanup has removed every commit before the newest checkpoint (an OPTIMIZE's, no
-mark after it), a mirror that is gone still stops the apply. The upkeep a stream runs
+cleanup has removed every commit before the newest checkpoint (the upkeep's VACUUM
+END, no mark after it), a mirror that is gone still stops the apply. The upkeep a stream runs
 between its batches (:class:`Schedule`) reports a summary line when due.
 """
 
