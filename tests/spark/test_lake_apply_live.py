@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from binlog_batches import binlog_batches
 
 from binlogkit.errors import BinlogError
 from binlogkit.sandbox import MariaDBSandbox
@@ -90,21 +91,8 @@ def workload(
 ) -> tuple[MariaDBSandbox, list[list[str]], Path]:
     """The server, the binlog files of each batch, and the schema history file of them all."""
     server = mariadb_factory("lake", binlog_row_metadata="NO_LOG")
-    seen = set(server.flush_binlogs()[:-1])
-    batches = []
-    for sql in BATCHES:
-        server.execute(sql)
-        closed = server.flush_binlogs()[:-1]
-        batches.append([str(f) for f in closed if f not in seen])
-        seen.update(closed)
     history = tmp_path_factory.mktemp("history") / "schema.jsonl"
-    reader = open_binlog(
-        [f for files in batches for f in files], schema=SchemaHistory(path=history)
-    )
-    with reader as events:
-        for _ in events:
-            pass
-    return server, batches, history
+    return server, binlog_batches(server, BATCHES, history), history
 
 
 def _read(spark: Any, files: list[str], history: Path) -> Any:

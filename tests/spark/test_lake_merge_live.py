@@ -16,13 +16,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from binlog_batches import binlog_batches
 
 from binlogkit.sandbox import MariaDBSandbox
 
 pytest.importorskip("delta")
 
-from binlogkit.schema.history import SchemaHistory
-from binlogkit.sources import open_binlog
 from binlogkit.spark.delta import ApplyOptions, apply_batch
 from binlogkit.spark.lake.tables import LakeTables
 
@@ -56,24 +55,14 @@ def batches(
     """The server, each batch's binlog files (``FILLS`` of inserts, then the mixed one), and
     the schema history."""
     server = mariadb_factory("merge", binlog_row_metadata="NO_LOG")
-    seen = set(server.flush_binlogs()[:-1])
     sqls = [CREATE] + [
         "INSERT INTO m.t VALUES "
         + ", ".join(f"({i}, {i}, 'r{i}')" for i in range(b * ROWS, (b + 1) * ROWS))
         for b in range(1, FILLS)
     ]
     sqls[0] += "INSERT INTO m.t VALUES " + ", ".join(f"({i}, {i}, 'r{i}')" for i in range(ROWS))
-    out = []
-    for sql in [*sqls, MIXED]:
-        server.execute(sql)
-        closed = server.flush_binlogs()[:-1]
-        out.append([str(f) for f in closed if f not in seen])
-        seen.update(closed)
     history = tmp_path_factory.mktemp("history") / "schema.jsonl"
-    with open_binlog([f for files in out for f in files], schema=SchemaHistory(path=history)) as ev:
-        for _ in ev:
-            pass
-    return server, out, history
+    return server, binlog_batches(server, [*sqls, MIXED], history), history
 
 
 def _commits(lake: Path) -> dict[str, list[dict[str, Any]]]:

@@ -347,11 +347,13 @@ def test_a_truncate_or_drop_last_in_a_once_run_reaches_the_mirror(
     sync(url, lake, spark=spark, once=True)  # the snapshot
     mirror = {name: lake / "shop" / name / "mirror" for name in ("t", "d")}
     assert len(_rows(spark, mirror["t"])) == 2 and len(_rows(spark, mirror["d"])) == 1
-    # a batch of no row change: the TRUNCATE and the DROP only
+    # a batch of no row change: the TRUNCATE and the DROP only; the lake's upkeep after it
     server.execute("TRUNCATE TABLE shop.t; DROP TABLE shop.d")
-    report = sync(url, lake, spark=spark, once=True)
+    notes: list[Any] = []
+    report = sync(url, lake, spark=spark, once=True, maintain_every=1e-9, progress=notes.append)
     assert (report.batches, report.rows) == (1, 0)
     assert _rows(spark, mirror["t"]) == [] and _rows(spark, mirror["d"]) == []
+    assert [n for n in notes if str(n).startswith("maintenance: 3 Delta tables")], notes
     # a row change, then the TRUNCATE last in the batch
     server.execute("INSERT INTO shop.t VALUES (3, 3); TRUNCATE TABLE shop.t")
     report = sync(url, lake, spark=spark, once=True)

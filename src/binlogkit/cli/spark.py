@@ -2,7 +2,8 @@
 
 ``ingest`` appends binlog files to a Parquet change log; ``sync`` mirrors a
 server's tables into Delta tables (snapshot, then the binlog), ``apply`` does
-the same from a folder of binlogs, ``status`` shows a lake.
+the same from a folder of binlogs, ``status`` shows a lake, ``maintain`` compacts
+and vacuums its tables.
 
 Also a script for spark-submit, which runs this group's commands directly::
 
@@ -12,6 +13,7 @@ Also a script for spark-submit, which runs this group's commands directly::
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -173,6 +175,28 @@ _TRIGGER = click.option(
     metavar="INTERVAL",
     help="The micro-batch interval.",
 )
+_MAINTAIN_EVERY = click.option(
+    "--maintain-every",
+    default=60.0,
+    show_default=True,
+    type=click.FloatRange(min=0),
+    metavar="MINUTES",
+    help="Compact and vacuum the lake's tables (as spark maintain) every MINUTES, between "
+    "micro-batches; 0: never.",
+)
+
+
+def _retain(flag: str, help: str) -> Callable[[Any], Any]:
+    """The option of the hours VACUUM keeps (Delta's default 168) as ``retain_hours``."""
+    return click.option(
+        flag,
+        "retain_hours",
+        default=168.0,
+        show_default=True,
+        type=click.FloatRange(min=0),
+        metavar="HOURS",
+        help=help,
+    )
 
 
 def _table_names(tables: tuple[str, ...]) -> list[str]:
@@ -211,7 +235,7 @@ def _pipeline_errors() -> Iterator[None]:
 
 def _pipeline(command: Callable[..., Any]) -> Callable[..., Any]:
     """Decorator: the options ``sync`` and ``apply`` share."""
-    for option in reversed((_LAKE, _TABLES, _SCD2, _ONCE, _MASTER, _TRIGGER)):
+    for option in reversed((_LAKE, _TABLES, _SCD2, _ONCE, _MASTER, _TRIGGER, _MAINTAIN_EVERY)):
         command = option(command)
     return command
 
@@ -333,12 +357,9 @@ def apply_command(source: str, lake: str, tables: tuple[str, ...], **options: An
     help="Build the index again in place with the analysis given (--stem, --stop-words ...); "
     "searches see the old index until the new one is complete.",
 )
-@click.option(
+@_retain(
     "--retain-hours",
-    default=168.0,
-    show_default=True,
-    type=click.FloatRange(min=0),
-    help="After a compaction, vacuum the files no index version of the last HOURS needs.",
+    "After a compaction, vacuum the files no index version of the last HOURS needs.",
 )
 def index_command(
     source: str,
@@ -425,6 +446,44 @@ def search_command(
         writer.mode("errorifexists").save(out)
         count = hits.count()
     click.echo(f"binlogkit spark search: {count:,} hits written to {out}", err=True)
+
+
+@spark_group.command("maintain")
+@click.argument("lake", type=click.Path(file_okay=False))
+@_retain(
+    "--retain",
+    "VACUUM keeps the files the versions of the last HOURS need (time travel that far); "
+    "below Delta's 168, readers of an older version may lose files.",
+)
+@click.option(
+    "--tables",
+    "tables",
+    multiple=True,
+    metavar="DB.TABLE",
+    help="Only these tables (repeatable, or comma-separated); default: every table of LAKE.",
+)
+@_MASTER
+def maintain_command(
+    lake: str, retain_hours: float, tables: tuple[str, ...], master: str | None
+) -> None:
+    """Compact the small files of LAKE's Delta tables (change logs, mirrors, histories) and
+    vacuum the files no version of the last --retain hours needs.
+
+    A table is compacted from 16 files averaging under 128 MiB on. Run it while no sync or
+    apply writes LAKE (those maintain the lake themselves: --maintain-every).
+    """
+    with _pipeline_errors():
+        from binlogkit.spark.lake_maintain import maintain, summary
+
+        began = time.monotonic()
+        done = maintain(
+            lake,
+            retain_hours=retain_hours,
+            tables=_table_names(tables) or None,
+            master=master,
+            progress=_show("maintain"),
+        )
+    click.echo(f"binlogkit spark maintain: {summary(done, time.monotonic() - began)}", err=True)
 
 
 @spark_group.command("status")

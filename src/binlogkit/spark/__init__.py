@@ -6,8 +6,9 @@
 
 A database into Delta mirrors, kept current from its binlog (imported on first use)::
 
->>> from binlogkit.spark import index, status, sync
+>>> from binlogkit.spark import index, maintain, status, sync
 >>> sync("mariadb://user:pw@host", "/data/lake", once=True)
+>>> maintain("/data/lake")  # small files compacted, old ones vacuumed
 >>> index("/data/lake", "/data/index", columns=["shop.items.name"], once=True)  # search
 """
 
@@ -19,6 +20,7 @@ __all__ = [
     "PUSHDOWN_CONF",
     "apply",
     "index",
+    "maintain",
     "register",
     "session_parallelism",
     "status",
@@ -29,6 +31,7 @@ _LAZY = {
     "sync": "binlogkit.spark.lakehouse",
     "apply": "binlogkit.spark.lakehouse",
     "status": "binlogkit.spark.lake_status",
+    "maintain": "binlogkit.spark.lake_maintain",
     "index": "binlogkit.spark.search.build",
 }
 """The pipeline's API, imported on first use (it needs pyspark and delta-spark)."""

@@ -44,6 +44,7 @@ from binlogkit.spark.jars import fetch_jars
 from binlogkit.spark.lake import storage
 from binlogkit.spark.lake.storage import LakePath, UriPath, WorkingCopy, lake_path
 from binlogkit.spark.lake.tables import LakeTables
+from binlogkit.spark.lake_maintain import Schedule
 from binlogkit.spark.query_errors import query_error, restartable, server_changed
 from binlogkit.spark.sync_progress import AppliedBatch, BatchLog, Sizes, file_sizes
 from binlogkit.spark.sync_state import (
@@ -77,6 +78,10 @@ KILL_ENV = "BINLOGKIT_SYNC_KILL"
 """Test hook: set to a batch id, the process kills itself (SIGKILL) once that micro-batch is
 applied, before the query's checkpoint records it."""
 
+MAINTAIN_EVERY = 60.0
+"""Minutes between two rounds of the lake's upkeep while a stream runs (docs/lakehouse.md,
+Maintenance)."""
+
 POLL_SECONDS = 1.0
 """How often the driver's loop reports progress while the query runs."""
 
@@ -103,6 +108,7 @@ def sync(
     progress: Progress | None = None,
     failover: bool = False,
     resnapshot: Sequence[str] = (),
+    maintain_every: float = MAINTAIN_EVERY,
 ) -> RunReport:
     """Mirror the tables of the server at ``url`` (``mariadb://user:pw@host``) into ``lake``:
     a consistent snapshot, then the binlog, until stopped (Ctrl-C, SIGTERM), or with ``once``
@@ -116,7 +122,9 @@ def sync(
     and the lake's source becomes ``url``. ``resnapshot``: ``db.table`` names of a streaming
     lake's tables to read again from the server before the stream goes on
     (:mod:`binlogkit.spark.resnapshot`; also what ``apply`` stops with tells to do); a run
-    after a crash in it finishes it first.
+    after a crash in it finishes it first. ``maintain_every``: the lake's upkeep
+    (:mod:`binlogkit.spark.lake_maintain`) every so many minutes, between micro-batches
+    (0: never).
     """
     from binlogkit.spark.resnapshot import run_resnapshot
     from binlogkit.spark.snapshot import run_snapshot
@@ -164,6 +172,7 @@ def sync(
             sizes,
             first,
             options,
+            Schedule(session, layout, maintain_every, progress),
             failover,
         )
     if moving:  # the stream went on from the checkpoint there: the lake's source from now on
@@ -182,6 +191,7 @@ def apply(
     master: str | None = None,
     trigger: str = "1 second",
     progress: Progress | None = None,
+    maintain_every: float = MAINTAIN_EVERY,
 ) -> RunReport:
     """:func:`sync` from a folder of binlogs ``source`` (what ``binlogkit relay`` writes, or
     a server's binlog folder; also an ``.index`` file or a glob) instead of a server: no
@@ -206,8 +216,9 @@ def apply(
     with _history(layout) as history:
         changes = _selected(reader.option("schemaHistory", str(history.local)), selected).load()
         options = _options(session, history, state, {}, {})
+        upkeep = Schedule(session, layout, maintain_every, progress)
         batches, rows = _stream(
-            changes, layout, history, state, once, trigger, progress, sizes, first, options
+            changes, layout, history, state, once, trigger, progress, sizes, first, options, upkeep
         )
     return RunReport(None, batches, rows)
 
@@ -232,6 +243,9 @@ def lake_session(master: str | None = None) -> Any:
         session.conf.set("spark.sql.shuffle.partitions", cores)
         session.conf.set("spark.databricks.delta.snapshotPartitions", cores)
         session.conf.set("spark.sql.adaptive.enabled", "false")
+        # VACUUM lists a table's folder in this many tasks (Spark's default 10,000: a
+        # round of the lake's upkeep spent minutes on tiny tables).
+        session.conf.set("spark.sql.sources.parallelPartitionDiscovery.parallelism", cores)
         session.sparkContext.setLogLevel("ERROR")
     register(session)
     return session
@@ -364,10 +378,12 @@ def _stream(
     sizes: Callable[[], Sizes],
     first: Position,
     options: ApplyOptions,
+    upkeep: Schedule,
     failover: bool = False,
 ) -> tuple[int, int]:
     """Run the query that applies ``changes`` to the lake as ``options`` say (``first``: where
-    the query's first batch starts); the batches and rows it applied. ``failover``: another
+    the query's first batch starts), with the lake's ``upkeep`` between batches; the batches
+    and rows it applied. ``failover``: another
     server behind the URL restarts the query (which goes on there by GTID) instead of ending
     the run."""
     log = BatchLog()
@@ -388,6 +404,7 @@ def _stream(
         done = datetime.now(UTC)
         log.add(AppliedBatch(batch_id, rows, time.monotonic() - began, newest, done))
         applied.append(rows)
+        upkeep.between_batches()
 
     writer = changes.writeStream.foreachBatch(each)
     writer = writer.option("checkpointLocation", str(layout.checkpoint))

@@ -43,6 +43,7 @@ USER_METADATA = "spark.databricks.delta.commitInfo.userMetadata"
 
 _SKIP_EMPTY = "spark.databricks.delta.skipRecordingEmptyCommits"
 _COMMIT = re.compile(r"\d{20}\.json")
+_FIRST = f"{0:020d}.json"
 _KEY = "binlogkit"
 
 
@@ -87,7 +88,7 @@ def append_once(rows: Any, path: str, mark: Mark, **options: str) -> bool:
 def holds(path: str, mark: Mark) -> bool:
     """Whether the Delta table at ``path`` (a local folder or a URI,
     :mod:`~binlogkit.spark.lake.storage`) holds the write ``mark``, or a write of a later
-    batch of its app."""
+    batch of its app. Commits without a mark (OPTIMIZE's) are passed over."""
     log = storage.lake_path(path) / "_delta_log"
     names = storage.names(log)
     for name in sorted((n for n in names if _COMMIT.fullmatch(n)), reverse=True):
@@ -105,9 +106,14 @@ def holds(path: str, mark: Mark) -> bool:
 def holds_earlier(path: str, mark: Mark) -> bool:
     """Whether the Delta table at ``path`` holds a write of a batch of ``mark``'s app before
     ``mark``'s: its oldest commit file with a mark of the app tells (the writes come in batch
-    order)."""
+    order; commits without one, as OPTIMIZE's, are passed over). A log whose first commits
+    are gone (Delta's log cleanup, after ``delta.logRetentionDuration``) holds earlier
+    writes: the lake's only writer made those commits, days before the batch applied now."""
     log = storage.lake_path(path) / "_delta_log"
-    for name in sorted(n for n in storage.names(log) if _COMMIT.fullmatch(n)):
+    commits = sorted(n for n in storage.names(log) if _COMMIT.fullmatch(n))
+    if commits and commits[0] != _FIRST:
+        return True
+    for name in commits:
         for batch, _ in _marks(log / name, mark.app):
             if batch is not None:
                 return batch < mark.batch

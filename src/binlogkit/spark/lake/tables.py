@@ -60,7 +60,13 @@ not changed since are not known (NULL)."""
 TABLE_PROPERTIES = {
     "delta.columnMapping.mode": "name",
     "delta.enableTypeWidening": "true",
+    "delta.logRetentionDuration": "interval 7 days",
 }
+"""Settings of every table binlogkit creates. The log keeps 7 days of commits (Delta's
+default: 30), as long as VACUUM keeps the files they need by default
+(``delta.deletedFileRetentionDuration``): older versions cannot be read once vacuumed, and
+a stream writes a commit per table per second, which each write lists (Delta, and
+:func:`~binlogkit.spark.lake.marks.holds`)."""
 
 TXN_APP_ID = "spark.databricks.delta.write.txnAppId"
 TXN_VERSION = "spark.databricks.delta.write.txnVersion"

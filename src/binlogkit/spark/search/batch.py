@@ -46,6 +46,7 @@ from binlogkit.binlog.frozen import frozen_dataclass
 from binlogkit.search import tiers as segments
 from binlogkit.search.manifest import TABLES, IndexLayout, Manifest, MirrorRange, doc_bucket
 from binlogkit.spark.lake.tables import quote, session_settings
+from binlogkit.spark.lake.upkeep import vacuum as vacuum_table
 from binlogkit.spark.search.analyze import (
     DELETES_SCHEMA,
     DOCS_SCHEMA,
@@ -361,14 +362,10 @@ def _renumbered(w: _Writer, dead: Any) -> None:
 
 
 def vacuum(spark: Any, layout: IndexLayout, hours: float) -> None:
-    """Delete the files of the index's tables that no version of the last ``hours`` needs.
-
-    Below Delta's 168-hour default the session's retention check is switched off for it:
-    readers that opened the index before may lose files they still read."""
-    retention = {"spark.databricks.delta.retentionDurationCheck.enabled": "false"}
-    with session_settings(spark, retention):
-        for name in TABLES:
-            DeltaTable.forPath(spark, str(layout.table(name))).vacuum(hours)
+    """Delete the files of the index's tables that no version of the last ``hours`` needs
+    (:func:`binlogkit.spark.lake.upkeep.vacuum`)."""
+    for name in TABLES:
+        vacuum_table(spark, str(layout.table(name)), hours)
 
 
 def _totals(manifest: Manifest, new_docs: Any, old_docs: Any | None) -> BatchResult:
