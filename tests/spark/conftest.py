@@ -78,7 +78,9 @@ def spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     # C1 only: with C2 as well, the viewfs sync test took 55 JVM CPU s instead of 27 (its
     # compilations do not pay off in a test run). 2 GB of heap: a worker's JVM runs every
     # Spark module of the suite, and with 1 GB its old generation filled up (full GCs).
-    java_opts = "-XX:+UseSerialGC -XX:TieredStopAtLevel=1"
+    # C1 alone reserves 48 MB for compiled code: one module (test_lake_apply_live) filled it
+    # (jcmd Compiler.codecache: full, compiler stopped), and then it flushes and recompiles.
+    java_opts = "-XX:+UseSerialGC -XX:TieredStopAtLevel=1 -XX:ReservedCodeCacheSize=192m"
     warehouse = tmp_path_factory.mktemp("spark-warehouse")
     jars = fetch_jars(Path(__file__).parents[2] / ".cache" / "jars")
     session = (

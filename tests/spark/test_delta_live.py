@@ -16,13 +16,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from lake_commits import newest_commit
 
 from binlogkit.errors import BinlogError
 from binlogkit.sandbox import MariaDBSandbox
 
 pytest.importorskip("delta")
 
-from delta.tables import DeltaTable
 from pyspark.sql.types import DecimalType, IntegerType, TimestampNTZType
 
 from binlogkit.schema.history import SchemaHistory
@@ -104,6 +104,15 @@ def _batch(spark: Any, files: list[str], table: str = "shop.items") -> Any:
     return spark.read.format("binlog").option("table", table).load(files)
 
 
+@pytest.fixture(scope="module")
+def items_changes(spark: Any, workload: Any) -> list[tuple[Any, ...]]:
+    """(file, pos, row, op) of each change of shop.items in the workload's binlog, sorted: the
+    files read once for every test."""
+    _, batches, _ = workload
+    every = _batch(spark, [f for files in batches for f in files])
+    return sorted(tuple(r) for r in every.select("file", "pos", "row", "op").collect())
+
+
 def _apply_all(spark: Any, batches: list[list[str]], lake: Path) -> None:
     for version, files in enumerate(batches):
         apply_changes(_batch(spark, files), lake, "shop.items", ["id"], app_id="t", version=version)
@@ -127,50 +136,51 @@ def _log(spark: Any, lake: Path) -> list[tuple[Any, ...]]:
     return sorted(tuple(r) for r in log.select("file", "pos", "row", "op").collect())
 
 
-def _versions(lake: Path, spark: Any) -> tuple[int, int]:
+def _versions(lake: Path) -> tuple[int, int]:
     base = lake / "shop" / "items"
-    tables = (DeltaTable.forPath(spark, str(base / name)) for name in ("changes", "mirror"))
-    return tuple(t.history(1).collect()[0].version for t in tables)  # type: ignore[return-value]
+    return newest_commit(base / "changes"), newest_commit(base / "mirror")
 
 
-def test_mirror_and_change_log_follow_the_server(spark: Any, workload: Any, tmp_path: Path) -> None:
+def test_mirror_and_change_log_follow_the_server(
+    spark: Any, workload: Any, items_changes: list[tuple[Any, ...]], tmp_path: Path
+) -> None:
     server, batches, _ = workload
     assert table_key(batches[0], "shop.items") == ("id",)
     _apply_all(spark, batches, tmp_path)
     _mirror_equals_server(spark, server, tmp_path)
-    every = _batch(spark, [f for files in batches for f in files])
-    want = sorted(tuple(r) for r in every.select("file", "pos", "row", "op").collect())
+    want = items_changes
     assert len(want) == 10 + 8 + 11 and {op for *_, op in want} == {"c", "u", "d"}
     assert _log(spark, tmp_path) == want
 
     # Applied again (a crash after both commits): nothing changes.
-    versions = _versions(tmp_path, spark)
+    versions = _versions(tmp_path)
     for version in (2, 0):
         files = batches[version]
         apply_changes(
             _batch(spark, files), tmp_path, "shop.items", ["id"], app_id="t", version=version
         )
-    assert _versions(tmp_path, spark) == versions
+    assert _versions(tmp_path) == versions
     assert _log(spark, tmp_path) == want
     _mirror_equals_server(spark, server, tmp_path)
 
 
 def test_a_stop_between_log_and_merge_is_completed_by_a_rerun(
-    spark: Any, workload: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    spark: Any,
+    workload: Any,
+    items_changes: list[tuple[Any, ...]],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     server, batches, _ = workload
     monkeypatch.setenv(CRASH_ENV, "1")
     with pytest.raises(RuntimeError, match=CRASH_ENV):
         _apply_all(spark, batches, tmp_path)
-    assert _versions(tmp_path, spark) == (2, 1)  # both created; change log: 2 batches; mirror: 1
+    assert _versions(tmp_path) == (2, 1)  # both created; change log: 2 batches; mirror: 1
     monkeypatch.delenv(CRASH_ENV)
     _apply_all(spark, batches, tmp_path)
-    assert _versions(tmp_path, spark) == (3, 3)
+    assert _versions(tmp_path) == (3, 3)
     _mirror_equals_server(spark, server, tmp_path)
-    every = _batch(spark, [f for files in batches for f in files])
-    assert _log(spark, tmp_path) == sorted(
-        tuple(r) for r in every.select("file", "pos", "row", "op").collect()
-    )
+    assert _log(spark, tmp_path) == items_changes
 
 
 def test_a_merge_that_changes_no_row_is_recorded_as_the_batch_write(
@@ -182,7 +192,7 @@ def test_a_merge_that_changes_no_row_is_recorded_as_the_batch_write(
     seven = _batch(spark, batches[1]).where("coalesce(after.id, before.id) = 7")
     assert sorted(r.op for r in seven.collect()) == ["c", "d", "u"]
     apply_changes(seven, tmp_path, "shop.items", ["id"], app_id="t", version=1)
-    assert _versions(tmp_path, spark) == (2, 2)
+    assert _versions(tmp_path) == (2, 2)
     assert holds(str(tmp_path / "shop" / "items" / "mirror"), Mark("t", 1))
 
 
@@ -202,17 +212,14 @@ def test_a_table_without_primary_key_gets_a_change_log_only(
 
 
 def test_a_batch_with_json_images_is_applied_per_table(
-    spark: Any, workload: Any, tmp_path: Path
+    spark: Any, workload: Any, items_changes: list[tuple[Any, ...]], tmp_path: Path
 ) -> None:
     server, batches, history = workload
     for version, files in enumerate(batches):
         changes = spark.read.format("binlog").load(files)
         apply_batch(changes, tmp_path, ApplyOptions(history, "json"), version=version)
     _mirror_equals_server(spark, server, tmp_path)
-    every = _batch(spark, [f for files in batches for f in files])
-    assert _log(spark, tmp_path) == sorted(
-        tuple(r) for r in every.select("file", "pos", "row", "op").collect()
-    )
+    assert _log(spark, tmp_path) == items_changes
     notes = spark.read.format("delta").load(str(tmp_path / "shop" / "notes" / "changes"))
     assert [r.after.asDict() for r in notes.collect()] == [{"a": 1, "b": "x"}] * 2
     assert not (tmp_path / "shop" / "notes" / "mirror").exists()

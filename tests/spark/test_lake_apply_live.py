@@ -22,13 +22,12 @@ from typing import Any
 
 import pytest
 from binlog_batches import binlog_batches
+from lake_commits import newest_commits
 
 from binlogkit.errors import BinlogError
 from binlogkit.sandbox import MariaDBSandbox
 
 pytest.importorskip("delta")
-
-from delta.tables import DeltaTable
 
 from binlogkit.schema.history import SchemaHistory
 from binlogkit.schema.store import Position
@@ -138,35 +137,35 @@ def _log_positions(spark: Any, lake: Path, table: str) -> list[tuple[Any, ...]]:
     return sorted(tuple(r) for r in log.select("file", "pos", "row", "op").collect())
 
 
-def _source_positions(spark: Any, workload: Any, table: str) -> list[tuple[Any, ...]]:
+@pytest.fixture(scope="module")
+def source_positions(spark: Any, workload: Any) -> dict[str, list[tuple[Any, ...]]]:
+    """Each table's row changes in the workload's binlog, (file, pos, row, op) sorted: the
+    files read once for every test and table."""
     _, batches, history = workload
     every = _read(spark, [f for files in batches for f in files], history)
-    mine = every.where(every.table == table)
-    return sorted(tuple(r) for r in mine.select("file", "pos", "row", "op").collect())
+    found: dict[str, list[tuple[Any, ...]]] = {}
+    for row in every.select("table", "file", "pos", "row", "op").collect():
+        found.setdefault(row[0], []).append(tuple(row[1:]))
+    return {table: sorted(rows) for table, rows in found.items()}
 
 
-def _commits(spark: Any, lake: Path) -> dict[str, int]:
-    out = {}
-    for path in sorted(lake.glob("shop/*/*")):
-        table = DeltaTable.forPath(spark, str(path))
-        out[str(path)] = table.history(1).collect()[0].version
-    return out
-
-
-def test_batches_follow_the_server_through_ddl(spark: Any, workload: Any, tmp_path: Path) -> None:
+def test_batches_follow_the_server_through_ddl(
+    spark: Any, workload: Any, source_positions: Any, tmp_path: Path
+) -> None:
     server, batches, _ = workload
     _apply(spark, workload, tmp_path, range(len(batches)), scd2=True)
     _mirrors_equal_server(spark, server, tmp_path)
     for table in ("items", "notes", "renamed"):
-        assert _log_positions(spark, tmp_path, table) == _source_positions(spark, workload, table)
+        assert _log_positions(spark, tmp_path, table) == source_positions[table]
     assert not (tmp_path / "shop" / "notes" / "mirror").exists()
     assert not (tmp_path / "shop" / "fresh" / "mirror").exists() or (
         _table(spark, tmp_path, "fresh", "mirror").count() == 0
     )
     mirror = str(tmp_path / "shop" / "items" / "mirror")
-    unknown = json.loads(properties(spark, mirror)[UNKNOWN_COLUMNS])
+    recorded = properties(spark, mirror)
+    unknown = json.loads(recorded[UNKNOWN_COLUMNS])
     assert unknown == {}  # the added column's DEFAULT is known: nothing left unknown
-    assert json.loads(properties(spark, mirror)[DEFINITION])["pos"] > 0
+    assert json.loads(recorded[DEFINITION])["pos"] > 0
     changelog = _table(spark, tmp_path, "items", "changes").schema["after"].dataType
     assert {"name", "label", "at", "extra"} <= set(changelog.fieldNames())
     # The change log is appended beside the mirror's MERGE (another thread): each batch's row
@@ -182,9 +181,9 @@ def test_batches_follow_the_server_through_ddl(spark: Any, workload: Any, tmp_pa
     assert [op for op, _ in _operations(tmp_path, "items", "mirror")].count("WRITE") == 1
 
     # Applied again (a crash after every commit): nothing changes.
-    commits = _commits(spark, tmp_path)
+    commits = newest_commits(tmp_path)
     _apply(spark, workload, tmp_path, range(1, len(batches)), scd2=True)
-    assert _commits(spark, tmp_path) == commits
+    assert newest_commits(tmp_path) == commits
     _mirrors_equal_server(spark, server, tmp_path)
 
     _history_matches_changes(spark, tmp_path)
@@ -249,13 +248,17 @@ def test_inserts_are_merged_while_the_mirror_may_hold_them(
     _apply(spark, workload, tmp_path, range(3, 4), tables, replayed=replayed)
     assert _operations(tmp_path, "items", "mirror")[-1] == ("MERGE", True)
     _mirrors_equal_server(spark, server, tmp_path)
-    commits = _commits(spark, tmp_path)
+    commits = newest_commits(tmp_path)
     _apply(spark, workload, tmp_path, range(3, 4), tables, replayed=replayed)
-    assert _commits(spark, tmp_path) == commits
+    assert newest_commits(tmp_path) == commits
 
 
 def test_a_stop_between_writes_is_completed_by_a_rerun(
-    spark: Any, workload: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    spark: Any,
+    workload: Any,
+    source_positions: Any,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     server, batches, _ = workload
     tables = LakeTables(spark)  # the same driver goes on (a streaming query restarted)
@@ -266,7 +269,7 @@ def test_a_stop_between_writes_is_completed_by_a_rerun(
     _apply(spark, workload, tmp_path, range(1, len(batches)), tables)
     _mirrors_equal_server(spark, server, tmp_path)
     for table in ("items", "renamed"):
-        assert _log_positions(spark, tmp_path, table) == _source_positions(spark, workload, table)
+        assert _log_positions(spark, tmp_path, table) == source_positions[table]
 
 
 def test_a_type_change_no_table_holds_exactly_stops_the_apply(

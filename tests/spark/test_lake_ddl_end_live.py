@@ -21,12 +21,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from lake_commits import newest_commits
 
 from binlogkit.sandbox import MariaDBSandbox
 
 pytest.importorskip("delta")
 
-from delta.tables import DeltaTable
 
 from binlogkit.schema.store import Position
 from binlogkit.search.engine import SearchIndex
@@ -82,13 +82,6 @@ def _columns(server: MariaDBSandbox, table: str) -> list[str]:
     return [str(r[0]) for r in rows]
 
 
-def _commits(spark: Any, lake: Path) -> dict[str, int]:
-    return {
-        str(path): DeltaTable.forPath(spark, str(path)).history(1).collect()[0].version
-        for path in sorted(lake.glob("shop/*/*"))
-    }
-
-
 def _replay_last_batch(spark: Any, lake: Path) -> int:
     """Apply the lake's last micro-batch again, as a restarted query does (its offsets from
     the checkpoint; the rows of this one: none); its id."""
@@ -125,7 +118,7 @@ def test_column_ddl_and_a_new_table_reach_the_lake_at_the_batch_end(
     server.execute("INSERT INTO shop.notes VALUES (4, 'apple jam', 1, 'z')")
     sync(_url(server), lake, tables=["shop.*"], once=True, scd2=True, spark=spark)
 
-    before = _commits(spark, lake)
+    before = newest_commits(lake)
     server.execute(DDL)  # no row change after it
     report = sync(_url(server), lake, tables=["shop.*"], once=True, scd2=True, spark=spark)
     assert report.rows == 0 and report.batches >= 1
@@ -141,9 +134,9 @@ def test_column_ddl_and_a_new_table_reach_the_lake_at_the_batch_end(
     assert fresh.columns == _columns(server, "fresh") and fresh.count() == 0
     assert str(fresh.schema["v"].dataType) == "DecimalType(10,2)"
 
-    commits = _commits(spark, lake)
+    commits = newest_commits(lake)
     _replay_last_batch(spark, lake)  # the round's batch again: no table changes
-    assert _commits(spark, lake) == commits
+    assert newest_commits(lake) == commits
 
     notes: list[str] = []
     assert index(lake, folder, once=True, spark=spark, progress=notes.append).batches == 1

@@ -16,12 +16,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from lake_commits import newest_commits
 
 from binlogkit.sandbox import MariaDBSandbox
 
 pytest.importorskip("delta")
 
-from delta.tables import DeltaTable
 
 from binlogkit.schema.history import SchemaHistory
 from binlogkit.sources import open_binlog
@@ -117,13 +117,6 @@ def _mirrors_equal_server(spark: Any, server: MariaDBSandbox, lake: Path, added:
     assert _text(d.orderBy("id").collect()) == server.query(sql)
 
 
-def _commits(spark: Any, lake: Path) -> dict[str, int]:
-    return {
-        str(path): DeltaTable.forPath(spark, str(path)).history(1).collect()[0].version
-        for path in sorted(lake.glob("shop/*/*"))
-    }
-
-
 def test_truncate_and_added_defaults_follow_the_server(
     spark: Any, workload: Any, tmp_path: Path
 ) -> None:
@@ -134,9 +127,9 @@ def test_truncate_and_added_defaults_follow_the_server(
         _mirrors_equal_server(spark, server, tmp_path, added=version > 0)
         if version == 1:
             assert _delta(spark, tmp_path, "t", "mirror").count() == 0  # truncated at the end
-            commits = _commits(spark, tmp_path)
+            commits = newest_commits(tmp_path)
             _apply(spark, workload, tmp_path, version)  # applied again: nothing changes
-            assert _commits(spark, tmp_path) == commits
+            assert newest_commits(tmp_path) == commits
 
     stamps = server.query("SELECT DISTINCT ts FROM shop.d WHERE id < 3")
     assert len(stamps) == 1 and str(stamps[0][0]).count(".") == 1  # one ALTER time, with ms
