@@ -75,9 +75,10 @@ def upkeep(spark: Any, path: str, hours: float = DEFAULT_RETAIN_HOURS) -> Upkept
     began = time.monotonic()
     before, size = files(spark, path)
     compacted = before >= SMALL_FILES and size < before * SMALL_FILE_BYTES
+    after = before
     if compacted:
-        DeltaTable.forPath(spark, path).optimize().executeCompaction()
-    after = files(spark, path)[0] if compacted else before
+        done = DeltaTable.forPath(spark, path).optimize().executeCompaction().first()["metrics"]
+        after = before - int(done["numFilesRemoved"]) + int(done["numFilesAdded"])
     vacuum(spark, path, hours)
     return Upkept(path, before, after, compacted, time.monotonic() - began)
 
